@@ -1,0 +1,357 @@
+"""The backward engine: iterative, deterministic, and the same code for every order.
+
+1. Discover the graph below the roots with an explicit stack, counting for each
+   node how many edges point at it (no recursion: a chain of 100,000 ops is fine).
+2. Run nodes whose count reached zero, latest-created first (a heap on the node
+   id). The order therefore depends only on the program, never on addresses:
+   the visual layers replay it.
+3. Each node's gradients go through, in this order: the tensor hooks of its
+   outputs (``register_hook``, in registration order), ``retain_grad``, node
+   pre-hooks, the op's backward, the one broadcasting helper and shape/dtype
+   checks, node post-hooks; then into the buffers of the nodes below.
+   At a leaf: its tensor hooks, then accumulation into ``.grad``, then its
+   post-accumulate-grad hooks.
+
+Gradients are arrays; under ``create_graph=True`` they are Tensors and every
+backward runs with recording on, which is what makes gradients of gradients work.
+"""
+
+import heapq
+import time
+
+from ..errors import BackwardError, format_shape
+from . import observers
+from .function import AccumulateGrad, Function, _edge
+from .grad_mode import state
+
+
+def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumulate=True):
+    """Backpropagate ``root_grads`` from ``roots``.
+
+    ``targets``: tensors to restrict the pass to (``backward(inputs=...)``,
+    ``autograd.grad``). With ``accumulate=False`` nothing is written into any
+    ``.grad``; the gradients reaching the targets are returned (None if unused).
+    """
+    started = time.perf_counter() if observers.active else 0.0
+    if observers.active:
+        observers.backward_started(roots)
+    from ..ops import tensor_namespace
+    root_edges = [_edge(root) for root in roots]
+    starts = []
+    for node, _ in root_edges:
+        if node not in starts:
+            starts.append(node)
+    dependencies, reachable = _discover(starts)
+
+    captures = {}
+    needed = None
+    if targets is not None:
+        for index, target in enumerate(targets):
+            key = _edge(target) if target.grad_fn is not None or target._accumulator is not None else None
+            if key is not None and key[0] in reachable:
+                captures.setdefault(key, []).append(index)
+        needed = _needed_nodes(reachable, dependencies, {key[0] for key in captures})
+
+    buffers = {}
+    owners = set()
+    for root, (node, output_nr), grad in zip(roots, root_edges, root_grads):
+        _add_to_buffer(buffers, node, output_nr, grad)
+        if not create_graph:
+            owners.add(root._backend().memory_owner(grad))
+    ready = [(-node.id, node) for node in starts if not dependencies.get(node)]
+    heapq.heapify(ready)
+    captured = [None] * len(targets) if targets is not None else None
+    tensor_xp = tensor_namespace
+    node_count = 0
+    previous_mode = state.grad_enabled
+    state.grad_enabled = create_graph
+    try:
+        while ready:
+            node = heapq.heappop(ready)[1]
+            grads = buffers.pop(node, None)
+            node_count += 1
+            if grads is not None:
+                if node.tensor_pre_hooks is not None:
+                    grads = _run_tensor_hooks(node, grads, create_graph)
+                if node.retained_grads is not None:
+                    _retain_grads(node, grads, create_graph, owners)
+                if captures:
+                    for output_nr, grad in enumerate(grads):
+                        for index in captures.get((node, output_nr), ()):
+                            captured[index] = grad if create_graph or grad is None else _as_tensor(grad)
+                runs = needed is None or (node in needed and (
+                    any(edge is not None and edge[0] in needed for edge in node.next_edges)
+                    or (accumulate and type(node) is AccumulateGrad)))
+                if runs:
+                    if type(node) is AccumulateGrad:
+                        if accumulate:
+                            _accumulate_leaf(node, grads[0], create_graph, owners)
+                    else:
+                        _run_node(node, grads, create_graph, retain_graph, buffers, tensor_xp)
+            for edge in node.next_edges:
+                if edge is not None:
+                    child = edge[0]
+                    left = dependencies[child] - 1
+                    dependencies[child] = left
+                    if left == 0 and (needed is None or child in needed):
+                        heapq.heappush(ready, (-child.id, child))
+    finally:
+        state.grad_enabled = previous_mode
+    if observers.active:
+        observers.backward_finished(roots, node_count, time.perf_counter() - started)
+    return captured
+
+
+def _discover(starts):
+    """Count, for every node reachable from ``starts``, the edges that point at it."""
+    dependencies = {}
+    reachable = set(starts)
+    stack = list(starts)
+    while stack:
+        node = stack.pop()
+        for edge in node.next_edges:
+            if edge is not None:
+                child = edge[0]
+                dependencies[child] = dependencies.get(child, 0) + 1
+                if child not in reachable:
+                    reachable.add(child)
+                    stack.append(child)
+    return dependencies, reachable
+
+
+def _needed_nodes(reachable, dependencies, target_nodes):
+    """The nodes on some path from a root to a target (found in reverse topological order)."""
+    remaining = dict(dependencies)
+    stack = [node for node in reachable if not remaining.get(node)]
+    order = []
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for edge in node.next_edges:
+            if edge is not None:
+                remaining[edge[0]] -= 1
+                if remaining[edge[0]] == 0:
+                    stack.append(edge[0])
+    needed = set()
+    for node in reversed(order):
+        if node in target_nodes or any(edge is not None and edge[0] in needed for edge in node.next_edges):
+            needed.add(node)
+    return needed
+
+
+def _add_to_buffer(buffers, node, output_nr, grad):
+    slots = buffers.get(node)
+    if slots is None:
+        count = len(node.output_meta) if node.output_meta is not None else 1
+        slots = buffers[node] = [None] * count
+    previous = slots[output_nr]
+    slots[output_nr] = grad if previous is None else previous + grad
+
+
+def _run_node(node, grads, create_graph, retain_graph, buffers, tensor_xp):
+    op = node.op
+    custom = issubclass(op, Function)
+    if node.output_meta is not None and any(g is None for g in grads):
+        grads = _materialize(node, grads, create_graph)
+    if custom and not create_graph:
+        grads = [_as_tensor(g) for g in grads]
+    if node.pre_hooks is not None:
+        grads = _run_node_pre_hooks(node, grads, create_graph)
+    observed = observers.active
+    started = time.perf_counter() if observed else 0.0
+    node._unpack_tensors = create_graph or custom
+    node.xp = tensor_xp if create_graph else node.backend.xp
+    try:
+        results = op.backward(node, *grads)
+    finally:
+        node._unpack_tensors = False
+        node.xp = node.backend.xp
+    if type(results) is not tuple:
+        results = (results,) if not isinstance(results, list) else tuple(results)
+    edges = node.next_edges
+    if len(results) != len(edges):
+        raise BackwardError(
+            f"{op.__name__}.backward returned {len(results)} gradient{'s' if len(results) != 1 else ''} "
+            f"but forward took {len(edges)} argument{'s' if len(edges) != 1 else ''}: return one "
+            "gradient (or None) per forward argument.")
+    results = [_check_gradient(node, position, grad, custom, create_graph)
+               for position, grad in enumerate(results)]
+    if node.post_hooks is not None:
+        results = _run_node_post_hooks(node, results, grads, create_graph)
+    if state.anomaly_enabled and state.anomaly_check_nan:
+        _check_finite(node, results, create_graph)
+    if observed:
+        observers.node_backward(node, grads, results, time.perf_counter() - started)
+    if not retain_graph:
+        node._release()
+    for edge, grad in zip(edges, results):
+        if edge is not None and grad is not None:
+            _add_to_buffer(buffers, edge[0], edge[1], grad)
+
+
+def _check_gradient(node, position, grad, custom, create_graph):
+    """Bring one returned gradient to its input's shape and dtype, or say what is wrong."""
+    if grad is None or node.next_edges[position] is None:
+        return None
+    from ..tensor import Tensor
+    if custom and not create_graph:
+        if not isinstance(grad, Tensor):
+            raise BackwardError(
+                f"{node.op.__name__}.backward returned a {type(grad).__name__} as the gradient of "
+                f"input {position}; return a Tensor or None.")
+        grad = grad._array
+    shape, dtype = node.input_meta[position]
+    if grad.shape != shape:
+        if not node.op.broadcasts:
+            raise BackwardError(
+                f"{node.op.__name__}.backward returned a gradient of shape {format_shape(grad.shape)} "
+                f"for input {position}, whose shape is {format_shape(shape)}.")
+        grad = sum_to_shape(grad, shape, node.xp if not create_graph else _tensor_xp(), node)
+    raw = grad._array if create_graph else grad
+    if raw.dtype != dtype:
+        grad = (_tensor_xp() if create_graph else node.xp).astype(grad, dtype)
+    return grad
+
+
+def sum_to_shape(grad, shape, xp, node=None):
+    """Undo broadcasting: sum ``grad`` over the axes along which an input of ``shape`` was
+    broadcast. This is the only place that does it."""
+    lead = len(grad.shape) - len(shape)
+    if lead < 0 or any(n != 1 and n != g for n, g in zip(shape, grad.shape[lead:])):
+        where = f"{node.op.__name__}.backward" if node is not None else "a backward"
+        raise BackwardError(f"{where} returned a gradient of shape {format_shape(grad.shape)} that "
+                            f"cannot be summed to its input's shape {format_shape(shape)}.")
+    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                      if n == 1 and grad.shape[lead + i] != 1)
+    if axes:
+        grad = xp.sum(grad, axis=axes, keepdims=True)
+    return xp.reshape(grad, shape) if grad.shape != shape else grad
+
+
+def _tensor_xp():
+    from ..ops import tensor_namespace
+    return tensor_namespace
+
+
+def _accumulate_leaf(node, grad, create_graph, owners):
+    leaf = node.variable
+    if leaf._hooks:
+        grad = _run_hooks(leaf._hooks, grad, create_graph)
+    _store_grad(leaf, grad, create_graph, owners)
+    if leaf._post_accumulate_hooks:
+        for hook in list(leaf._post_accumulate_hooks.values()):
+            hook(leaf)
+
+
+def _store_grad(tensor, grad, create_graph, owners):
+    """Add ``grad`` into ``tensor.grad``; the first gradient is stored without a copy when
+    no other tensor can see its buffer."""
+    from ..tensor import Tensor
+    first = tensor.grad is None
+    if create_graph:
+        tensor.grad = grad if first else tensor.grad + grad
+    elif first:
+        backend = tensor._backend()
+        owner = backend.memory_owner(grad)
+        if owner in owners or not backend.owns_memory(grad):
+            grad = backend.xp.asarray(grad, copy=True)
+            owner = backend.memory_owner(grad)
+        owners.add(owner)
+        tensor.grad = Tensor._make(grad)
+    else:
+        tensor.grad = Tensor._make(tensor.grad._array + grad)
+    if observers.active:
+        observers.grad_accumulated(tensor, first)
+
+
+def _retain_grads(node, grads, create_graph, owners):
+    for output_nr, ref in list(node.retained_grads.items()):
+        tensor = ref()
+        if tensor is not None and grads[output_nr] is not None:
+            _store_grad(tensor, grads[output_nr], create_graph, owners)
+
+
+def _run_tensor_hooks(node, grads, create_graph):
+    grads = list(grads)
+    for output_nr, hooks in node.tensor_pre_hooks.items():
+        if hooks and grads[output_nr] is not None:
+            grads[output_nr] = _run_hooks(hooks, grads[output_nr], create_graph)
+    return grads
+
+
+def _run_hooks(hooks, grad, create_graph):
+    """Call tensor hooks in registration order; a hook may return a replacement gradient."""
+    from ..tensor import Tensor
+    value = grad if create_graph else _as_tensor(grad)
+    for hook in list(hooks.values()):
+        result = hook(value)
+        if result is not None:
+            if not isinstance(result, Tensor):
+                raise TypeError(f"a tensor hook returned a {type(result).__name__}; "
+                                "it must return a Tensor or None")
+            if result.shape != value.shape:
+                raise BackwardError(f"a tensor hook returned a gradient of shape {format_shape(result.shape)} "
+                                    f"for a tensor of shape {format_shape(value.shape)}")
+            value = result
+    return value if create_graph else value._array
+
+
+def _run_node_pre_hooks(node, grads, create_graph):
+    wrap = not create_graph and not issubclass(node.op, Function)
+    values = tuple(_as_tensor(g) if wrap else g for g in grads)
+    for hook in list(node.pre_hooks.values()):
+        result = hook(values)
+        if result is not None:
+            values = tuple(result)
+    return [v._array if wrap and v is not None else v for v in values]
+
+
+def _run_node_post_hooks(node, results, grads, create_graph):
+    wrap = not create_graph
+    inputs = tuple(_as_tensor(g) if wrap else g for g in results)
+    outputs = tuple(_as_tensor(g) if wrap and not isinstance(g, _tensor_type()) else g for g in grads)
+    for hook in list(node.post_hooks.values()):
+        result = hook(inputs, outputs)
+        if result is not None:
+            inputs = tuple(result)
+    return [v._array if wrap and v is not None else v for v in inputs]
+
+
+def _materialize(node, grads, create_graph):
+    """Zeros for outputs that received no gradient (a custom Function expects all of them)."""
+    xp = node.backend.xp
+    filled = []
+    for grad, (shape, dtype) in zip(grads, node.output_meta):
+        if grad is None:
+            grad = xp.zeros(shape, dtype=dtype)
+            if create_graph:
+                grad = _as_tensor(grad)
+        filled.append(grad)
+    return filled
+
+
+def _check_finite(node, results, create_graph):
+    for position, grad in enumerate(results):
+        if grad is None:
+            continue
+        raw = grad._array if create_graph else grad
+        xp = node.backend.xp
+        if not bool(xp.all(xp.isfinite(raw))):
+            kind = "nan" if bool(xp.any(xp.isnan(raw))) else "inf"
+            message = (f"{node.name()} returned {kind} values in its gradient for input {position} "
+                       f"(shape {format_shape(raw.shape)}).")
+            if node.created_at:
+                from .anomaly import format_creation
+                message += " " + format_creation(node)
+            raise BackwardError(message)
+
+
+def _tensor_type():
+    from ..tensor import Tensor
+    return Tensor
+
+
+def _as_tensor(array):
+    if array is None or isinstance(array, _tensor_type()):
+        return array
+    return _tensor_type()._make(array)

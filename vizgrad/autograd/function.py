@@ -1,0 +1,429 @@
+"""Graph nodes and the two ways to define a differentiable operation.
+
+* :class:`Op` is how vizgrad's own ops are written: ``forward(ctx, *arrays)``
+  works on backend arrays through ``ctx.xp``; ``backward(ctx, *grads)`` is written
+  once against ``ctx.xp`` too. The engine passes arrays and the backend namespace
+  normally, and Tensors with :mod:`vizgrad.ops.tensor_namespace` under
+  ``create_graph=True``, so the same backward records its own graph and
+  higher-order gradients come for free.
+* :class:`Function` is PyTorch's custom-function API for users: ``forward`` and
+  ``backward`` see Tensors.
+
+Applying either creates a :class:`Node` (the ``grad_fn`` of its outputs): plain
+data with a stable counter id, the op, its ordered input edges and what it saved.
+"""
+
+import itertools
+import traceback
+import weakref
+
+from ..backends import backend_of
+from ..errors import BackwardError, DeviceError, format_shape
+from . import observers
+from .grad_mode import no_grad, state
+
+_next_node_id = itertools.count(1)
+
+
+class SavedValue:
+    """One value passed to ``ctx.save_for_backward``.
+
+    An input is kept as its Tensor; an output as its array plus a weak reference
+    to its Tensor (a strong one would make a cycle through ``grad_fn``). Anything
+    else (masks, indices, shapes) is a constant. ``version`` is the tensor's
+    version counter when saved; unpacking checks it did not move.
+    """
+
+    __slots__ = ("array", "tensor", "output_ref", "output_nr", "version")
+
+    def __init__(self, array, tensor=None, output_ref=None, output_nr=0, version=0):
+        self.array = array
+        self.tensor = tensor
+        self.output_ref = output_ref
+        self.output_nr = output_nr
+        self.version = version
+
+
+class Node:
+    """The backward half of one op application: ``tensor.grad_fn``.
+
+    Attributes:
+        id: a counter, increasing in creation order (stable across runs of one program).
+        op: the :class:`Op` or :class:`Function` subclass that was applied.
+        next_edges: per positional input, ``(node, output_nr)`` of the producer of that
+            input's gradient, or None when the input needs no gradient.
+        input_meta: per positional input, ``(shape, dtype)`` of inputs that need a gradient.
+        saved: the :class:`SavedValue` entries, None once freed.
+        needs_input_grad: per positional input, whether it needs a gradient.
+    """
+
+    __slots__ = ("id", "op", "next_edges", "input_meta", "output_meta", "saved", "needs_input_grad",
+                 "xp", "backend", "non_differentiable", "created_at", "outputs",
+                 "tensor_pre_hooks", "retained_grads", "pre_hooks", "post_hooks",
+                 "_to_save", "_unpack_tensors", "_released", "__dict__", "__weakref__")
+
+    def __init__(self, op, backend):
+        self.id = next(_next_node_id)
+        self.op = op
+        self.backend = backend
+        self.xp = backend.xp
+        self.saved = ()
+        self._to_save = ()
+        self._released = False
+        self._unpack_tensors = False
+        self.output_meta = None
+        self.non_differentiable = ()
+        self.created_at = None
+        self.tensor_pre_hooks = None
+        self.retained_grads = None
+        self.pre_hooks = None
+        self.post_hooks = None
+
+    # --- the ctx interface -------------------------------------------------
+    def save_for_backward(self, *values):
+        """Declare what backward needs: inputs, outputs or constants such as masks."""
+        self._to_save = values
+
+    @property
+    def saved_tensors(self):
+        """The saved values, checked against in-place changes since they were saved."""
+        if self._released:
+            raise BackwardError(
+                f"{self.name()} is asked for its saved values a second time, but they were freed "
+                "after the first backward through this graph. Pass retain_graph=True to the first "
+                ".backward() or autograd.grad() call if you need to go backward twice.")
+        return tuple(self._unpack(entry) for entry in self.saved)
+
+    def mark_non_differentiable(self, *outputs):
+        """Declare outputs (e.g. argmax indices) that have no gradient."""
+        self.non_differentiable = outputs
+
+    def _unpack(self, entry):
+        tensor = entry.tensor
+        if tensor is not None:
+            base = tensor._base if tensor._base is not None else tensor
+            if base._version != entry.version:
+                raise BackwardError(
+                    f"one of the values {self.name()} saved for backward was modified by an in-place "
+                    f"operation: a tensor of shape {format_shape(tensor.shape)} (input of {self.name()}) "
+                    f"is at version {base._version}; expected version {entry.version}. Find the in-place "
+                    "op (add_, mul_, x[i] = ..., ...) applied after this op and make it out-of-place, "
+                    "or clone() the tensor before modifying it.")
+            return tensor if self._unpack_tensors else entry.array
+        if entry.output_ref is not None:
+            output = entry.output_ref()
+            if output is not None:
+                base = output._base if output._base is not None else output
+                if base._version != entry.version:
+                    raise BackwardError(
+                        f"the output of {self.name()}, saved for its backward, was modified by an in-place "
+                        f"operation: it is at version {base._version}; expected version {entry.version}. "
+                        "Make the in-place op out-of-place, or clone() the output before modifying it.")
+            if not self._unpack_tensors:
+                return entry.array
+            if output is None:
+                from ..tensor import Tensor
+                output = Tensor._make(entry.array, True, self, entry.output_nr)
+            return output
+        if self._unpack_tensors and type(entry.array) is self.backend.array_type:
+            from ..tensor import Tensor
+            return Tensor._make(entry.array)
+        return entry.array
+
+    def _release(self):
+        if self.saved:
+            self.saved = None
+            self._released = True
+
+    # --- hooks -------------------------------------------------------------
+    def register_hook(self, hook):
+        """``hook(grad_inputs, grad_outputs)`` runs after this node's backward; it may
+        return replacement ``grad_inputs``."""
+        from .hooks import add_hook
+        if self.post_hooks is None:
+            self.post_hooks = {}
+        return add_hook(self.post_hooks, hook)
+
+    def register_prehook(self, hook):
+        """``hook(grad_outputs)`` runs before this node's backward; it may return
+        replacement ``grad_outputs``."""
+        from .hooks import add_hook
+        if self.pre_hooks is None:
+            self.pre_hooks = {}
+        return add_hook(self.pre_hooks, hook)
+
+    # --- presentation ------------------------------------------------------
+    def name(self):
+        """``MulBackward``: the op's class name and ``Backward``."""
+        return self.op.__name__ + "Backward"
+
+    @property
+    def next_functions(self):
+        """PyTorch's view of the edges: ``((node, output_nr), ...)``, None for absent ones."""
+        return tuple(edge if edge is not None else (None, 0) for edge in self.next_edges)
+
+    def __repr__(self):
+        return f"<{self.name()}>"
+
+
+class AccumulateGrad(Node):
+    """The node at a leaf tensor: it adds the incoming gradient into ``leaf.grad``."""
+
+    __slots__ = ("variable",)
+
+    def __init__(self, variable):
+        self.id = next(_next_node_id)
+        self.op = AccumulateGrad
+        self.variable = variable
+        self.next_edges = ()
+        self.saved = ()
+        self._released = False
+        self.output_meta = None
+        self.created_at = None
+        self.tensor_pre_hooks = None
+        self.retained_grads = None
+        self.pre_hooks = None
+        self.post_hooks = None
+        self.backend = None
+
+    def name(self):
+        return "AccumulateGrad"
+
+
+def accumulator_of(leaf):
+    """The AccumulateGrad node of ``leaf``, created on first use and shared while alive."""
+    ref = leaf._accumulator
+    node = ref() if ref is not None else None
+    if node is None:
+        node = AccumulateGrad(leaf)
+        leaf._accumulator = weakref.ref(node)
+    return node
+
+
+class _NoGradContext:
+    """The ctx an op sees when nothing needs a gradient: saving is a no-op."""
+
+    def __init__(self, xp):
+        self.xp = xp
+
+    def save_for_backward(self, *values):
+        pass
+
+    def mark_non_differentiable(self, *outputs):
+        pass
+
+
+def _edge(tensor):
+    """Where the gradient for ``tensor`` goes: its producer, or its leaf accumulator."""
+    grad_fn = tensor.grad_fn
+    if grad_fn is not None:
+        return (grad_fn, tensor._output_nr)
+    return (accumulator_of(tensor), 0)
+
+
+class Op:
+    """Base of vizgrad's own ops: subclasses define static ``forward(ctx, *args, **params)``
+    over arrays and ``backward(ctx, *grads)`` returning one gradient (or None) per
+    positional argument.
+
+    Class attributes:
+        differentiable: False for ops whose outputs never have gradients (comparisons).
+        broadcasts: True when gradients may come back in the broadcast shape; the
+            engine sums them down to each input's shape (one helper does this).
+    """
+
+    differentiable = True
+    broadcasts = False
+
+    @classmethod
+    def apply(cls, *args, **params):
+        from ..tensor import Tensor
+        arrays = []
+        backend = None
+        first = None
+        needs = None
+        for position, arg in enumerate(args):
+            if isinstance(arg, Tensor):
+                array = arg._array
+                if first is None:
+                    first = array
+                    backend = arg._backend()
+                elif type(array) is not type(first) or (
+                        backend.multi_device and array.device != first.device):
+                    raise _device_mismatch(cls, args)
+                if arg.requires_grad and state.grad_enabled and cls.differentiable:
+                    if needs is None:
+                        needs = [False] * len(args)
+                    needs[position] = True
+                arrays.append(array)
+            else:
+                arrays.append(arg)
+        if backend is None:
+            raise TypeError(f"{cls.__name__.lower()} needs at least one Tensor argument")
+
+        if needs is None:
+            out = cls.forward(_NoGradContext(backend.xp), *arrays, **params)
+            return _wrap_outputs(out, backend, None)
+
+        node = Node(cls, backend)
+        node.needs_input_grad = tuple(needs)
+        node.next_edges = tuple(_edge(arg) if need else None for arg, need in zip(args, needs))
+        node.input_meta = tuple((arg._array.shape, arg._array.dtype) if need else None
+                                for arg, need in zip(args, needs))
+        out = cls.forward(node, *arrays, **params)
+        outputs = _wrap_outputs(out, backend, node)
+        _finish_node(node, args, arrays, outputs)
+        return outputs
+
+
+class Function:
+    """Base class for custom differentiable functions, as in PyTorch.
+
+    Example::
+
+        class Cube(vizgrad.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x ** 3
+
+            @staticmethod
+            def backward(ctx, grad):
+                x, = ctx.saved_tensors
+                return grad * 3 * x ** 2
+
+        y = Cube.apply(x)
+
+    ``forward`` runs without recording and sees Tensors; ``backward`` returns one
+    gradient (or None) per argument of ``forward``. With ``create_graph=True`` the
+    backward is recorded, so write it with vizgrad ops for higher-order gradients.
+    """
+
+    differentiable = True
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("a Function subclass must define a static forward(ctx, ...)")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("a Function subclass must define a static backward(ctx, *grads)")
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from ..tensor import Tensor
+        tensors = [arg for arg in args if isinstance(arg, Tensor)]
+        if not tensors:
+            raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
+        backend = tensors[0]._backend()
+        for tensor in tensors[1:]:
+            if type(tensor._array) is not type(tensors[0]._array):
+                raise _device_mismatch(cls, args)
+        needs = tuple(isinstance(arg, Tensor) and arg.requires_grad and state.grad_enabled
+                      for arg in args)
+        node = Node(cls, backend)
+        node.needs_input_grad = needs
+        with no_grad():
+            out = cls.forward(node, *args, **kwargs)
+        single = not isinstance(out, tuple)
+        results = (out,) if single else out
+        for position, result in enumerate(results):
+            if not isinstance(result, Tensor):
+                raise TypeError(f"{cls.__name__}.forward must return Tensors; output {position} "
+                                f"is a {type(result).__name__}")
+        if not any(needs):
+            outputs = tuple(Tensor._make(result._array) for result in results)
+            return outputs[0] if single else outputs
+        node.next_edges = tuple(_edge(arg) if need else None for arg, need in zip(args, needs))
+        node.input_meta = tuple((arg._array.shape, arg._array.dtype) if need else None
+                                for arg, need in zip(args, needs))
+        non_differentiable = {id(t) for t in node.non_differentiable}
+        outputs = []
+        for position, result in enumerate(results):
+            # an input returned as is becomes a new tensor with this node's history
+            differentiable = id(result) not in non_differentiable and backend.is_floating(result._array)
+            outputs.append(Tensor._make(result._array, differentiable, node if differentiable else None,
+                                        position))
+        outputs = tuple(outputs)
+        node.non_differentiable = tuple(id(o._array) for o, r in zip(outputs, results)
+                                        if id(r) in non_differentiable)
+        saved_tensors = node._to_save
+        node._to_save = tuple(t._array if isinstance(t, Tensor) else t for t in saved_tensors)
+        _finish_node(node, args, [a._array if isinstance(a, Tensor) else a for a in args],
+                     outputs[0] if single else outputs, saved_tensors)
+        return outputs[0] if single else outputs
+
+
+def _wrap_outputs(out, backend, node):
+    """Tensors around the arrays a forward returned; they record ``node`` when it exists."""
+    from ..tensor import Tensor
+    array_type = backend.array_type
+    if type(out) is not tuple:
+        if type(out) is not array_type:
+            out = _as_array(out, backend)
+        return Tensor._make(out, node is not None, node, 0)
+    outputs = []
+    non_differentiable = node.non_differentiable if node is not None else ()
+    for position, array in enumerate(out):
+        if type(array) is not array_type:
+            array = _as_array(array, backend)
+        differentiable = node is not None and not any(array is nd for nd in non_differentiable)
+        outputs.append(Tensor._make(array, differentiable, node if differentiable else None, position))
+    if node is not None:
+        node.output_meta = tuple((o.shape, o._array.dtype) for o in outputs)
+    return tuple(outputs)
+
+
+def _as_array(value, backend):
+    """NumPy returns scalars from some 0-d computations: make them arrays again. Arrays of
+    another backend (a device transfer's output) pass through."""
+    try:
+        backend_of(value)
+        return value
+    except TypeError:
+        return backend.xp.asarray(value)
+
+
+def _finish_node(node, args, arrays, outputs, saved_tensors=None):
+    """Resolve what forward saved, and tell observers and anomaly mode about the node."""
+    to_save = node._to_save
+    if to_save:
+        single = type(outputs) is not tuple
+        output_list = (outputs,) if single else outputs
+        saved = []
+        for index, value in enumerate(to_save):
+            entry = None
+            for arg, array in zip(args, arrays):
+                if value is array and array is not arg:
+                    base = arg._base if arg._base is not None else arg
+                    entry = SavedValue(array, arg, version=base._version)
+                    break
+            if entry is None:
+                for output_nr, output in enumerate(output_list):
+                    if value is output._array:
+                        entry = SavedValue(value, output_ref=weakref.ref(output), output_nr=output_nr)
+                        break
+            if entry is None:
+                if saved_tensors is not None and hasattr(saved_tensors[index], "_array"):
+                    tensor = saved_tensors[index]   # a Function saved an intermediate Tensor
+                    base = tensor._base if tensor._base is not None else tensor
+                    entry = SavedValue(value, tensor, version=base._version)
+                else:
+                    entry = SavedValue(value)
+            saved.append(entry)
+        node.saved = tuple(saved)
+        node._to_save = ()
+    if state.anomaly_enabled:
+        node.created_at = traceback.extract_stack()[:-3]
+    if observers.active:
+        observers.op_applied(node, args, outputs)
+
+
+def _device_mismatch(op, args):
+    from ..tensor import Tensor
+    devices = []
+    for arg in args:
+        if isinstance(arg, Tensor) and str(arg.device) not in devices:
+            devices.append(str(arg.device))
+    return DeviceError(f"{op.__name__.lower()} got tensors on different devices: "
+                       f"{' and '.join(devices)}. Move them to one device first, e.g. with .to('{devices[0]}').")

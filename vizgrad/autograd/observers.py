@@ -1,0 +1,66 @@
+"""The engine's seam for outside listeners.
+
+The engine calls these functions only when :data:`active` is non-empty, so with
+nobody listening instrumentation costs one truthiness check per op. The event
+layer (:mod:`vizgrad.events`) registers one observer here; the engine never
+imports it.
+
+An observer is any object with these methods (all optional no-ops in :class:`Observer`):
+``op_applied(node, inputs, outputs)``, ``backward_started(roots)``,
+``node_backward(node, grad_outputs, grad_inputs, seconds)``,
+``grad_accumulated(tensor, first)``, ``backward_finished(roots, node_count, seconds)``.
+"""
+
+active = []
+
+
+class Observer:
+    def op_applied(self, node, inputs, outputs):
+        pass
+
+    def backward_started(self, roots):
+        pass
+
+    def node_backward(self, node, grad_outputs, grad_inputs, seconds):
+        pass
+
+    def grad_accumulated(self, tensor, first):
+        pass
+
+    def backward_finished(self, roots, node_count, seconds):
+        pass
+
+
+def attach(observer):
+    """Start notifying ``observer``; returns a function that detaches it."""
+    active.append(observer)
+
+    def detach():
+        if observer in active:
+            active.remove(observer)
+    return detach
+
+
+def _notify(method, *args):
+    for observer in list(active):
+        getattr(observer, method)(*args)
+
+
+def op_applied(node, inputs, outputs):
+    _notify("op_applied", node, inputs, outputs)
+
+
+def backward_started(roots):
+    _notify("backward_started", roots)
+
+
+def node_backward(node, grad_outputs, grad_inputs, seconds):
+    _notify("node_backward", node, grad_outputs, grad_inputs, seconds)
+
+
+def grad_accumulated(tensor, first):
+    _notify("grad_accumulated", tensor, first)
+
+
+def backward_finished(roots, node_count, seconds):
+    _notify("backward_finished", roots, node_count, seconds)

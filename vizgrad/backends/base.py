@@ -1,0 +1,138 @@
+"""What every backend provides, and how arrays find their backend."""
+
+import math
+import types
+
+from ..errors import DeviceError
+
+# The portable Array API functions that ops and their backwards may call through ``xp``.
+STANDARD_NAMES = (
+    "abs", "acos", "acosh", "all", "any", "arange", "argmax", "argmin", "argsort", "asarray",
+    "asin", "asinh", "astype", "atan", "atan2", "atanh", "broadcast_arrays", "broadcast_to",
+    "ceil", "clip", "concat", "cos", "cosh", "cumulative_sum", "empty", "equal", "exp", "expm1",
+    "expand_dims", "eye", "flip", "floor", "full", "full_like", "greater", "greater_equal",
+    "isfinite", "isinf", "isnan", "less", "less_equal", "linspace", "log", "log1p", "logical_and",
+    "logical_not", "logical_or", "logical_xor", "matmul", "matrix_transpose", "max", "maximum",
+    "mean", "min", "minimum", "moveaxis", "multiply", "negative", "nonzero", "not_equal",
+    "ones", "ones_like", "permute_dims", "pow", "prod", "repeat", "reshape", "round", "sign",
+    "sin", "sinh", "sort", "sqrt", "square", "squeeze", "stack", "std", "subtract", "sum",
+    "take", "take_along_axis", "tan", "tanh", "tensordot", "tile", "tril", "triu", "trunc",
+    "var", "vecdot", "where", "zeros", "zeros_like", "add", "divide", "floor_divide",
+    "remainder", "cumulative_prod", "unstack", "bool", "float32", "float64",
+    "int32", "int64", "pi", "e", "inf", "nan",
+)
+
+# Kernels outside the standard; every backend implements each once:
+#   erf(x)                                  the error function, elementwise
+#   index_add(x, axis, index, values)       copy of x with values added at index along axis
+#   scatter_add(x, axis, index, src)        copy of x with src added at x[..index..] (torch.scatter_add)
+#   put_add(x, key, values)                 copy of x with values added at x[key]; repeated indices accumulate
+#   pad(x, widths, value)                   constant padding, widths a tuple of (before, after) per axis
+#   einsum(subscripts, *operands)
+#   sliding_windows(x, window, axes)        read-only view of windows over the given axes (for im2col)
+EXTRAS = ("erf", "index_add", "scatter_add", "put_add", "pad", "einsum", "sliding_windows")
+
+_by_array_type = {}
+_by_device_type = {}
+
+
+class Backend:
+    """One array library behind one device type.
+
+    Subclasses set ``name``, ``device_type``, ``array_type`` and build ``xp``:
+    a namespace holding :data:`STANDARD_NAMES` and :data:`EXTRAS`.
+    """
+
+    name = ""
+    device_type = ""
+    array_type = None
+    xp = None
+    multi_device = False  # whether arrays of one type can live on different devices
+
+    def asarray(self, data, dtype, device_index):
+        """An array of this backend from nested lists, scalars or another backend's array."""
+        raise NotImplementedError
+
+    def to_numpy(self, array):
+        """A NumPy copy (or view) of ``array``, on the host."""
+        raise NotImplementedError
+
+    def native_dtype(self, dtype):
+        """This backend's dtype object for a vizgrad dtype."""
+        return dtype.numpy
+
+    def dtype_name(self, array):
+        """The dtype name of ``array``, as vizgrad spells it (``"float32"``)."""
+        return str(array.dtype)
+
+    def device_index(self, array):
+        return 0
+
+    def is_floating(self, array):
+        """Whether ``array`` holds floating-point numbers (only those carry gradients)."""
+        return self.dtype_name(array) in ("float16", "float32", "float64")
+
+    def memory_owner(self, array):
+        """A key that is equal for arrays sharing one buffer (used to avoid aliasing grads)."""
+        base = array.base
+        return id(array if base is None else base)
+
+    def device_count(self):
+        return 1
+
+    def is_contiguous(self, array):
+        """Whether ``array`` is laid out in row-major order without gaps."""
+        return True
+
+    def owns_memory(self, array):
+        """Whether ``array`` owns its buffer (is no view of another array)."""
+        return False
+
+    def is_available(self):
+        return True
+
+
+def namespace(module, extras, names=STANDARD_NAMES):
+    """A flat namespace of ``module``'s standard functions plus this backend's extras."""
+    found = {name: getattr(module, name) for name in names if hasattr(module, name)}
+    missing = [name for name in names if name not in found]
+    if missing:
+        raise ImportError(f"{module.__name__} lacks the Array API functions {missing}")
+    missing = [name for name in EXTRAS if name not in extras]
+    if missing:
+        raise ImportError(f"backend for {module.__name__} lacks the kernels {missing}")
+    found.update(extras)
+    found.setdefault("sqrt_pi", math.sqrt(math.pi))
+    return types.SimpleNamespace(**found)
+
+
+def register(backend):
+    """Make ``backend`` the owner of its array type and device type."""
+    _by_array_type[backend.array_type] = backend
+    _by_device_type[backend.device_type] = backend
+
+
+def backend_of(array):
+    """The backend that owns ``array``."""
+    try:
+        return _by_array_type[type(array)]
+    except KeyError:
+        raise TypeError(f"vizgrad cannot work with arrays of type {type(array).__name__}") from None
+
+
+def backend_for_device(device_type):
+    """The backend for a device type such as ``"cpu"`` or ``"cuda"``."""
+    backend = _by_device_type.get(device_type)
+    if backend is not None:
+        return backend
+    if device_type == "cuda":
+        raise DeviceError(
+            "device 'cuda' needs CuPy, which is not installed: "
+            "pip install 'vizgrad[cuda12]' (CUDA 12) or 'vizgrad[cuda13]' (CUDA 13)")
+    known = ", ".join(sorted(_by_device_type))
+    raise DeviceError(f"unknown device type {device_type!r}: available device types are {known}")
+
+
+def registered_backends():
+    """Every registered backend, CPU first."""
+    return list(_by_device_type.values())

@@ -1,0 +1,69 @@
+"""NumPy behind device "cpu"."""
+
+import math
+
+import numpy as np
+
+from .base import Backend, namespace
+
+_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(x):
+    return _erf(x).astype(x.dtype) if x.ndim else np.asarray(math.erf(x), dtype=x.dtype)
+
+
+def index_add(x, axis, index, values):
+    out = x.copy()
+    np.add.at(out, (slice(None),) * axis + (index,), values)
+    return out
+
+
+def scatter_add(x, axis, index, src):
+    out = x.copy()
+    key = list(np.indices(index.shape, sparse=True))
+    key[axis] = index
+    np.add.at(out, tuple(key), src[tuple(slice(0, n) for n in index.shape)])
+    return out
+
+
+def put_add(x, key, values):
+    out = x.copy()
+    np.add.at(out, key, values)
+    return out
+
+
+def pad(x, widths, value):
+    return np.pad(x, widths, constant_values=value)
+
+
+def sliding_windows(x, window, axes):
+    return np.lib.stride_tricks.sliding_window_view(x, window, axis=axes)
+
+
+class NumpyBackend(Backend):
+    name = "numpy"
+    device_type = "cpu"
+    array_type = np.ndarray
+    xp = namespace(np, {"erf": erf, "index_add": index_add, "scatter_add": scatter_add,
+                        "put_add": put_add, "pad": pad, "einsum": np.einsum,
+                        "sliding_windows": sliding_windows})
+
+    def asarray(self, data, dtype, device_index):
+        if hasattr(data, "__cuda_array_interface__"):
+            data = data.get()
+        elif not isinstance(data, (np.ndarray, np.generic, list, tuple, int, float, bool)):
+            data = np.from_dlpack(data)
+        return np.array(data, dtype=None if dtype is None else dtype.numpy, copy=None)
+
+    def is_contiguous(self, array):
+        return array.flags.c_contiguous
+
+    def owns_memory(self, array):
+        return array.base is None
+
+    def to_numpy(self, array):
+        return array
+
+    def is_floating(self, array):
+        return array.dtype.kind == "f"

@@ -1,0 +1,17 @@
+"""Every public op, one module per family. Importing this package registers them all
+(see :mod:`vizgrad.ops.registry`)."""
+
+from . import binary, compare, conversion, index, linalg, reduce, shape, unary
+from .registry import OPS
+
+__all__ = sorted(OPS)
+
+
+def __getattr__(name):
+    info = OPS.get(name)
+    if info is None:
+        raise AttributeError(f"module 'vizgrad.ops' has no attribute {name!r}")
+    return info.function
+
+
+from . import tensor_namespace  # noqa: E402

@@ -1,0 +1,330 @@
+"""Elementwise ops of two operands, with broadcasting.
+
+Each op's forward and backward sit together; gradients come back in the
+broadcast shape and the engine sums them to each input's shape.
+"""
+
+import math
+
+import numpy as np
+
+from ..autograd.function import Op
+from .registry import Sample, register
+from .samples import binary, values
+
+
+class Add(Op):
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        ctx.alpha = alpha
+        return a + b if alpha == 1 else a + b * alpha
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, grad if ctx.alpha == 1 else grad * ctx.alpha
+
+
+@register(lambda a, b, alpha=1: a + b * alpha, binary())
+def add(input, other, *, alpha=1):
+    """Elementwise ``input + alpha * other``, broadcasting.
+
+    d/da = 1, d/db = alpha.
+
+    Example::
+
+        vizgrad.add(vizgrad.ones(2, 3), vizgrad.arange(3.0))   # each row + [0, 1, 2]
+    """
+    return Add.apply(input, other, alpha=alpha)
+
+
+class Sub(Op):
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        ctx.alpha = alpha
+        return a - b if alpha == 1 else a - b * alpha
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, -grad if ctx.alpha == 1 else grad * -ctx.alpha
+
+
+@register(lambda a, b, alpha=1: a - b * alpha, binary(), aliases=("subtract",))
+def sub(input, other, *, alpha=1):
+    """Elementwise ``input - alpha * other``, broadcasting.  d/da = 1, d/db = -alpha."""
+    return Sub.apply(input, other, alpha=alpha)
+
+
+class Mul(Op):
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        needs_a, needs_b = ctx.needs_input_grad
+        return grad * b if needs_a else None, grad * a if needs_b else None
+
+
+@register(np.multiply, binary(), aliases=("multiply",))
+def mul(input, other):
+    """Elementwise product, broadcasting.  d(ab)/da = b, d(ab)/db = a.
+
+    Example::
+
+        x = vizgrad.tensor([1.0, 2.0], requires_grad=True)
+        (x * 3).sum().backward()     # x.grad == [3., 3.]
+    """
+    return Mul.apply(input, other)
+
+
+class Div(Op):
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a / b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        needs_a, needs_b = ctx.needs_input_grad
+        grad_a = grad / b if needs_a else None
+        grad_b = -grad * a / (b * b) if needs_b else None
+        return grad_a, grad_b
+
+
+class RoundedDiv(Op):
+    """Division rounded towards zero or down: piecewise constant, so its gradient is zero."""
+
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx, a, b, rounding_mode):
+        quotient = a / b
+        return ctx.xp.trunc(quotient) if rounding_mode == "trunc" else ctx.xp.floor(quotient)
+
+    @staticmethod
+    def backward(ctx, grad):
+        zeros = ctx.xp.zeros_like(grad)
+        return zeros, zeros
+
+
+def _div_reference(a, b, rounding_mode=None):
+    quotient = np.divide(a, b)
+    return {None: quotient, "trunc": np.trunc(quotient), "floor": np.floor(quotient)}[rounding_mode]
+
+
+def _div_samples(rng):
+    yield from binary(other_low=0.5, other_high=2.0, scalar=1.5)(rng)
+    yield Sample((values(rng, (3, 4), -3, 3), values(rng, (4,), 0.5, 2.0)), {"rounding_mode": "floor"})
+    yield Sample((values(rng, (3, 4), -3, 3), 0.7), {"rounding_mode": "trunc"})
+
+
+@register(_div_reference, _div_samples, aliases=("divide", "true_divide"))
+def div(input, other, *, rounding_mode=None):
+    """Elementwise ``input / other``, broadcasting; ``rounding_mode`` "trunc" or "floor"
+    rounds the quotient (whose gradient is then zero).
+
+    d(a/b)/da = 1/b, d(a/b)/db = -a/b².
+    """
+    if rounding_mode is None:
+        return Div.apply(input, other)
+    if rounding_mode not in ("trunc", "floor"):
+        raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+    return RoundedDiv.apply(input, other, rounding_mode=rounding_mode)
+
+
+class Pow(Op):
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = a ** b
+        ctx.save_for_backward(a, b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b, out = ctx.saved_tensors
+        xp = ctx.xp
+        needs_a, needs_b = ctx.needs_input_grad
+        grad_a = grad_b = None
+        if needs_a:
+            if isinstance(b, (int, float)):
+                grad_a = grad * b * a ** (b - 1) if b != 0 else xp.zeros_like(grad)
+            else:
+                grad_a = grad * b * a ** (b - 1)
+        if needs_b:
+            # d(a^b)/db = a^b log a; where a == 0 (and b >= 0) the limit is 0
+            if isinstance(a, (int, float)):
+                grad_b = grad * out * math.log(a) if a != 0 else xp.zeros_like(grad)
+            else:
+                safe = xp.where(a == 0, 1.0, a)
+                grad_b = xp.where(a == 0, 0.0, grad * out * xp.log(safe))
+        return grad_a, grad_b
+
+
+def _pow_samples(rng):
+    yield from binary(low=0.5, high=2.0, other_low=-1.5, other_high=1.5, scalar=None)(rng)
+    for exponent in (2, 3, 0.5, -1.5, 0):
+        yield Sample((values(rng, (3, 4), 0.5, 2.0), exponent), name=f"scalar exponent {exponent}")
+    yield Sample((values(rng, (3,), -2.0, 2.0), 2), name="negative base, integer exponent")
+    yield Sample((2.0, values(rng, (3,), -1.0, 1.0)), name="scalar base")
+
+
+@register(np.power, _pow_samples)
+def pow(input, exponent):
+    """Elementwise ``input ** exponent``; either may be a tensor or a number.
+
+    d(a^b)/da = b·a^(b-1), d(a^b)/db = a^b·ln a.
+    """
+    return Pow.apply(input, exponent)
+
+
+class Maximum(Op):
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return ctx.xp.maximum(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return _split_at_ties(ctx.xp, grad, a > b, a == b)
+
+
+class Minimum(Op):
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return ctx.xp.minimum(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        return _split_at_ties(ctx.xp, grad, a < b, a == b)
+
+
+def _split_at_ties(xp, grad, a_wins, tie):
+    """The gradient goes to the winner; at a tie each side gets half."""
+    half = grad * 0.5
+    grad_a = xp.where(a_wins, grad, xp.where(tie, half, 0.0))
+    grad_b = xp.where(a_wins, 0.0, xp.where(tie, half, grad))
+    return grad_a, grad_b
+
+
+def _extremum_samples(rng):
+    yield from binary(scalar=0.3)(rng)
+    tie = values(rng, (4,))
+    yield Sample((tie, tie.copy()), name="ties")
+
+
+@register(np.maximum, _extremum_samples, smooth=False)
+def maximum(input, other):
+    """Elementwise larger of two tensors, broadcasting. The gradient goes to the larger
+    input; at a tie it is split evenly."""
+    return Maximum.apply(input, other)
+
+
+@register(np.minimum, _extremum_samples, smooth=False)
+def minimum(input, other):
+    """Elementwise smaller of two tensors, broadcasting. The gradient goes to the smaller
+    input; at a tie it is split evenly."""
+    return Minimum.apply(input, other)
+
+
+class Where(Op):
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx, condition, a, b):
+        ctx.save_for_backward(condition)
+        return ctx.xp.where(condition, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        condition, = ctx.saved_tensors
+        xp = ctx.xp
+        _, needs_a, needs_b = ctx.needs_input_grad
+        return (None, xp.where(condition, grad, 0.0) if needs_a else None,
+                xp.where(condition, 0.0, grad) if needs_b else None)
+
+
+def _where_samples(rng):
+    for shape_c, shape_a, shape_b in (((3, 4), (3, 4), (3, 4)), ((3, 1), (4,), (3, 4)), ((), (2,), ())):
+        yield Sample((rng.uniform(size=shape_c) > 0.5, values(rng, shape_a), values(rng, shape_b)))
+    yield Sample((rng.uniform(size=(5,)) > 0.5, values(rng, (5,)), 0.0), name="scalar other")
+
+
+@register(np.where, _where_samples, method=False)
+def where(condition, input, other):
+    """``input`` where ``condition`` is true, else ``other``, broadcasting all three.
+    The gradient flows to whichever side was chosen."""
+    from ..tensor import Tensor
+    if not isinstance(condition, Tensor):
+        raise TypeError(f"where: condition must be a bool Tensor, got {type(condition).__name__}")
+    return Where.apply(condition, input, other)
+
+
+class Clamp(Op):
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx, a, low, high):
+        ctx.save_for_backward(a, low, high)
+        out = a
+        if low is not None:
+            out = ctx.xp.maximum(out, low)
+        if high is not None:
+            out = ctx.xp.minimum(out, high)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, low, high = ctx.saved_tensors
+        xp = ctx.xp
+        below = a < low if low is not None else None
+        above = a > high if high is not None else None
+        inside = grad
+        if below is not None:
+            inside = xp.where(below, 0.0, inside)
+        if above is not None:
+            inside = xp.where(above, 0.0, inside)
+        _, needs_low, needs_high = ctx.needs_input_grad
+        grad_low = xp.where(below, grad, 0.0) if needs_low else None
+        grad_high = xp.where(above, grad, 0.0) if needs_high else None
+        return inside, grad_low, grad_high
+
+
+def _clamp_samples(rng):
+    yield Sample((values(rng, (3, 4), away_from=0.5),), {"min": -0.5, "max": 0.5})
+    yield Sample((values(rng, (5,)),), {"min": 0.25})
+    yield Sample((values(rng, (5,)),), {"max": 0.25})
+    yield Sample((values(rng, (3, 4)),), {"min": values(rng, (4,), -1.5, -0.5), "max": values(rng, (3, 1), 0.5, 1.5)})
+
+
+def _clamp_reference(a, min=None, max=None):
+    return np.clip(a, min, max)
+
+
+@register(_clamp_reference, _clamp_samples, smooth=False, aliases=("clip",))
+def clamp(input, min=None, max=None):
+    """Limit values to ``[min, max]`` (either bound may be None, a number or a tensor).
+    The gradient passes where the input is inside the bounds and goes to a tensor
+    bound where that bound was taken."""
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of min and max must be given")
+    return Clamp.apply(input, min, max)

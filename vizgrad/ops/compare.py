@@ -1,0 +1,187 @@
+"""Comparisons and logical ops: elementwise, broadcasting, returning bool tensors.
+They have no gradient (their outputs never require grad)."""
+
+import numpy as np
+
+from ..autograd.function import Op
+from .registry import Sample, register
+from .samples import binary, values
+
+
+class Compare(Op):
+    """Base of the elementwise predicates; ``function`` names the Array API function."""
+
+    differentiable = False
+    function = ""
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        return getattr(ctx.xp, cls.function)(a, b)
+
+
+class Eq(Compare):
+    function = "equal"
+
+
+class Ne(Compare):
+    function = "not_equal"
+
+
+class Lt(Compare):
+    function = "less"
+
+
+class Le(Compare):
+    function = "less_equal"
+
+
+class Gt(Compare):
+    function = "greater"
+
+
+class Ge(Compare):
+    function = "greater_equal"
+
+
+def _compare_samples(rng):
+    yield from binary(scalar=0.5)(rng)
+    same = values(rng, (4,))
+    yield Sample((same, same.copy()), name="equal values")
+
+
+@register(np.equal, _compare_samples, differentiable=False)
+def eq(input, other):
+    """Elementwise ``input == other`` as a bool tensor."""
+    return Eq.apply(input, other)
+
+
+@register(np.not_equal, _compare_samples, differentiable=False)
+def ne(input, other):
+    """Elementwise ``input != other`` as a bool tensor."""
+    return Ne.apply(input, other)
+
+
+@register(np.less, _compare_samples, differentiable=False)
+def lt(input, other):
+    """Elementwise ``input < other`` as a bool tensor."""
+    return Lt.apply(input, other)
+
+
+@register(np.less_equal, _compare_samples, differentiable=False)
+def le(input, other):
+    """Elementwise ``input <= other`` as a bool tensor."""
+    return Le.apply(input, other)
+
+
+@register(np.greater, _compare_samples, differentiable=False)
+def gt(input, other):
+    """Elementwise ``input > other`` as a bool tensor."""
+    return Gt.apply(input, other)
+
+
+@register(np.greater_equal, _compare_samples, differentiable=False)
+def ge(input, other):
+    """Elementwise ``input >= other`` as a bool tensor."""
+    return Ge.apply(input, other)
+
+
+class LogicalAnd(Compare):
+    function = "logical_and"
+
+
+class LogicalOr(Compare):
+    function = "logical_or"
+
+
+class LogicalXor(Compare):
+    function = "logical_xor"
+
+
+class Predicate(Op):
+    """Base of elementwise tests of one tensor (logical_not, isnan, isinf, isfinite)."""
+
+    differentiable = False
+    function = ""
+
+    @classmethod
+    def forward(cls, ctx, a):
+        return getattr(ctx.xp, cls.function)(a)
+
+
+class LogicalNot(Predicate):
+    function = "logical_not"
+
+
+class Isnan(Predicate):
+    function = "isnan"
+
+
+class Isinf(Predicate):
+    function = "isinf"
+
+
+class Isfinite(Predicate):
+    function = "isfinite"
+
+
+def _bools(rng):
+    for left, right in (((3, 4), (3, 4)), ((3, 1), (4,)), ((), (2,))):
+        yield Sample((rng.uniform(size=left) > 0.5, rng.uniform(size=right) > 0.5))
+
+
+def _bool(rng):
+    yield Sample((rng.uniform(size=(3, 4)) > 0.5,))
+
+
+def _special_values(rng):
+    yield Sample((np.array([0.0, -1.5, np.inf, -np.inf, np.nan]),))
+
+
+def _as_bool(value):
+    from .. import dtypes
+    from ..tensor import Tensor
+    if not isinstance(value, Tensor) or value.dtype is dtypes.bool_:
+        return value
+    return value != 0
+
+
+@register(np.logical_and, _bools, differentiable=False)
+def logical_and(input, other):
+    """Elementwise logical and; non-bool inputs count as true where non-zero."""
+    return LogicalAnd.apply(_as_bool(input), _as_bool(other))
+
+
+@register(np.logical_or, _bools, differentiable=False)
+def logical_or(input, other):
+    """Elementwise logical or; non-bool inputs count as true where non-zero."""
+    return LogicalOr.apply(_as_bool(input), _as_bool(other))
+
+
+@register(np.logical_xor, _bools, differentiable=False)
+def logical_xor(input, other):
+    """Elementwise logical exclusive or."""
+    return LogicalXor.apply(_as_bool(input), _as_bool(other))
+
+
+@register(np.logical_not, _bool, differentiable=False)
+def logical_not(input):
+    """Elementwise logical not."""
+    return LogicalNot.apply(_as_bool(input))
+
+
+@register(np.isnan, _special_values, differentiable=False)
+def isnan(input):
+    """Elementwise test for NaN."""
+    return Isnan.apply(input)
+
+
+@register(np.isinf, _special_values, differentiable=False)
+def isinf(input):
+    """Elementwise test for positive or negative infinity."""
+    return Isinf.apply(input)
+
+
+@register(np.isfinite, _special_values, differentiable=False)
+def isfinite(input):
+    """Elementwise test for finite values (not NaN, not infinite)."""
+    return Isfinite.apply(input)

@@ -1,0 +1,413 @@
+"""Elementwise ops of one tensor.
+
+Backwards save the input or, where the derivative is cheaper from it, the output
+(exp, tanh, sigmoid, sqrt): outputs are differentiable too, so second derivatives work.
+"""
+
+import math
+
+import numpy as np
+
+from ..autograd.function import Op
+from .registry import register
+from .samples import unary
+
+
+def _erf_reference(x):
+    return np.vectorize(math.erf, otypes=[np.float64])(x) if np.ndim(x) else np.asarray(math.erf(x))
+
+
+def _sigmoid_reference(x):
+    return 1 / (1 + np.exp(-x))
+
+
+class Neg(Op):
+    @staticmethod
+    def forward(ctx, a):
+        return -a
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad
+
+
+@register(np.negative, unary(), aliases=("negative",))
+def neg(input):
+    """Elementwise ``-input``.  d(-x)/dx = -1."""
+    return Neg.apply(input)
+
+
+class Abs(Op):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return ctx.xp.abs(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * ctx.xp.sign(a)
+
+
+@register(np.abs, unary(away_from=0.0), aliases=("absolute",))
+def abs(input):
+    """Elementwise ``|input|``.  d|x|/dx = sign(x) (0 at 0)."""
+    return Abs.apply(input)
+
+
+class Exp(Op):
+    @staticmethod
+    def forward(ctx, a):
+        out = ctx.xp.exp(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        return grad * out
+
+
+@register(np.exp, unary())
+def exp(input):
+    """Elementwise ``e^input``.  d(e^x)/dx = e^x.
+
+    Example::
+
+        vizgrad.exp(vizgrad.tensor([0.0, 1.0]))   # tensor([1.0000, 2.7183])
+    """
+    return Exp.apply(input)
+
+
+class Log(Op):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return ctx.xp.log(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad / a
+
+
+@register(np.log, unary(0.2, 3.0))
+def log(input):
+    """Elementwise natural logarithm.  d(ln x)/dx = 1/x."""
+    return Log.apply(input)
+
+
+class Log1p(Op):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return ctx.xp.log1p(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad / (a + 1)
+
+
+@register(np.log1p, unary(-0.8, 3.0))
+def log1p(input):
+    """Elementwise ``ln(1 + input)``, accurate for small inputs.  d/dx = 1/(1+x)."""
+    return Log1p.apply(input)
+
+
+class Expm1(Op):
+    @staticmethod
+    def forward(ctx, a):
+        out = ctx.xp.expm1(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        return grad * (out + 1)
+
+
+@register(np.expm1, unary())
+def expm1(input):
+    """Elementwise ``e^input - 1``, accurate for small inputs.  d/dx = e^x."""
+    return Expm1.apply(input)
+
+
+class Sqrt(Op):
+    @staticmethod
+    def forward(ctx, a):
+        out = ctx.xp.sqrt(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        return grad / (out * 2)
+
+
+@register(np.sqrt, unary(0.2, 3.0))
+def sqrt(input):
+    """Elementwise square root.  d√x/dx = 1/(2√x)."""
+    return Sqrt.apply(input)
+
+
+class Rsqrt(Op):
+    @staticmethod
+    def forward(ctx, a):
+        out = 1 / ctx.xp.sqrt(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        return grad * -0.5 * out * out * out
+
+
+@register(lambda x: 1 / np.sqrt(x), unary(0.2, 3.0))
+def rsqrt(input):
+    """Elementwise ``1 / sqrt(input)``.  d/dx = -x^(-3/2) / 2."""
+    return Rsqrt.apply(input)
+
+
+class Square(Op):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a * a
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * 2 * a
+
+
+@register(np.square, unary())
+def square(input):
+    """Elementwise ``input²``.  d(x²)/dx = 2x."""
+    return Square.apply(input)
+
+
+class Reciprocal(Op):
+    @staticmethod
+    def forward(ctx, a):
+        out = 1 / a
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        return -grad * out * out
+
+
+@register(np.reciprocal, unary(0.3, 3.0))
+def reciprocal(input):
+    """Elementwise ``1 / input``.  d(1/x)/dx = -1/x²."""
+    return Reciprocal.apply(input)
+
+
+class Sin(Op):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return ctx.xp.sin(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * ctx.xp.cos(a)
+
+
+@register(np.sin, unary())
+def sin(input):
+    """Elementwise sine.  d(sin x)/dx = cos x."""
+    return Sin.apply(input)
+
+
+class Cos(Op):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return ctx.xp.cos(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return -grad * ctx.xp.sin(a)
+
+
+@register(np.cos, unary())
+def cos(input):
+    """Elementwise cosine.  d(cos x)/dx = -sin x."""
+    return Cos.apply(input)
+
+
+class Tan(Op):
+    @staticmethod
+    def forward(ctx, a):
+        out = ctx.xp.tan(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        return grad * (out * out + 1)
+
+
+@register(np.tan, unary(-1.2, 1.2))
+def tan(input):
+    """Elementwise tangent.  d(tan x)/dx = 1 + tan² x."""
+    return Tan.apply(input)
+
+
+class Tanh(Op):
+    @staticmethod
+    def forward(ctx, a):
+        out = ctx.xp.tanh(a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        return grad * (1 - out * out)
+
+
+@register(np.tanh, unary())
+def tanh(input):
+    """Elementwise hyperbolic tangent.  d(tanh x)/dx = 1 - tanh² x.
+
+    Example::
+
+        vizgrad.tanh(vizgrad.tensor([0.0, 100.0]))   # tensor([0., 1.])
+    """
+    return Tanh.apply(input)
+
+
+class Sigmoid(Op):
+    @staticmethod
+    def forward(ctx, a):
+        xp = ctx.xp
+        # e^-|a| never overflows: 1/(1+e^-a) for a >= 0, e^a/(1+e^a) below
+        small = xp.exp(-xp.abs(a))
+        out = xp.where(a >= 0, 1 / (1 + small), small / (1 + small))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        return grad * out * (1 - out)
+
+
+@register(_sigmoid_reference, unary(-4.0, 4.0))
+def sigmoid(input):
+    """Elementwise logistic function ``1 / (1 + e^-x)``, stable for large |x|.
+    dσ/dx = σ(x)(1 - σ(x))."""
+    return Sigmoid.apply(input)
+
+
+class Relu(Op):
+    @staticmethod
+    def forward(ctx, a):
+        out = ctx.xp.maximum(a, 0)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        return ctx.xp.where(out > 0, grad, 0.0)
+
+
+@register(lambda x: np.maximum(x, 0), unary(away_from=0.0))
+def relu(input):
+    """Elementwise ``max(x, 0)``.  The derivative is 1 for x > 0 and 0 otherwise (0 at 0)."""
+    return Relu.apply(input)
+
+
+class Erf(Op):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return ctx.xp.erf(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * (2 / math.sqrt(math.pi)) * ctx.xp.exp(-(a * a))
+
+
+@register(_erf_reference, unary())
+def erf(input):
+    """Elementwise error function ``2/√π ∫₀ˣ e^(-t²) dt``.  d erf(x)/dx = 2/√π · e^(-x²)."""
+    return Erf.apply(input)
+
+
+class PiecewiseConstant(Op):
+    """Base of sign, floor, ceil, round and trunc: flat almost everywhere, so the gradient is zero."""
+
+    function = ""
+
+    @classmethod
+    def forward(cls, ctx, a):
+        return getattr(ctx.xp, cls.function)(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.xp.zeros_like(grad)
+
+
+class Sign(PiecewiseConstant):
+    function = "sign"
+
+
+class Floor(PiecewiseConstant):
+    function = "floor"
+
+
+class Ceil(PiecewiseConstant):
+    function = "ceil"
+
+
+class Round(PiecewiseConstant):
+    function = "round"
+
+
+class Trunc(PiecewiseConstant):
+    function = "trunc"
+
+
+@register(np.sign, unary(away_from=0.0))
+def sign(input):
+    """Elementwise sign: -1, 0 or 1. Its gradient is zero."""
+    return Sign.apply(input)
+
+
+@register(np.floor, unary(-3.0, 3.0))
+def floor(input):
+    """Elementwise largest integer not above the input. Its gradient is zero."""
+    return Floor.apply(input)
+
+
+@register(np.ceil, unary(-3.0, 3.0))
+def ceil(input):
+    """Elementwise smallest integer not below the input. Its gradient is zero."""
+    return Ceil.apply(input)
+
+
+@register(np.round, unary(-3.0, 3.0))
+def round(input):
+    """Elementwise rounding to the nearest integer, halves to even (as NumPy and
+    PyTorch do). Its gradient is zero."""
+    return Round.apply(input)
+
+
+@register(np.trunc, unary(-3.0, 3.0))
+def trunc(input):
+    """Elementwise rounding towards zero. Its gradient is zero."""
+    return Trunc.apply(input)

@@ -1,0 +1,378 @@
+"""``vizgrad.Tensor``: an array of one backend plus its autograd state."""
+
+import itertools
+import weakref
+
+from . import dtypes
+from .autograd.grad_mode import state
+from .autograd.hooks import add_hook
+from .backends import backend_of
+from .device import as_device, device
+from .errors import BackwardError, DeviceError, DTypeError, ShapeError, format_shape
+
+_next_tensor_id = itertools.count(1)
+_new = object.__new__
+
+
+class Tensor:
+    """A multi-dimensional array that records the ops applied to it for autograd.
+
+    Create tensors with :func:`vizgrad.tensor` or the factories (``zeros``, ``randn``,
+    ...). Attributes follow PyTorch: ``shape``, ``dtype``, ``device``,
+    ``requires_grad``, ``grad``, ``grad_fn``, ``is_leaf``; ``name`` is vizgrad's own,
+    an optional label the visual layers show.
+
+    Example::
+
+        x = vizgrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = (x * x).sum()
+        y.backward()
+        x.grad          # tensor([2., 4., 6.])
+    """
+
+    __slots__ = ("_array", "requires_grad", "grad", "grad_fn", "_output_nr", "_base", "_version",
+                 "name", "_hooks", "_post_accumulate_hooks", "_accumulator", "_uid", "__weakref__")
+    __array_priority__ = 1000  # NumPy defers to Tensor's reflected operators
+    __array_ufunc__ = None
+
+    def __init__(self, data, dtype=None, device=None, requires_grad=False, name=None):
+        from .creation import _to_array
+        array = _to_array(data, dtype, device)
+        _init(self, array, False, None, 0)
+        self.name = name
+        if requires_grad:
+            self.requires_grad_(True)
+
+    @staticmethod
+    def _make(array, requires_grad=False, grad_fn=None, output_nr=0):
+        """Wrap a backend array (no copy). Internal: users call :func:`vizgrad.tensor`."""
+        tensor = _new(Tensor)
+        _init(tensor, array, requires_grad, grad_fn, output_nr)
+        return tensor
+
+    # --- metadata ------------------------------------------------------------
+    def _backend(self):
+        return backend_of(self._array)
+
+    @property
+    def shape(self):
+        """The size of each dimension, a tuple (PyTorch's ``torch.Size``)."""
+        return tuple(self._array.shape)
+
+    def size(self, dim=None):
+        """The shape, or the size of dimension ``dim``."""
+        shape = self.shape
+        if dim is None:
+            return shape
+        return shape[_dim_index(dim, len(shape), "size")]
+
+    @property
+    def ndim(self):
+        return self._array.ndim
+
+    def dim(self):
+        return self._array.ndim
+
+    def numel(self):
+        """The number of elements."""
+        count = 1
+        for n in self._array.shape:
+            count *= n
+        return count
+
+    @property
+    def dtype(self):
+        return dtypes.as_dtype(self._backend().dtype_name(self._array))
+
+    @property
+    def device(self):
+        backend = self._backend()
+        if backend.multi_device:
+            return device(backend.device_type, backend.device_index(self._array))
+        return device(backend.device_type)
+
+    @property
+    def is_cuda(self):
+        return self._backend().device_type == "cuda"
+
+    def is_floating_point(self):
+        return self._backend().is_floating(self._array)
+
+    @property
+    def is_leaf(self):
+        """True for tensors made by the user (or that do not require grad): only leaves
+        get ``.grad`` filled by backward."""
+        return self.grad_fn is None
+
+    @property
+    def uid(self):
+        """A small id, unique in this process and stable for the tensor's life (for the visual layers)."""
+        if self._uid is None:
+            self._uid = next(_next_tensor_id)
+        return self._uid
+
+    @property
+    def data(self):
+        """The same values without history (shares memory), as in PyTorch."""
+        return self.detach()
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Tensor.data must be set to a Tensor, not {type(value).__name__}")
+        self._array = value._array
+
+    @property
+    def T(self):
+        """Dimensions reversed (for 2-D: the transpose)."""
+        from .ops.shape import permute
+        return permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self):
+        """The last two dimensions swapped (a batch of matrix transposes)."""
+        if self.ndim < 2:
+            raise ShapeError(f"mT needs a tensor of at least 2 dimensions, got shape {format_shape(self.shape)}")
+        from .ops.shape import transpose
+        return transpose(self, -2, -1)
+
+    # --- conversion ----------------------------------------------------------
+    def numpy(self):
+        """A NumPy array of the values (shares memory on the CPU). Fails for tensors that
+        require grad, as in PyTorch: call ``.detach().numpy()``."""
+        if self.requires_grad and state.grad_enabled:
+            raise BackwardError("Can't call numpy() on a tensor that requires grad: "
+                                "use tensor.detach().numpy()")
+        backend = self._backend()
+        if backend.device_type == "cuda":
+            raise DeviceError("Can't call numpy() on a cuda tensor: use tensor.cpu().numpy()")
+        return backend.to_numpy(self._array)
+
+    def item(self):
+        """The single value of a one-element tensor, as a Python number."""
+        if self.numel() != 1:
+            raise ShapeError(f"item() needs a tensor with one element, got shape {format_shape(self.shape)}")
+        return self._backend().to_numpy(self._array).reshape(()).item()
+
+    def tolist(self):
+        """Nested Python lists of the values."""
+        return self._backend().to_numpy(self._array).tolist()
+
+    def to(self, *args, dtype=None, device=None, copy=False):
+        """Move to a device and/or cast to a dtype: ``x.to("cuda")``, ``x.to(vizgrad.float64)``,
+        ``x.to(other_tensor)``. Differentiable."""
+        for arg in args:
+            if isinstance(arg, Tensor):
+                dtype, device = arg.dtype, arg.device
+            elif isinstance(arg, dtypes.dtype) or (not isinstance(arg, str) and _is_dtype_like(arg)):
+                dtype = arg
+            elif isinstance(arg, str) and arg in dtypes._BY_NAME and ":" not in arg:
+                dtype = arg
+            else:
+                device = arg
+        from .ops.conversion import to_device, to_dtype
+        result = self
+        if device is not None:
+            result = to_device(result, as_device(device))
+        if dtype is not None:
+            result = to_dtype(result, dtypes.as_dtype(dtype))
+        if copy and result is self:
+            result = self.clone()
+        return result
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self, device=None):
+        return self.to("cuda" if device is None else f"cuda:{device}" if isinstance(device, int) else device)
+
+    def float(self):
+        return self.to(dtypes.float32)
+
+    def double(self):
+        return self.to(dtypes.float64)
+
+    def half(self):
+        return self.to(dtypes.float16)
+
+    def long(self):
+        return self.to(dtypes.int64)
+
+    def int(self):
+        return self.to(dtypes.int32)
+
+    def bool(self):
+        return self.to(dtypes.bool_)
+
+    def type_as(self, other):
+        return self.to(other.dtype)
+
+    # --- autograd ------------------------------------------------------------
+    def detach(self):
+        """A tensor with the same values and memory, cut from the graph."""
+        tensor = Tensor._make(self._array)
+        tensor._base = self._base if self._base is not None else self
+        return tensor
+
+    def detach_(self):
+        """Cut this tensor from the graph, making it a leaf."""
+        self.grad_fn = None
+        self.requires_grad = False
+        return self
+
+    def requires_grad_(self, requires_grad=True):
+        """Ask backward to fill ``.grad`` for this leaf tensor. Only floating-point tensors can."""
+        if not self.is_leaf:
+            raise BackwardError(
+                "requires_grad_() can only change leaf tensors; this tensor is the result of "
+                f"{self.grad_fn.name()}. Use tensor.detach().requires_grad_() for a new leaf.")
+        if requires_grad and not self._backend().is_floating(self._array):
+            raise DTypeError(f"only floating-point tensors can require gradients, got dtype {self.dtype.name}")
+        self.requires_grad = bool(requires_grad)
+        return self
+
+    def retain_grad(self):
+        """Keep ``.grad`` for this non-leaf tensor after backward (leaves always keep it)."""
+        if not self.requires_grad:
+            raise BackwardError("retain_grad() on a tensor that does not require grad")
+        if self.grad_fn is None:
+            return
+        node = self.grad_fn
+        if node.retained_grads is None:
+            node.retained_grads = {}
+        node.retained_grads[self._output_nr] = weakref.ref(self)
+
+    @property
+    def retains_grad(self):
+        node = self.grad_fn
+        return bool(node is not None and node.retained_grads and self._output_nr in node.retained_grads)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Compute gradients of this tensor with respect to the leaves of its graph and
+        add them into their ``.grad``.
+
+        ``gradient`` is required unless this tensor has one element. The graph's saved
+        values are freed afterwards unless ``retain_graph=True``; ``create_graph=True``
+        records the backward pass itself, for higher-order gradients. ``inputs``
+        restricts accumulation to those tensors.
+        """
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when the gradient for this tensor is computed; a returned
+        Tensor replaces the gradient. Returns a handle with ``.remove()``.
+
+        Hooks run in registration order, before ``retain_grad`` stores the gradient and,
+        on leaves, before it is accumulated into ``.grad``.
+        """
+        if not self.requires_grad:
+            raise BackwardError("cannot register a hook on a tensor that does not require grad")
+        if self.grad_fn is None:
+            if self._hooks is None:
+                self._hooks = {}
+            return add_hook(self._hooks, hook)
+        node = self.grad_fn
+        if node.tensor_pre_hooks is None:
+            node.tensor_pre_hooks = {}
+        return add_hook(node.tensor_pre_hooks.setdefault(self._output_nr, {}), hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(tensor)`` after backward has updated this leaf's ``.grad``
+        (an optimizer can step right there). Returns a handle with ``.remove()``."""
+        if self.grad_fn is not None:
+            raise BackwardError("post-accumulate-grad hooks can only be registered on leaf tensors")
+        if not self.requires_grad:
+            raise BackwardError("cannot register a hook on a tensor that does not require grad")
+        if self._post_accumulate_hooks is None:
+            self._post_accumulate_hooks = {}
+        return add_hook(self._post_accumulate_hooks, hook)
+
+    @property
+    def _version_number(self):
+        base = self._base if self._base is not None else self
+        return base._version
+
+    def _bump_version(self):
+        base = self._base if self._base is not None else self
+        base._version += 1
+
+    # --- Python protocol -----------------------------------------------------
+    def __repr__(self):
+        from .printing import tensor_repr
+        return tensor_repr(self)
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._array.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._array.shape[0]))
+
+    def __bool__(self):
+        if self.numel() != 1:
+            raise ShapeError(f"the truth value of a tensor of shape {format_shape(self.shape)} is ambiguous: "
+                             "use .any() or .all()")
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if self._backend().is_floating(self._array) or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be used as an index")
+        return int(self.item())
+
+    def __array__(self, dtype=None, copy=None):
+        array = self.detach().numpy() if self._backend().device_type != "cuda" else None
+        if array is None:
+            raise DeviceError("a cuda tensor cannot become a NumPy array implicitly: use .cpu().numpy()")
+        return array if dtype is None else array.astype(dtype)
+
+    def __dlpack__(self, **kwargs):
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._array.__dlpack_device__()
+
+    __hash__ = object.__hash__
+
+    def __reduce__(self):
+        raise TypeError("Tensors are not pickled: use vizgrad.save(obj, path), which never runs code on load")
+
+
+def _init(tensor, array, requires_grad, grad_fn, output_nr):
+    tensor._array = array
+    tensor.requires_grad = requires_grad
+    tensor.grad_fn = grad_fn
+    tensor._output_nr = output_nr
+    tensor.grad = None
+    tensor._base = None
+    tensor._version = 0
+    tensor.name = None
+    tensor._hooks = None
+    tensor._post_accumulate_hooks = None
+    tensor._accumulator = None
+    tensor._uid = None
+
+
+def _is_dtype_like(value):
+    try:
+        dtypes.as_dtype(value)
+        return True
+    except (DTypeError, TypeError):
+        return False
+
+
+def _dim_index(dim, ndim, op):
+    """A non-negative dim, or an error that names the op and the valid range."""
+    if not -max(ndim, 1) <= dim < max(ndim, 1):
+        raise IndexError(f"{op}: dim {dim} is out of range for a tensor of {ndim} dimension"
+                         f"{'s' if ndim != 1 else ''} (valid: {-max(ndim, 1)} to {max(ndim, 1) - 1})")
+    return dim % max(ndim, 1)
