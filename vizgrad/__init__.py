@@ -23,9 +23,18 @@ from .creation import (Generator, arange, as_tensor, empty, empty_like, eye, fro
 from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from . import cuda
+from . import nn
+from . import optim
+from . import data
+from . import serialization
+from . import events
+from . import trace as _trace_module
+from .trace import Graph, graph, trace
+from .serialization import load, save
 from . import _tensor_methods  # noqa: F401  (operators and methods that are not registered ops)
 
 globals().update({name: info.function for name, info in _OPS.items()})
+globals().update({alias: _OPS[name].function for alias, name in _ops.registry.ALIASES.items()})
 
 half, float, double, long = float16, float32, float64, int64  # noqa: A001  (PyTorch's aliases)
 __version__ = "0.1.0"

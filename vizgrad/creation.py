@@ -52,7 +52,7 @@ def _to_array(data, dtype, device):
     try:
         host = backend_of(data).to_numpy(data)
     except TypeError:
-        host = np.asarray(data) if from_python else np.from_dlpack(data)
+        host = _from_python(data) if from_python else np.from_dlpack(data)
     if from_python and dtype is None and host.dtype == np.float64:
         dtype = dtypes.default_float
     if host.dtype == object:
@@ -60,6 +60,15 @@ def _to_array(data, dtype, device):
     if dtype is None:
         dtypes.from_numpy_dtype(host.dtype)  # an error naming unsupported dtypes
     return backend.asarray(np.array(host, copy=True), dtype, target.index or 0)
+
+
+def _from_python(data):
+    """``np.asarray(data)``; ragged nested lists become an object array (NumPy 2 refuses
+    them with its own message), which the caller reports as a ShapeError."""
+    try:
+        return np.asarray(data)
+    except ValueError:
+        return np.empty(0, dtype=object)
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False, name=None):

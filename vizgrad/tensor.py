@@ -30,7 +30,7 @@ class Tensor:
         x.grad          # tensor([2., 4., 6.])
     """
 
-    __slots__ = ("_array", "requires_grad", "grad", "grad_fn", "_output_nr", "_base", "_version",
+    __slots__ = ("_array", "requires_grad", "grad", "grad_fn", "_output_nr", "_base", "_counter",
                  "name", "_hooks", "_post_accumulate_hooks", "_accumulator", "_uid", "__weakref__")
     __array_priority__ = 1000  # NumPy defers to Tensor's reflected operators
     __array_ufunc__ = None
@@ -211,7 +211,7 @@ class Tensor:
     def detach(self):
         """A tensor with the same values and memory, cut from the graph."""
         tensor = Tensor._make(self._array)
-        tensor._base = self._base if self._base is not None else self
+        tensor._share_version_counter(self)
         return tensor
 
     def detach_(self):
@@ -289,13 +289,31 @@ class Tensor:
         return add_hook(self._post_accumulate_hooks, hook)
 
     @property
-    def _version_number(self):
-        base = self._base if self._base is not None else self
-        return base._version
+    def _version(self):
+        """How many in-place changes this tensor's memory has seen (shared with its views and
+        detached copies); backward compares it with the version a saved tensor had."""
+        counter = self._counter
+        return counter[0] if counter is not None else 0
 
     def _bump_version(self):
-        base = self._base if self._base is not None else self
-        base._version += 1
+        if self._counter is None:
+            self._counter = [1]
+        else:
+            self._counter[0] += 1
+
+    def _share_version_counter(self, source):
+        """Make this tensor count in-place changes together with ``source`` (same memory)."""
+        if source._counter is None:
+            source._counter = [0]
+        self._counter = source._counter
+
+    def _as_view_of(self, source):
+        """Mark this tensor as a view of ``source``: shared version counter, and ``_base`` set to
+        the tensor that owns the memory (in-place changes to views of tensors that require grad
+        are refused)."""
+        self._share_version_counter(source)
+        self._base = source._base if source._base is not None else source
+        return self
 
     # --- Python protocol -----------------------------------------------------
     def __repr__(self):
@@ -354,7 +372,7 @@ def _init(tensor, array, requires_grad, grad_fn, output_nr):
     tensor._output_nr = output_nr
     tensor.grad = None
     tensor._base = None
-    tensor._version = 0
+    tensor._counter = None
     tensor.name = None
     tensor._hooks = None
     tensor._post_accumulate_hooks = None
@@ -376,3 +394,8 @@ def _dim_index(dim, ndim, op):
         raise IndexError(f"{op}: dim {dim} is out of range for a tensor of {ndim} dimension"
                          f"{'s' if ndim != 1 else ''} (valid: {-max(ndim, 1)} to {max(ndim, 1) - 1})")
     return dim % max(ndim, 1)
+
+
+from .autograd import function as _function  # noqa: E402  (the engine needs the Tensor type)
+
+_function.Tensor = Tensor

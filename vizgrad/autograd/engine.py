@@ -19,9 +19,11 @@ backward runs with recording on, which is what makes gradients of gradients work
 import heapq
 import time
 
+from ..backends.base import _by_array_type as _ARRAY_TYPES, backend_for_device
 from ..errors import BackwardError, format_shape
 from . import observers
-from .function import AccumulateGrad, Function, _edge
+from . import function as _function
+from .function import AccumulateGrad, _edge
 from .grad_mode import state
 
 
@@ -35,7 +37,6 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
     started = time.perf_counter() if observers.active else 0.0
     if observers.active:
         observers.backward_started(roots)
-    from ..ops import tensor_namespace
     root_edges = [_edge(root) for root in roots]
     starts = []
     for node, _ in root_edges:
@@ -61,7 +62,7 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
     ready = [(-node.id, node) for node in starts if not dependencies.get(node)]
     heapq.heapify(ready)
     captured = [None] * len(targets) if targets is not None else None
-    tensor_xp = tensor_namespace
+    tensor_xp = tensor_namespace() if create_graph else None
     node_count = 0
     previous_mode = state.grad_enabled
     state.grad_enabled = create_graph
@@ -150,7 +151,8 @@ def _add_to_buffer(buffers, node, output_nr, grad):
 
 def _run_node(node, grads, create_graph, retain_graph, buffers, tensor_xp):
     op = node.op
-    custom = issubclass(op, Function)
+    custom = op.takes_tensors
+    # any(... is None), not `None in grads`: `in` compares arrays elementwise and raises
     if node.output_meta is not None and any(g is None for g in grads):
         grads = _materialize(node, grads, create_graph)
     if custom and not create_graph:
@@ -159,23 +161,40 @@ def _run_node(node, grads, create_graph, retain_graph, buffers, tensor_xp):
         grads = _run_node_pre_hooks(node, grads, create_graph)
     observed = observers.active
     started = time.perf_counter() if observed else 0.0
-    node._unpack_tensors = create_graph or custom
-    node.xp = tensor_xp if create_graph else node.backend.xp
-    try:
+    if create_graph or custom:
+        node._unpack_tensors = True
+        if create_graph:
+            node.xp = tensor_xp
+        try:
+            results = op.backward(node, *grads)
+        finally:
+            node._unpack_tensors = False
+            node.xp = node.backend.xp
+    else:
         results = op.backward(node, *grads)
-    finally:
-        node._unpack_tensors = False
-        node.xp = node.backend.xp
     if type(results) is not tuple:
-        results = (results,) if not isinstance(results, list) else tuple(results)
+        results = tuple(results) if isinstance(results, list) else (results,)
     edges = node.next_edges
     if len(results) != len(edges):
         raise BackwardError(
             f"{op.__name__}.backward returned {len(results)} gradient{'s' if len(results) != 1 else ''} "
             f"but forward took {len(edges)} argument{'s' if len(edges) != 1 else ''}: return one "
             "gradient (or None) per forward argument.")
-    results = [_check_gradient(node, position, grad, custom, create_graph)
-               for position, grad in enumerate(results)]
+    results = list(results)
+    meta = node.input_meta
+    for position, edge in enumerate(edges):
+        grad = results[position]
+        if grad is None:
+            continue
+        if edge is None:
+            results[position] = None
+            continue
+        if custom and not create_graph:
+            grad = _unwrap_custom_gradient(node, position, grad)
+        shape, dtype = meta[position]
+        if grad.shape != shape or (grad._array if create_graph else grad).dtype != dtype:
+            grad = _conform(node, position, grad, shape, dtype, create_graph)
+        results[position] = grad
     if node.post_hooks is not None:
         results = _run_node_post_hooks(node, results, grads, create_graph)
     if state.anomaly_enabled and state.anomaly_check_nan:
@@ -185,31 +204,30 @@ def _run_node(node, grads, create_graph, retain_graph, buffers, tensor_xp):
     if not retain_graph:
         node._release()
     for edge, grad in zip(edges, results):
-        if edge is not None and grad is not None:
+        if grad is not None:
             _add_to_buffer(buffers, edge[0], edge[1], grad)
 
 
-def _check_gradient(node, position, grad, custom, create_graph):
+def _unwrap_custom_gradient(node, position, grad):
+    if not isinstance(grad, _function.Tensor):
+        raise BackwardError(
+            f"{node.op.__name__}.backward returned a {type(grad).__name__} as the gradient of "
+            f"input {position}; return a Tensor or None.")
+    return grad._array
+
+
+def _conform(node, position, grad, shape, dtype, create_graph):
     """Bring one returned gradient to its input's shape and dtype, or say what is wrong."""
-    if grad is None or node.next_edges[position] is None:
-        return None
-    from ..tensor import Tensor
-    if custom and not create_graph:
-        if not isinstance(grad, Tensor):
-            raise BackwardError(
-                f"{node.op.__name__}.backward returned a {type(grad).__name__} as the gradient of "
-                f"input {position}; return a Tensor or None.")
-        grad = grad._array
-    shape, dtype = node.input_meta[position]
+    xp = tensor_namespace() if create_graph else node.xp
     if grad.shape != shape:
         if not node.op.broadcasts:
             raise BackwardError(
                 f"{node.op.__name__}.backward returned a gradient of shape {format_shape(grad.shape)} "
                 f"for input {position}, whose shape is {format_shape(shape)}.")
-        grad = sum_to_shape(grad, shape, node.xp if not create_graph else _tensor_xp(), node)
+        grad = sum_to_shape(grad, shape, xp, node)
     raw = grad._array if create_graph else grad
     if raw.dtype != dtype:
-        grad = (_tensor_xp() if create_graph else node.xp).astype(grad, dtype)
+        grad = xp.astype(grad, dtype)
     return grad
 
 
@@ -228,9 +246,10 @@ def sum_to_shape(grad, shape, xp, node=None):
     return xp.reshape(grad, shape) if grad.shape != shape else grad
 
 
-def _tensor_xp():
-    from ..ops import tensor_namespace
-    return tensor_namespace
+def tensor_namespace():
+    """The Array API names over Tensors, used by backwards under ``create_graph=True``."""
+    from ..ops import tensor_namespace as namespace
+    return namespace
 
 
 def _accumulate_leaf(node, grad, create_graph, owners):
@@ -246,7 +265,6 @@ def _accumulate_leaf(node, grad, create_graph, owners):
 def _store_grad(tensor, grad, create_graph, owners):
     """Add ``grad`` into ``tensor.grad``; the first gradient is stored without a copy when
     no other tensor can see its buffer."""
-    from ..tensor import Tensor
     first = tensor.grad is None
     if create_graph:
         tensor.grad = grad if first else tensor.grad + grad
@@ -257,9 +275,9 @@ def _store_grad(tensor, grad, create_graph, owners):
             grad = backend.xp.asarray(grad, copy=True)
             owner = backend.memory_owner(grad)
         owners.add(owner)
-        tensor.grad = Tensor._make(grad)
+        tensor.grad = _as_tensor(grad)
     else:
-        tensor.grad = Tensor._make(tensor.grad._array + grad)
+        tensor.grad = _as_tensor(tensor.grad._array + grad)
     if observers.active:
         observers.grad_accumulated(tensor, first)
 
@@ -281,7 +299,7 @@ def _run_tensor_hooks(node, grads, create_graph):
 
 def _run_hooks(hooks, grad, create_graph):
     """Call tensor hooks in registration order; a hook may return a replacement gradient."""
-    from ..tensor import Tensor
+    Tensor = _function.Tensor
     value = grad if create_graph else _as_tensor(grad)
     for hook in list(hooks.values()):
         result = hook(value)
@@ -297,7 +315,7 @@ def _run_hooks(hooks, grad, create_graph):
 
 
 def _run_node_pre_hooks(node, grads, create_graph):
-    wrap = not create_graph and not issubclass(node.op, Function)
+    wrap = not create_graph and not node.op.takes_tensors
     values = tuple(_as_tensor(g) if wrap else g for g in grads)
     for hook in list(node.pre_hooks.values()):
         result = hook(values)
@@ -309,7 +327,7 @@ def _run_node_pre_hooks(node, grads, create_graph):
 def _run_node_post_hooks(node, results, grads, create_graph):
     wrap = not create_graph
     inputs = tuple(_as_tensor(g) if wrap else g for g in results)
-    outputs = tuple(_as_tensor(g) if wrap and not isinstance(g, _tensor_type()) else g for g in grads)
+    outputs = tuple(_as_tensor(g) if wrap else g for g in grads)
     for hook in list(node.post_hooks.values()):
         result = hook(inputs, outputs)
         if result is not None:
@@ -346,12 +364,11 @@ def _check_finite(node, results, create_graph):
             raise BackwardError(message)
 
 
-def _tensor_type():
-    from ..tensor import Tensor
-    return Tensor
-
-
 def _as_tensor(array):
-    if array is None or isinstance(array, _tensor_type()):
+    if array is None or isinstance(array, _function.Tensor):
         return array
-    return _tensor_type()._make(array)
+    if type(array) not in _ARRAY_TYPES:
+        # NumPy returns NumPy scalars, not 0-d arrays, from arithmetic on 0-d arrays (so a
+        # backward may too); a Tensor must hold an array. Only NumPy, the cpu backend, does this.
+        array = backend_for_device("cpu").xp.asarray(array)
+    return _function.Tensor._make(array)

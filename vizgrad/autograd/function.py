@@ -14,15 +14,18 @@ data with a stable counter id, the op, its ordered input edges and what it saved
 """
 
 import itertools
+import time
 import traceback
 import weakref
 
 from ..backends import backend_of
-from ..errors import BackwardError, DeviceError, format_shape
+from ..backends.base import is_array
+from ..errors import BackwardError, DeviceError, ShapeError, format_shape
 from . import observers
 from .grad_mode import no_grad, state
 
 _next_node_id = itertools.count(1)
+Tensor = None  # vizgrad.tensor sets this (the two modules need each other)
 
 
 class SavedValue:
@@ -57,10 +60,19 @@ class Node:
         needs_input_grad: per positional input, whether it needs a gradient.
     """
 
-    __slots__ = ("id", "op", "next_edges", "input_meta", "output_meta", "saved", "needs_input_grad",
-                 "xp", "backend", "non_differentiable", "created_at", "outputs",
-                 "tensor_pre_hooks", "retained_grads", "pre_hooks", "post_hooks",
-                 "_to_save", "_unpack_tensors", "_released", "__dict__", "__weakref__")
+    __slots__ = ("id", "op", "next_edges", "input_meta", "needs_input_grad", "xp", "backend", "saved",
+                 "__dict__", "__weakref__")
+
+    # Rarely set, so class-level defaults keep node creation cheap.
+    output_meta = None          # per output (shape, dtype), for nodes with several outputs
+    non_differentiable = ()     # outputs marked with mark_non_differentiable
+    created_at = None           # the stack where the node was made (anomaly mode)
+    tensor_pre_hooks = None     # output_nr -> {handle id: hook}, from Tensor.register_hook
+    retained_grads = None       # output_nr -> weakref of a tensor that called retain_grad()
+    pre_hooks = None
+    post_hooks = None
+    _to_save = ()
+    _unpack_tensors = False
 
     def __init__(self, op, backend):
         self.id = next(_next_node_id)
@@ -68,16 +80,6 @@ class Node:
         self.backend = backend
         self.xp = backend.xp
         self.saved = ()
-        self._to_save = ()
-        self._released = False
-        self._unpack_tensors = False
-        self.output_meta = None
-        self.non_differentiable = ()
-        self.created_at = None
-        self.tensor_pre_hooks = None
-        self.retained_grads = None
-        self.pre_hooks = None
-        self.post_hooks = None
 
     # --- the ctx interface -------------------------------------------------
     def save_for_backward(self, *values):
@@ -87,7 +89,7 @@ class Node:
     @property
     def saved_tensors(self):
         """The saved values, checked against in-place changes since they were saved."""
-        if self._released:
+        if self.saved is None:
             raise BackwardError(
                 f"{self.name()} is asked for its saved values a second time, but they were freed "
                 "after the first backward through this graph. Pass retain_graph=True to the first "
@@ -101,39 +103,34 @@ class Node:
     def _unpack(self, entry):
         tensor = entry.tensor
         if tensor is not None:
-            base = tensor._base if tensor._base is not None else tensor
-            if base._version != entry.version:
+            if tensor._version != entry.version:
                 raise BackwardError(
                     f"one of the values {self.name()} saved for backward was modified by an in-place "
                     f"operation: a tensor of shape {format_shape(tensor.shape)} (input of {self.name()}) "
-                    f"is at version {base._version}; expected version {entry.version}. Find the in-place "
+                    f"is at version {tensor._version}; expected version {entry.version}. Find the in-place "
                     "op (add_, mul_, x[i] = ..., ...) applied after this op and make it out-of-place, "
                     "or clone() the tensor before modifying it.")
             return tensor if self._unpack_tensors else entry.array
         if entry.output_ref is not None:
             output = entry.output_ref()
             if output is not None:
-                base = output._base if output._base is not None else output
-                if base._version != entry.version:
+                if output._version != entry.version:
                     raise BackwardError(
                         f"the output of {self.name()}, saved for its backward, was modified by an in-place "
-                        f"operation: it is at version {base._version}; expected version {entry.version}. "
+                        f"operation: it is at version {output._version}; expected version {entry.version}. "
                         "Make the in-place op out-of-place, or clone() the output before modifying it.")
             if not self._unpack_tensors:
                 return entry.array
             if output is None:
-                from ..tensor import Tensor
                 output = Tensor._make(entry.array, True, self, entry.output_nr)
             return output
         if self._unpack_tensors and type(entry.array) is self.backend.array_type:
-            from ..tensor import Tensor
             return Tensor._make(entry.array)
         return entry.array
 
     def _release(self):
         if self.saved:
-            self.saved = None
-            self._released = True
+            self.saved = None  # marks the node as freed: saved_tensors raises from now on
 
     # --- hooks -------------------------------------------------------------
     def register_hook(self, hook):
@@ -170,6 +167,7 @@ class AccumulateGrad(Node):
     """The node at a leaf tensor: it adds the incoming gradient into ``leaf.grad``."""
 
     __slots__ = ("variable",)
+    takes_tensors = False
 
     def __init__(self, variable):
         self.id = next(_next_node_id)
@@ -177,13 +175,6 @@ class AccumulateGrad(Node):
         self.variable = variable
         self.next_edges = ()
         self.saved = ()
-        self._released = False
-        self.output_meta = None
-        self.created_at = None
-        self.tensor_pre_hooks = None
-        self.retained_grads = None
-        self.pre_hooks = None
-        self.post_hooks = None
         self.backend = None
 
     def name(self):
@@ -200,8 +191,11 @@ def accumulator_of(leaf):
     return node
 
 
-class _NoGradContext:
-    """The ctx an op sees when nothing needs a gradient: saving is a no-op."""
+class NoGradContext:
+    """The ctx an op sees when nothing needs a gradient: saving is a no-op. Each backend
+    holds one (``backend.no_grad_context``); attributes an op sets on it are never read back."""
+
+    needs_input_grad = ()
 
     def __init__(self, xp):
         self.xp = xp
@@ -234,24 +228,25 @@ class Op:
 
     differentiable = True
     broadcasts = False
+    takes_tensors = False  # forward and backward see arrays
 
     @classmethod
     def apply(cls, *args, **params):
-        from ..tensor import Tensor
         arrays = []
         backend = None
         first = None
         needs = None
+        recording = cls.differentiable and state.grad_enabled
         for position, arg in enumerate(args):
             if isinstance(arg, Tensor):
                 array = arg._array
                 if first is None:
                     first = array
-                    backend = arg._backend()
+                    backend = backend_of(array)
                 elif type(array) is not type(first) or (
                         backend.multi_device and array.device != first.device):
                     raise _device_mismatch(cls, args)
-                if arg.requires_grad and state.grad_enabled and cls.differentiable:
+                if recording and arg.requires_grad:
                     if needs is None:
                         needs = [False] * len(args)
                     needs[position] = True
@@ -261,18 +256,43 @@ class Op:
         if backend is None:
             raise TypeError(f"{cls.__name__.lower()} needs at least one Tensor argument")
 
+        started = time.perf_counter() if observers.active else 0.0
         if needs is None:
-            out = cls.forward(_NoGradContext(backend.xp), *arrays, **params)
-            return _wrap_outputs(out, backend, None)
+            try:
+                out = cls.forward(backend.no_grad_context, *arrays, **params)
+            except ValueError as error:
+                _raise_if_broadcast_failure(cls, arrays, error)
+                raise
+            outputs = _wrap_outputs(out, backend, None)
+            if observers.active:
+                observers.op_applied(None, cls, args, outputs, time.perf_counter() - started)
+            return outputs
 
         node = Node(cls, backend)
-        node.needs_input_grad = tuple(needs)
-        node.next_edges = tuple(_edge(arg) if need else None for arg, need in zip(args, needs))
-        node.input_meta = tuple((arg._array.shape, arg._array.dtype) if need else None
-                                for arg, need in zip(args, needs))
-        out = cls.forward(node, *arrays, **params)
+        node.needs_input_grad = needs
+        edges = []
+        meta = []
+        for arg, need in zip(args, needs):
+            if need:
+                grad_fn = arg.grad_fn
+                edges.append((grad_fn, arg._output_nr) if grad_fn is not None else (accumulator_of(arg), 0))
+                array = arg._array
+                meta.append((array.shape, array.dtype))
+            else:
+                edges.append(None)
+                meta.append(None)
+        node.next_edges = edges
+        node.input_meta = meta
+        try:
+            out = cls.forward(node, *arrays, **params)
+        except ValueError as error:
+            _raise_if_broadcast_failure(cls, arrays, error)
+            raise
         outputs = _wrap_outputs(out, backend, node)
-        _finish_node(node, args, arrays, outputs)
+        if node._to_save or state.anomaly_enabled:
+            _finish_node(node, args, arrays, outputs)
+        if observers.active:
+            observers.op_applied(node, cls, args, outputs, time.perf_counter() - started)
         return outputs
 
 
@@ -300,6 +320,8 @@ class Function:
     """
 
     differentiable = True
+    broadcasts = False
+    takes_tensors = True  # forward and backward see Tensors
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
@@ -311,7 +333,6 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from ..tensor import Tensor
         tensors = [arg for arg in args if isinstance(arg, Tensor)]
         if not tensors:
             raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
@@ -323,6 +344,7 @@ class Function:
                       for arg in args)
         node = Node(cls, backend)
         node.needs_input_grad = needs
+        started = time.perf_counter() if observers.active else 0.0
         with no_grad():
             out = cls.forward(node, *args, **kwargs)
         single = not isinstance(out, tuple)
@@ -333,6 +355,9 @@ class Function:
                                 f"is a {type(result).__name__}")
         if not any(needs):
             outputs = tuple(Tensor._make(result._array) for result in results)
+            if observers.active:
+                observers.op_applied(None, cls, args, outputs[0] if single else outputs,
+                                     time.perf_counter() - started)
             return outputs[0] if single else outputs
         node.next_edges = tuple(_edge(arg) if need else None for arg, need in zip(args, needs))
         node.input_meta = tuple((arg._array.shape, arg._array.dtype) if need else None
@@ -345,28 +370,32 @@ class Function:
             outputs.append(Tensor._make(result._array, differentiable, node if differentiable else None,
                                         position))
         outputs = tuple(outputs)
+        if not single:
+            node.output_meta = tuple((o._array.shape, o._array.dtype) for o in outputs)
         node.non_differentiable = tuple(id(o._array) for o, r in zip(outputs, results)
                                         if id(r) in non_differentiable)
         saved_tensors = node._to_save
         node._to_save = tuple(t._array if isinstance(t, Tensor) else t for t in saved_tensors)
         _finish_node(node, args, [a._array if isinstance(a, Tensor) else a for a in args],
                      outputs[0] if single else outputs, saved_tensors)
+        if observers.active:
+            observers.op_applied(node, cls, args, outputs[0] if single else outputs,
+                                 time.perf_counter() - started)
         return outputs[0] if single else outputs
 
 
 def _wrap_outputs(out, backend, node):
     """Tensors around the arrays a forward returned; they record ``node`` when it exists."""
-    from ..tensor import Tensor
     array_type = backend.array_type
     if type(out) is not tuple:
         if type(out) is not array_type:
-            out = _as_array(out, backend)
+            out = _as_output_array(out, backend, node)
         return Tensor._make(out, node is not None, node, 0)
     outputs = []
     non_differentiable = node.non_differentiable if node is not None else ()
     for position, array in enumerate(out):
         if type(array) is not array_type:
-            array = _as_array(array, backend)
+            array = _as_output_array(array, backend, node)
         differentiable = node is not None and not any(array is nd for nd in non_differentiable)
         outputs.append(Tensor._make(array, differentiable, node if differentiable else None, position))
     if node is not None:
@@ -374,53 +403,71 @@ def _wrap_outputs(out, backend, node):
     return tuple(outputs)
 
 
+def _as_output_array(value, backend, node):
+    """An output as an array (see :func:`_as_array`). When NumPy returned a scalar that forward
+    also saved, the saved value follows the conversion, so it is still recognised as the
+    output (and differentiated as one under ``create_graph``) rather than taken for a constant."""
+    array = _as_array(value, backend)
+    if array is not value and node is not None and node._to_save:
+        node._to_save = tuple(array if saved is value else saved for saved in node._to_save)
+    return array
+
+
 def _as_array(value, backend):
     """NumPy returns scalars from some 0-d computations: make them arrays again. Arrays of
     another backend (a device transfer's output) pass through."""
-    try:
-        backend_of(value)
+    if is_array(value):
         return value
-    except TypeError:
-        return backend.xp.asarray(value)
+    return backend.xp.asarray(value)
 
 
 def _finish_node(node, args, arrays, outputs, saved_tensors=None):
     """Resolve what forward saved, and tell observers and anomaly mode about the node."""
     to_save = node._to_save
     if to_save:
-        single = type(outputs) is not tuple
-        output_list = (outputs,) if single else outputs
         saved = []
         for index, value in enumerate(to_save):
-            entry = None
-            for arg, array in zip(args, arrays):
-                if value is array and array is not arg:
-                    base = arg._base if arg._base is not None else arg
-                    entry = SavedValue(array, arg, version=base._version)
-                    break
-            if entry is None:
-                for output_nr, output in enumerate(output_list):
-                    if value is output._array:
-                        entry = SavedValue(value, output_ref=weakref.ref(output), output_nr=output_nr)
-                        break
-            if entry is None:
-                if saved_tensors is not None and hasattr(saved_tensors[index], "_array"):
-                    tensor = saved_tensors[index]   # a Function saved an intermediate Tensor
-                    base = tensor._base if tensor._base is not None else tensor
-                    entry = SavedValue(value, tensor, version=base._version)
-                else:
-                    entry = SavedValue(value)
-            saved.append(entry)
-        node.saved = tuple(saved)
+            saved.append(_saved_value(index, value, args, arrays, outputs, saved_tensors))
+        node.saved = saved
         node._to_save = ()
     if state.anomaly_enabled:
         node.created_at = traceback.extract_stack()[:-3]
-    if observers.active:
-        observers.op_applied(node, args, outputs)
+
+
+def _saved_value(index, value, args, arrays, outputs, saved_tensors):
+    """A :class:`SavedValue` for one value given to ``save_for_backward``: an input keeps its
+    Tensor, an output its array and a weak reference, anything else is a constant."""
+    for arg, array in zip(args, arrays):
+        if value is array and array is not arg:
+            return SavedValue(array, arg, version=arg._version)
+    for output_nr, output in enumerate(outputs if type(outputs) is tuple else (outputs,)):
+        if value is output._array:
+            return SavedValue(value, output_ref=weakref.ref(output), output_nr=output_nr)
+    if saved_tensors is not None and isinstance(saved_tensors[index], Tensor):
+        tensor = saved_tensors[index]   # a Function saved an intermediate Tensor
+        return SavedValue(value, tensor, version=tensor._version)
+    return SavedValue(value)
+
+
+_BROADCAST_FAILURES = ("could not be broadcast together with shapes", "cannot be broadcast to a single shape")
+
+
+def _raise_if_broadcast_failure(op, arrays, error):
+    """Turn the backend's broadcasting ValueError into a ShapeError naming the op, the two
+    shapes and the first dimension where they clash; leave any other error alone."""
+    if not any(text in str(error) for text in _BROADCAST_FAILURES):
+        return
+    shapes = [tuple(array.shape) for array in arrays if hasattr(array, "shape")]
+    for first, left in enumerate(shapes):
+        for right in shapes[first + 1:]:
+            for dim in range(-1, -min(len(left), len(right)) - 1, -1):
+                if left[dim] != right[dim] and 1 not in (left[dim], right[dim]):
+                    raise ShapeError(
+                        f"{op.__name__.lower()}: shapes {format_shape(left)} and {format_shape(right)} "
+                        f"cannot be broadcast together: dim {dim} is {left[dim]} vs {right[dim]}") from error
 
 
 def _device_mismatch(op, args):
-    from ..tensor import Tensor
     devices = []
     for arg in args:
         if isinstance(arg, Tensor) and str(arg.device) not in devices:

@@ -10,7 +10,7 @@ and both values.
 import numpy as np
 
 from ..errors import BackwardError, format_shape
-from .grad_mode import no_grad
+from .grad_mode import enable_grad, no_grad
 
 
 class GradcheckError(BackwardError):
@@ -115,7 +115,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
                         message = (
                             f"gradcheck: the gradient of output {output_index} element {tuple(int(i) for i in out_at)} "
                             f"with respect to input {position} (shape {format_shape(shape)}) element "
-                            f"{tuple(int(i) for i in element)} is {exact!r} analytically but {numerical!r} "
+                            f"{tuple(int(i) for i in element)} is {float(exact)!r} analytically but {float(numerical)!r} "
                             f"numerically (atol={atol}, rtol={rtol}).")
                         if raise_exception:
                             raise GradcheckError(message)
@@ -148,9 +148,12 @@ def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
     def first_derivatives(*values):
         arguments = values[:count]
         seeds = values[count:]
-        results = [o for o in _outputs(fn, arguments) if isinstance(o, Tensor) and o.requires_grad]
-        grads = autograd_grad(results, [arguments[i] for i in checked], list(seeds),
-                              create_graph=True, allow_unused=True)
+        # gradcheck evaluates this under no_grad for its finite differences; the first
+        # derivatives still need a graph to be computed at all
+        with enable_grad():
+            results = [o for o in _outputs(fn, arguments) if isinstance(o, Tensor) and o.requires_grad]
+            grads = autograd_grad(results, [arguments[i] for i in checked], list(seeds),
+                                  create_graph=True, allow_unused=True)
         return tuple(g for g in grads if g is not None and g.requires_grad)
 
     return gradcheck(first_derivatives, tuple(inputs) + tuple(grad_outputs), eps, atol, rtol,

@@ -6,7 +6,7 @@ layer (:mod:`vizgrad.events`) registers one observer here; the engine never
 imports it.
 
 An observer is any object with these methods (all optional no-ops in :class:`Observer`):
-``op_applied(node, inputs, outputs)``, ``backward_started(roots)``,
+``op_applied(node, op, inputs, outputs, seconds)`` (node is None when nothing is recorded), ``backward_started(roots)``,
 ``node_backward(node, grad_outputs, grad_inputs, seconds)``,
 ``grad_accumulated(tensor, first)``, ``backward_finished(roots, node_count, seconds)``.
 """
@@ -15,7 +15,7 @@ active = []
 
 
 class Observer:
-    def op_applied(self, node, inputs, outputs):
+    def op_applied(self, node, op, inputs, outputs, seconds):
         pass
 
     def backward_started(self, roots):
@@ -46,8 +46,16 @@ def _notify(method, *args):
         getattr(observer, method)(*args)
 
 
-def op_applied(node, inputs, outputs):
-    _notify("op_applied", node, inputs, outputs)
+def notify(method, *args):
+    """Tell observers that have a ``method`` (e.g. ``optimizer_step(optimizer)``, ``zero_grad``)."""
+    for observer in list(active):
+        callback = getattr(observer, method, None)
+        if callback is not None:
+            callback(*args)
+
+
+def op_applied(node, op, inputs, outputs, seconds):
+    _notify("op_applied", node, op, inputs, outputs, seconds)
 
 
 def backward_started(roots):

@@ -108,6 +108,8 @@ def namespace(module, extras, names=STANDARD_NAMES):
 
 def register(backend):
     """Make ``backend`` the owner of its array type and device type."""
+    from ..autograd.function import NoGradContext
+    backend.no_grad_context = NoGradContext(backend.xp)
     _by_array_type[backend.array_type] = backend
     _by_device_type[backend.device_type] = backend
 
@@ -118,6 +120,11 @@ def backend_of(array):
         return _by_array_type[type(array)]
     except KeyError:
         raise TypeError(f"vizgrad cannot work with arrays of type {type(array).__name__}") from None
+
+
+def is_array(value):
+    """Whether ``value`` is an array of a registered backend."""
+    return type(value) in _by_array_type
 
 
 def backend_for_device(device_type):

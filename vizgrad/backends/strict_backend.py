@@ -44,8 +44,8 @@ class StrictBackend(Backend):
         "einsum": _einsum, "sliding_windows": _host(host.sliding_windows)})
 
     def asarray(self, data, dtype, device_index):
-        if isinstance(data, np.ndarray) or isinstance(data, np.generic):
-            data = np.ascontiguousarray(data)
+        if isinstance(data, (np.ndarray, np.generic)):
+            data = np.array(data, order="C")
         return strict.asarray(data, dtype=None if dtype is None else self.native_dtype(dtype))
 
     def to_numpy(self, array):

@@ -1,7 +1,8 @@
 """Every public op, one module per family. Importing this package registers them all
 (see :mod:`vizgrad.ops.registry`)."""
 
-from . import binary, compare, conversion, index, linalg, reduce, shape, unary
+from . import (activation, binary, compare, conversion, conv, index, linalg, loss, normalization, pooling,
+               reduce, shape, unary)
 from .registry import OPS
 
 __all__ = sorted(OPS)

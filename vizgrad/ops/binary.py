@@ -10,7 +10,7 @@ import numpy as np
 
 from ..autograd.function import Op
 from .registry import Sample, register
-from .samples import binary, values
+from .samples import binary, booleans, values
 
 
 class Add(Op):
@@ -265,8 +265,8 @@ class Where(Op):
 
 def _where_samples(rng):
     for shape_c, shape_a, shape_b in (((3, 4), (3, 4), (3, 4)), ((3, 1), (4,), (3, 4)), ((), (2,), ())):
-        yield Sample((rng.uniform(size=shape_c) > 0.5, values(rng, shape_a), values(rng, shape_b)))
-    yield Sample((rng.uniform(size=(5,)) > 0.5, values(rng, (5,)), 0.0), name="scalar other")
+        yield Sample((booleans(rng, shape_c), values(rng, shape_a), values(rng, shape_b)))
+    yield Sample((booleans(rng, (5,)), values(rng, (5,)), 0.0), name="scalar other")
 
 
 @register(np.where, _where_samples, method=False)

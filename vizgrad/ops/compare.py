@@ -5,7 +5,7 @@ import numpy as np
 
 from ..autograd.function import Op
 from .registry import Sample, register
-from .samples import binary, values
+from .samples import binary, booleans, values
 
 
 class Compare(Op):
@@ -126,11 +126,11 @@ class Isfinite(Predicate):
 
 def _bools(rng):
     for left, right in (((3, 4), (3, 4)), ((3, 1), (4,)), ((), (2,))):
-        yield Sample((rng.uniform(size=left) > 0.5, rng.uniform(size=right) > 0.5))
+        yield Sample((booleans(rng, left), booleans(rng, right)))
 
 
 def _bool(rng):
-    yield Sample((rng.uniform(size=(3, 4)) > 0.5,))
+    yield Sample((booleans(rng, (3, 4)),))
 
 
 def _special_values(rng):

@@ -29,8 +29,8 @@ def to_dtype(input, dtype):
     native = input._backend().native_dtype(dtype)
     if not dtype.is_floating_point:
         with no_grad():
-            return ToDtype.apply(input, native)
-    return ToDtype.apply(input, native)
+            return ToDtype.apply(input, native=native)
+    return ToDtype.apply(input, native=native)
 
 
 class ToDevice(Op):
@@ -46,7 +46,7 @@ class ToDevice(Op):
         source, index = ctx.source
         from ..tensor import Tensor
         if isinstance(grad, Tensor):  # create_graph: the move back is recorded too
-            return ToDevice.apply(grad, source, index)
+            return ToDevice.apply(grad, target=source, index=index)
         from ..backends import backend_of
         return source.asarray(backend_of(grad).to_numpy(grad), None, index)
 
@@ -59,7 +59,7 @@ def to_device(input, device):
     if backend is input._backend() and (not backend.multi_device or
                                         backend.device_index(input._array) == index):
         return input
-    return ToDevice.apply(input, backend, index)
+    return ToDevice.apply(input, target=backend, index=index)
 
 
 class Clone(Op):
@@ -78,9 +78,24 @@ def clone(input):
     return Clone.apply(input)
 
 
-@register(np.ascontiguousarray, unary())
+def _contiguous_reference(x):
+    return np.array(x, order="C")  # not np.ascontiguousarray, which turns 0-d into 1-d
+
+
+class Contiguous(Op):
+    @staticmethod
+    def forward(ctx, a):
+        return ctx.xp.reshape(a, a.shape, copy=True)  # reshape copies in row-major order
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+@register(_contiguous_reference, unary())
 def contiguous(input):
-    """``input`` laid out contiguously in row-major order (a copy only when needed)."""
+    """``input`` laid out contiguously in row-major order (a copy only when needed); the
+    gradient passes through unchanged."""
     if input._backend().is_contiguous(input._array):
         return input
-    return Clone.apply(input)
+    return Contiguous.apply(input)

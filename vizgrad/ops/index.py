@@ -1,1 +1,835 @@
-"""(being written)"""
+"""Indexing: ``x[key]``, ``x[key] = v``, gather and scatter, index_select and index_add.
+
+Every backward here is the adjoint of a forward here: reading at indices
+(getitem, gather, index_select) and adding at indices (put_add, scatter_add,
+index_add) are each other's transposes. Repeated indices therefore accumulate:
+``x[[0, 0]].sum()`` gives ``x.grad[0] == 2``.
+
+Indices are constants: the public functions validate them and turn them into
+backend arrays once, and the ops save them as they are.
+
+Keys of ``x[key]`` follow PyTorch: integers and slices are applied first, then
+integer arrays and bool masks index together (their shapes broadcast); the
+dimensions they produce stand where the arrays stood when the arrays are adjacent
+in the key, and in front otherwise. (NumPy differs when an integer sits apart from
+the arrays: ``x[:, [0, 1], :, 0]``.)
+"""
+
+import math
+import operator
+
+import numpy as np
+
+from ..autograd.function import Op
+from ..backends import backend_of
+from ..errors import DTypeError, ShapeError, format_shape
+from .registry import Sample, register
+from .samples import non_contiguous, values
+
+INDEX_DTYPES = ("int64", "int32")
+
+
+# --- keys ------------------------------------------------------------------
+class _Key(tuple):
+    """A key already normalised by :func:`_normalize_key`, valid on every backend.
+
+    Either basic (an int, slice or None per dim, then Ellipsis: the result is a
+    view), or advanced (an int or int array per dim; the arrays broadcast together
+    to the shape of the result, so NumPy's and PyTorch's rules agree on it).
+    """
+
+
+_SAVED = object()  # marks where a saved index array goes back into a key
+
+
+def _is_array(entry):
+    return not (entry is None or entry is Ellipsis or isinstance(entry, (int, slice)))
+
+
+def _is_basic(key):
+    return not any(_is_array(entry) for entry in key)
+
+
+def _save_key(ctx, key, *values):
+    """Save ``values`` and the arrays of ``key`` (constants); the rest of the key goes on ctx."""
+    ctx.key = tuple(_SAVED if _is_array(entry) else entry for entry in key)
+    ctx.save_for_backward(*values, *(entry for entry in key if _is_array(entry)))
+
+
+def _saved_key(ctx, count=0):
+    """The ``count`` values saved with :func:`_save_key`, and the key."""
+    saved = ctx.saved_tensors
+    arrays = iter(saved[count:])
+    return saved[:count], _Key(next(arrays) if entry is _SAVED else entry for entry in ctx.key)
+
+
+def _as_index_array(input, index, op, allow_bool=False):
+    """``index`` (a Tensor, a backend array, a NumPy array or nested lists) as an array of
+    ``input``'s backend, checked to hold integers (or bools, for masks)."""
+    from ..tensor import Tensor
+    backend = input._backend()
+    device_index = backend.device_index(input._array)
+    array = index._array if isinstance(index, Tensor) else index
+    if type(array) is not backend.array_type:
+        try:
+            array = backend.asarray(backend_of(array).to_numpy(array), None, device_index)
+        except TypeError:
+            host = np.asarray(array)
+            if host.size == 0 and host.dtype.kind == "f":
+                host = host.astype(np.int64)  # [] means no indices, not a float array
+            array = backend.asarray(host, None, device_index)
+    name = backend.dtype_name(array)
+    if name not in INDEX_DTYPES and not (allow_bool and name == "bool"):
+        allowed = "int64 or int32" + (" (or a bool mask)" if allow_bool else "")
+        raise DTypeError(f"{op}: indices must be {allowed}, got dtype {name}")
+    return array
+
+
+def _check_range(xp, array, size, dim, op, negative_ok=False):
+    """Raise IndexError unless every index fits a dim of ``size`` (from ``-size`` when
+    ``negative_ok``); return the indices with negative ones wrapped."""
+    if math.prod(array.shape) == 0:
+        return array
+    low, high = int(xp.min(array)), int(xp.max(array))
+    lowest = -size if negative_ok else 0
+    if low < lowest or high >= size:
+        bad = low if low < lowest else high
+        raise IndexError(f"{op}: index {bad} is out of range for dim {dim} of size {size}")
+    return xp.where(array < 0, array + size, array) if low < 0 else array
+
+
+def _key_entry(input, item, op):
+    """One element of a user's key as ``(kind, value)``: "none", "ellipsis", "int",
+    "slice", "array" (integers) or "mask" (bools)."""
+    from ..tensor import Tensor
+    if item is None:
+        return "none", None
+    if item is Ellipsis:
+        return "ellipsis", None
+    if isinstance(item, slice):
+        return "slice", item
+    if isinstance(item, (bool, np.bool_)):
+        raise IndexError(f"{op}: a bool scalar is not a supported index; use a bool tensor as a mask")
+    if isinstance(item, (Tensor, list, tuple, np.ndarray)) or _is_backend_array(item):
+        array = _as_index_array(input, item, op, allow_bool=True)
+        if input._backend().dtype_name(array) == "bool":
+            if array.ndim == 0:
+                raise IndexError(f"{op}: a 0-d bool index is not supported; use a bool mask with dimensions")
+            return "mask", array
+        if array.ndim == 0:
+            return "int", int(array)
+        return "array", array
+    if hasattr(item, "__index__"):
+        return "int", operator.index(item)
+    raise TypeError(f"{op}: cannot index with a {type(item).__name__}; use ints, slices, None, ..., "
+                    "integer tensors or bool masks")
+
+
+def _is_backend_array(item):
+    try:
+        backend_of(item)
+        return True
+    except TypeError:
+        return False
+
+
+def _broadcast_shapes(shapes, op):
+    ndim = max(len(s) for s in shapes)
+    result = []
+    for axis in range(ndim):
+        sizes = {s[axis - ndim + len(s)] for s in shapes if axis - ndim + len(s) >= 0} - {1}
+        if len(sizes) > 1:
+            raise IndexError(f"{op}: the index arrays could not be broadcast together, shapes "
+                             + ", ".join(format_shape(s) for s in shapes))
+        result.append(sizes.pop() if sizes else 1)
+    return tuple(result)
+
+
+def _normalize_key(input, key, op):
+    """The canonical :class:`_Key` for ``input[key]`` and the shape of the result.
+
+    Raises IndexError for indices out of range (naming the index, dim and size), too
+    many indices or masks of the wrong shape; DTypeError for non-integer indices;
+    ValueError for negative slice steps (PyTorch has none: use ``flip``).
+    """
+    from ..tensor import Tensor
+    if isinstance(key, _Key):  # from a backward: already checked; saved arrays may come back as Tensors
+        return _Key(entry._array if isinstance(entry, Tensor) else entry for entry in key), None
+    shape = input.shape
+    entries = [_key_entry(input, item, op) for item in (key if type(key) is tuple else (key,))]
+    used = sum(value.ndim if kind == "mask" else 1 for kind, value in entries
+               if kind in ("int", "slice", "array", "mask"))
+    ellipses = [i for i, (kind, _) in enumerate(entries) if kind == "ellipsis"]
+    if len(ellipses) > 1:
+        raise IndexError(f"{op}: an index can only have a single ellipsis (...)")
+    if used > len(shape):
+        raise IndexError(f"{op}: too many indices for a tensor of shape {format_shape(shape)}: "
+                         f"{used} dimensions indexed")
+    fill = [("slice", slice(None))] * (len(shape) - used)
+    if ellipses:
+        entries[ellipses[0]:ellipses[0] + 1] = fill
+    else:
+        entries += fill
+
+    xp = input._backend().xp
+    resolved = []  # (kind, value) with one int, slice or int array per dim, plus None
+    dim = 0
+    for kind, value in entries:
+        if kind == "none":
+            resolved.append((kind, None))
+            continue
+        if kind == "mask":
+            mask_shape, covered = tuple(value.shape), shape[dim:dim + value.ndim]
+            if mask_shape != covered:
+                raise IndexError(f"{op}: the mask of shape {format_shape(mask_shape)} does not match the "
+                                 f"indexed shape {format_shape(covered)} at dim {dim} of a tensor of shape "
+                                 f"{format_shape(shape)}")
+            resolved += [("array", array) for array in xp.nonzero(value)]
+            dim += value.ndim
+            continue
+        size = shape[dim]
+        if kind == "int":
+            if not -size <= value < size:
+                raise IndexError(f"{op}: index {value} is out of range for dim {dim} of size {size}")
+            resolved.append(("int", value % size))
+        elif kind == "slice":
+            if value.step is not None and operator.index(value.step) <= 0:
+                raise ValueError(f"{op}: slice step must be positive, got {value.step} (PyTorch has no "
+                                 "negative steps: use flip)")
+            start, stop, step = value.indices(size)
+            resolved.append(("slice", slice(start, max(start, stop), step)))
+        else:
+            resolved.append(("array", _check_range(xp, value, size, dim, op, negative_ok=True)))
+        dim += 1
+
+    if not any(kind == "array" for kind, _ in resolved):
+        result = tuple(1 if kind == "none" else len(range(value.start, value.stop, value.step))
+                       for kind, value in resolved if kind != "int")
+        return _Key([value for _, value in resolved] + [Ellipsis]), result
+    return _advanced_key(input, resolved, op)
+
+
+def _advanced_key(input, resolved, op):
+    """An all-advanced key (an int or int array per dim) equivalent to ``resolved`` under
+    PyTorch's rules: integers first, then the arrays jointly."""
+    xp = input._backend().xp
+    device = input._array.device
+    kept = [(kind, value) for kind, value in resolved if kind != "int"]  # dims left once ints are applied
+    arrays = [i for i, (kind, _) in enumerate(kept) if kind == "array"]
+    index_shape = _broadcast_shapes([tuple(kept[i][1].shape) for i in arrays], op)
+    adjacent = arrays == list(range(arrays[0], arrays[0] + len(arrays)))
+    result, axis_of, block = [], {}, 0
+    if not adjacent:
+        result += index_shape
+    for position, (kind, value) in enumerate(kept):
+        if kind == "slice":
+            axis_of[position] = len(result)
+            result.append(len(range(value.start, value.stop, value.step)))
+        elif kind == "none":
+            result.append(1)
+        elif adjacent and position == arrays[0]:
+            block = len(result)
+            result += index_shape
+    ndim = len(result)
+
+    def placed(array, axis, length):
+        return xp.reshape(array, (1,) * axis + tuple(array.shape) + (1,) * (ndim - axis - length))
+
+    key, position = [], 0
+    for kind, value in resolved:
+        if kind == "int":
+            key.append(value)
+            continue
+        if kind == "slice":
+            positions = xp.arange(value.start, value.stop, value.step, dtype=xp.int64, device=device)
+            key.append(placed(positions, axis_of[position], 1))
+        elif kind == "array":
+            padded = xp.reshape(value, (1,) * (len(index_shape) - value.ndim) + tuple(value.shape))
+            key.append(placed(padded, block, len(index_shape)))
+        position += 1
+    return _Key(key), tuple(result)
+
+
+def _check_values(values, shape, op):
+    """``values`` must broadcast to ``shape``, the shape of ``input[key]``."""
+    from ..tensor import Tensor
+    if not isinstance(values, Tensor):
+        return
+    source = values.shape
+    fits = len(source) <= len(shape) and all(
+        n in (1, m) for n, m in zip(source, shape[len(shape) - len(source):]))
+    if not fits:
+        raise ShapeError(f"{op}: values of shape {format_shape(source)} cannot be broadcast to the indexed "
+                         f"shape {format_shape(shape)}")
+
+
+def _like(xp, value, a):
+    """``value`` (a number or an array) as an array of ``a``'s dtype."""
+    if not hasattr(value, "dtype"):
+        return xp.asarray(value, dtype=a.dtype)
+    return value if value.dtype == a.dtype else xp.astype(value, a.dtype)
+
+
+def _zeros(xp, shape, like):
+    return xp.zeros(shape, dtype=like.dtype, device=like.device)
+
+
+# --- x[key] ----------------------------------------------------------------
+class GetItem(Op):
+    @staticmethod
+    def forward(ctx, a, key):
+        ctx.shape = a.shape
+        _save_key(ctx, key)
+        return a[key]
+
+    @staticmethod
+    def backward(ctx, grad):
+        _, key = _saved_key(ctx)
+        xp = ctx.xp
+        return xp.put_add(_zeros(xp, ctx.shape, grad), key, grad)
+
+
+def _getitem_reference(a, key):
+    """NumPy indexing with PyTorch's rule for integers next to arrays (integers first)."""
+    items = key if type(key) is tuple else (key,)
+    arrays = [isinstance(k, (list, np.ndarray)) for k in items]
+    integers = [isinstance(k, (int, np.integer)) and not isinstance(k, bool) for k in items]
+    if not any(arrays) or not any(integers):
+        return np.asarray(a[key])
+    basic = tuple(slice(None) if is_array else k for k, is_array in zip(items, arrays))
+    rest = tuple(k if is_array or k is Ellipsis else slice(None)
+                 for k, is_array, is_int in zip(items, arrays, integers) if not is_int)
+    return a[basic][rest]
+
+
+def _getitem_samples(rng):
+    matrix = values(rng, (4, 3))
+    cube = values(rng, (3, 4, 5))
+    yield Sample((matrix, 1), name="int")
+    yield Sample((matrix, (slice(None), -1)), name="column, negative")
+    yield Sample((values(rng, (7,)), slice(1, None, 2)), name="step")
+    yield Sample((cube, (Ellipsis, None, slice(1, 3))), name="ellipsis, None")
+    yield Sample((values(rng, ()), ()), name="0-d, empty key")
+    yield Sample((values(rng, ()), None), name="0-d, None")
+    yield Sample((non_contiguous(matrix), (slice(1, 3), 0)), name="non-contiguous")
+    yield Sample((matrix, np.array([0, 0, 3, -1])), name="repeated int array")
+    yield Sample((matrix, [2, 2]), name="list")
+    yield Sample((matrix, (np.array([0, 0, 3]), np.array([1, 1, 2]))), name="two arrays")
+    yield Sample((cube, (slice(None), np.array([[0, 1], [1, 3]]), slice(1, 4))), name="array in the middle")
+    yield Sample((cube, (np.array([0, 2]), slice(None), np.array([1, 4]))), name="separated arrays")
+    yield Sample((cube, (1, slice(None), np.array([0, 3, 3]))), name="int apart from an array")
+    yield Sample((matrix, matrix > 0), name="bool mask")
+    yield Sample((matrix, (np.array([True, False, True, True]),)), name="bool mask on dim 0")
+    yield Sample((cube, (slice(None), np.array([True, False, True, False]), 2)), name="mask and int")
+
+
+@register(_getitem_reference, _getitem_samples, method=False)
+def getitem(input, key):
+    """``input[key]``, as in PyTorch: ints, slices (positive steps), None, ``...``, integer
+    tensors or arrays or lists, and bool masks.
+
+    Basic keys (ints, slices, None) give a view; integer arrays and masks give a copy.
+    The gradient is added back at the indexed places, so repeated indices accumulate:
+    d(x[i])/dx[j] = #{k: i_k = j}.
+
+    Example::
+
+        x = vizgrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        x[[0, 0, 2]].sum().backward()     # x.grad == [2., 0., 1.]
+    """
+    key, _ = _normalize_key(input, key, "getitem")
+    out = GetItem.apply(input, key=key)
+    if _is_basic(key):  # a view: in-place changes to it show in input, and bump input's version
+        out._as_view_of(input)
+    return out
+
+
+# --- adding and writing at a key ---------------------------------------------
+class PutAdd(Op):
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx, a, values, key):
+        _save_key(ctx, key)
+        return ctx.xp.put_add(a, key, _like(ctx.xp, values, a))
+
+    @staticmethod
+    def backward(ctx, grad):
+        _, key = _saved_key(ctx)
+        needs_input, needs_values = ctx.needs_input_grad
+        return grad if needs_input else None, grad[key] if needs_values else None
+
+
+def _put_add_reference(a, key, values):
+    out = np.array(a, copy=True)
+    np.add.at(out, key, values)
+    return out
+
+
+def _put_add_samples(rng):
+    yield Sample((values(rng, (5, 3)), np.array([0, 0, 4]), values(rng, (3, 3))), name="repeated indices")
+    yield Sample((values(rng, (5, 3)), (slice(1, 3),), values(rng, (3,))), name="slice, broadcast values")
+    yield Sample((values(rng, (5, 3)), (np.array([1, 1]), np.array([2, 2])), 1.5), name="number")
+    yield Sample((values(rng, ()), (), values(rng, ())), name="0-d")
+
+
+@register(_put_add_reference, _put_add_samples, method=False)
+def put_add(input, key, values):
+    """A copy of ``input`` with ``values`` (broadcast) added at ``input[key]``; repeated
+    indices accumulate. The adjoint of :func:`getitem`, and its backward.
+
+    out = input + P_keyᵀ values, so d out/d input = 1 and the gradient of values is grad[key].
+
+    Example::
+
+        vizgrad.put_add(vizgrad.zeros(3), [0, 0], vizgrad.tensor([1.0, 2.0]))   # [3., 0., 0.]
+    """
+    key, shape = _normalize_key(input, key, "put_add")
+    if shape is not None:
+        _check_values(values, shape, "put_add")
+    return PutAdd.apply(input, values, key=key)
+
+
+class IndexPut(Op):
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx, a, values, key):
+        xp = ctx.xp
+        values = _like(xp, values, a)
+        count = xp.put_add(xp.zeros_like(a), key, xp.ones_like(values))
+        written = xp.asarray(count > 0)  # an array even when 0-d (NumPy returns a scalar)
+        share = xp.where(written, count, 1.0)  # repeated indices: each writer gets an equal share
+        _save_key(ctx, key, written, share)
+        return xp.where(written, xp.put_add(xp.zeros_like(a), key, values) / share, a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (written, share), key = _saved_key(ctx, 2)
+        needs_input, needs_values = ctx.needs_input_grad
+        grad_input = ctx.xp.where(written, 0.0, grad) if needs_input else None
+        grad_values = (grad / share)[key] if needs_values else None
+        return grad_input, grad_values
+
+
+def _index_put_reference(a, key, values, accumulate=False):
+    if accumulate:
+        return _put_add_reference(a, key, values)
+    out = np.array(a, copy=True)
+    out[key] = values
+    return out
+
+
+def _index_put_samples(rng):
+    yield Sample((values(rng, (4, 3)), (slice(None), 1), values(rng, (4,))), name="column")
+    yield Sample((values(rng, (4, 3)), np.array([3, 0]), values(rng, (3,))), name="rows, broadcast values")
+    yield Sample((values(rng, (4, 3)), (np.array([0, 2]), np.array([1, -1])), 0.5), name="number")
+    yield Sample((values(rng, ()), (), values(rng, ())), name="0-d")
+    yield Sample((values(rng, (4, 3)), (np.array([1, 2]),), values(rng, (3,)), True), name="accumulate")
+    mask = rng.uniform(size=(4, 3)) > 0.5
+    yield Sample((non_contiguous(values(rng, (4, 3))), mask, values(rng, (int(mask.sum()),))), name="mask")
+
+
+@register(_index_put_reference, _index_put_samples)
+def index_put(input, key, values, accumulate=False):
+    """A copy of ``input`` with ``input[key] = values`` (broadcast): what ``x[key] = v`` computes.
+    With ``accumulate=True`` the values are added instead (:func:`put_add`).
+
+    The gradient of input is grad with zeros at key; that of values is grad[key].
+    Where an index repeats, PyTorch leaves the winner undefined; vizgrad writes the
+    mean of the values sent there.
+
+    Example::
+
+        x = vizgrad.zeros(3)
+        x[1] = 5.0                        # index_put(x, 1, 5.0): [0., 5., 0.]
+    """
+    if accumulate:
+        return put_add(input, key, values)
+    key, shape = _normalize_key(input, key, "index_put")
+    if shape is not None:
+        _check_values(values, shape, "index_put")
+    return IndexPut.apply(input, values, key=key)
+
+
+# --- gather / scatter along one dim -------------------------------------------
+def _dim(op, input, dim):
+    from ..tensor import _dim_index
+    return _dim_index(dim, input.ndim, op)
+
+
+def _needs_dims(op, input, name="input"):
+    if input.ndim == 0:
+        raise ShapeError(f"{op}: {name} must have at least one dimension, got a 0-d tensor")
+
+
+def _within(index_shape, shape, dim):
+    """Basic slices keeping the leading ``index_shape`` part of every dim but ``dim``
+    (gather and scatter indices may be smaller than the tensor), or None if all fit."""
+    if all(n == m for d, (n, m) in enumerate(zip(index_shape, shape)) if d != dim):
+        return None
+    return tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index_shape))
+
+
+def _check_along(op, input, dim, index, others=()):
+    """gather/scatter rules: index has input's number of dims, index.size(d) <=
+    input.size(d) for d != dim (and <= other.size(d) for every d of each other), and
+    its values lie in [0, input.size(dim))."""
+    shape, index_shape = input.shape, tuple(index.shape)
+    if len(index_shape) != len(shape):
+        raise ShapeError(f"{op}: index of shape {format_shape(index_shape)} must have as many dimensions as "
+                         f"input of shape {format_shape(shape)}")
+    for d, (n, m) in enumerate(zip(index_shape, shape)):
+        if d != dim and n > m:
+            raise ShapeError(f"{op}: index of shape {format_shape(index_shape)} is larger than input of shape "
+                             f"{format_shape(shape)} at dim {d}")
+    for name, other in others:
+        if len(other.shape) != len(index_shape) or any(n > m for n, m in zip(index_shape, other.shape)):
+            raise ShapeError(f"{op}: index of shape {format_shape(index_shape)} must not be larger than "
+                             f"{name} of shape {format_shape(other.shape)} in any dim")
+    return _check_range(input._backend().xp, index, shape[dim], dim, op)
+
+
+class Gather(Op):
+    @staticmethod
+    def forward(ctx, a, index, dim):
+        ctx.shape, ctx.dim = a.shape, dim
+        ctx.save_for_backward(index)
+        within = _within(index.shape, a.shape, dim)
+        return ctx.xp.take_along_axis(a if within is None else a[within], index, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        index, = ctx.saved_tensors
+        xp = ctx.xp
+        return xp.scatter_add(_zeros(xp, ctx.shape, grad), ctx.dim, index, grad), None
+
+
+def _gather_reference(a, dim, index):
+    dim %= a.ndim
+    within = _within(index.shape, a.shape, dim)
+    return np.take_along_axis(a if within is None else a[within], index, axis=dim)
+
+
+def _gather_samples(rng):
+    yield Sample((values(rng, (3, 4)), 0, rng.integers(0, 3, size=(5, 4))), name="dim 0, repeats")
+    yield Sample((values(rng, (3, 4)), -1, rng.integers(0, 4, size=(3, 2))), name="dim -1")
+    yield Sample((values(rng, (3, 4, 2)), 1, rng.integers(0, 4, size=(2, 3, 2))), name="smaller index")
+    yield Sample((non_contiguous(values(rng, (3, 4))), 1, rng.integers(0, 4, size=(3, 4))),
+                 name="non-contiguous")
+
+
+@register(_gather_reference, _gather_samples)
+def gather(input, dim, index):
+    """Values of ``input`` along ``dim`` at ``index`` (same number of dims as input):
+
+    out[i][j][k] = input[index[i][j][k]][j][k]   (dim=0)
+
+    The gradient is scattered back with :func:`scatter_add`, so repeated indices accumulate.
+
+    Example::
+
+        x = vizgrad.tensor([[1.0, 2.0], [3.0, 4.0]])
+        vizgrad.gather(x, 1, vizgrad.tensor([[0, 0], [1, 0]]))    # [[1., 1.], [4., 3.]]
+    """
+    _needs_dims("gather", input)
+    dim = _dim("gather", input, dim)
+    index = _as_index_array(input, index, "gather")
+    index = _check_along("gather", input, dim, index)
+    return Gather.apply(input, index, dim=dim)
+
+
+def _grad_along(xp, grad, index, dim, source_shape):
+    """``grad`` gathered at ``index`` along ``dim``, zero-padded to ``source_shape``: the
+    gradient of the source of a scatter (whose elements beyond the index are unused)."""
+    within = _within(index.shape, grad.shape, dim)
+    picked = xp.take_along_axis(grad if within is None else grad[within], index, axis=dim)
+    if tuple(index.shape) == tuple(source_shape):
+        return picked
+    return xp.pad(picked, tuple((0, m - n) for n, m in zip(index.shape, source_shape)), 0.0)
+
+
+class ScatterAdd(Op):
+    @staticmethod
+    def forward(ctx, a, index, src, dim):
+        ctx.dim, ctx.source_shape = dim, src.shape
+        ctx.save_for_backward(index)
+        return ctx.xp.scatter_add(a, dim, index, src)
+
+    @staticmethod
+    def backward(ctx, grad):
+        index, = ctx.saved_tensors
+        needs_input, _, needs_src = ctx.needs_input_grad
+        grad_src = _grad_along(ctx.xp, grad, index, ctx.dim, ctx.source_shape) if needs_src else None
+        return grad if needs_input else None, None, grad_src
+
+
+def _scatter_key(index, dim):
+    key = list(np.indices(index.shape, sparse=True))
+    key[dim] = index
+    return tuple(key)
+
+
+def _scatter_add_reference(a, dim, index, src):
+    out = np.array(a, copy=True)
+    dim %= a.ndim
+    np.add.at(out, _scatter_key(index, dim), src[tuple(slice(0, n) for n in index.shape)])
+    return out
+
+
+def _scatter_add_samples(rng):
+    yield Sample((values(rng, (3, 4)), 0, rng.integers(0, 3, size=(5, 4)), values(rng, (5, 4))),
+                 name="dim 0, repeats")
+    yield Sample((values(rng, (3, 4)), -1, rng.integers(0, 4, size=(3, 6)), values(rng, (3, 6))), name="dim -1")
+    yield Sample((values(rng, (3, 4, 2)), 1, rng.integers(0, 4, size=(2, 3, 2)), values(rng, (3, 4, 2))),
+                 name="src larger than index")
+    yield Sample((non_contiguous(values(rng, (3, 4))), 1, rng.integers(0, 4, size=(3, 4)),
+                  non_contiguous(values(rng, (3, 4)))), name="non-contiguous")
+
+
+def _check_scatter(op, input, dim, index, src):
+    from ..tensor import Tensor
+    _needs_dims(op, input)
+    dim = _dim(op, input, dim)
+    index = _as_index_array(input, index, op)
+    others = ()
+    if isinstance(src, Tensor):
+        if src.dtype is not input.dtype:
+            raise DTypeError(f"{op}: src has dtype {src.dtype.name} but input has {input.dtype.name}; "
+                             "they must match")
+        others = (("src", src),)
+    return dim, _check_along(op, input, dim, index, others)
+
+
+@register(_scatter_add_reference, _scatter_add_samples)
+def scatter_add(input, dim, index, src):
+    """A copy of ``input`` with ``src`` added along ``dim`` at ``index``; repeats accumulate:
+
+    out[index[i][j]][j] += src[i][j]   (dim=0)
+
+    The gradient of src is gathered back with :func:`gather` (the adjoint).
+
+    Example::
+
+        vizgrad.scatter_add(vizgrad.zeros(3), 0, vizgrad.tensor([0, 0, 2]), vizgrad.ones(3))   # [2., 0., 1.]
+    """
+    dim, index = _check_scatter("scatter_add", input, dim, index, src)
+    return ScatterAdd.apply(input, index, src, dim=dim)
+
+
+class Scatter(Op):
+    @staticmethod
+    def forward(ctx, a, index, src, dim):
+        xp = ctx.xp
+        if not hasattr(src, "dtype"):
+            src = xp.full(index.shape, src, dtype=a.dtype, device=a.device)
+        ctx.dim, ctx.source_shape = dim, src.shape
+        count = xp.scatter_add(xp.zeros_like(a), dim, index, xp.ones_like(src))
+        written = count > 0
+        share = xp.where(written, count, 1.0)  # repeated indices: each writer gets an equal share
+        ctx.save_for_backward(index, written, share)
+        return xp.where(written, xp.scatter_add(xp.zeros_like(a), dim, index, src) / share, a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        index, written, share = ctx.saved_tensors
+        xp = ctx.xp
+        needs_input, _, needs_src = ctx.needs_input_grad
+        grad_input = xp.where(written, 0.0, grad) if needs_input else None
+        grad_src = _grad_along(xp, grad / share, index, ctx.dim, ctx.source_shape) if needs_src else None
+        return grad_input, None, grad_src
+
+
+def _scatter_reference(a, dim, index, src):
+    out = np.array(a, copy=True)
+    dim %= a.ndim
+    out[_scatter_key(index, dim)] = src[tuple(slice(0, n) for n in index.shape)] if np.ndim(src) else src
+    return out
+
+
+def _distinct_rows(rng, rows, count, columns):
+    """An index for dim 0 whose columns never repeat a row (scatter writes each place once)."""
+    return np.stack([rng.permutation(rows)[:count] for _ in range(columns)], axis=1).astype(np.int64)
+
+
+def _scatter_samples(rng):
+    yield Sample((values(rng, (4, 3)), 0, _distinct_rows(rng, 4, 2, 3), values(rng, (2, 3))), name="dim 0")
+    yield Sample((values(rng, (4, 3)), -2, _distinct_rows(rng, 4, 3, 2), values(rng, (3, 3))),
+                 name="negative dim, src larger")
+    yield Sample((values(rng, (4, 3)), 0, _distinct_rows(rng, 4, 2, 3), 0.5), name="number")
+
+
+@register(_scatter_reference, _scatter_samples)
+def scatter(input, dim, index, src):
+    """A copy of ``input`` with values of ``src`` (a tensor or a number) written along ``dim``
+    at ``index``:
+
+    out[index[i][j]][j] = src[i][j]   (dim=0)
+
+    The gradient of input is grad with zeros where written; that of src is grad
+    gathered at index. Where an index repeats, PyTorch leaves the winner undefined;
+    vizgrad writes the mean of the values sent there.
+    """
+    dim, index = _check_scatter("scatter", input, dim, index, src)
+    return Scatter.apply(input, index, src, dim=dim)
+
+
+# --- whole slices along one dim ----------------------------------------------
+def _vector_index(op, input, dim, index):
+    index = _as_index_array(input, index, op)
+    if index.ndim > 1:
+        raise ShapeError(f"{op}: index must be 1-D, got shape {format_shape(tuple(index.shape))}")
+    xp = input._backend().xp
+    if index.ndim == 0:
+        index = xp.reshape(index, (1,))
+    return _check_range(xp, index, input.shape[dim], dim, op)
+
+
+class IndexSelect(Op):
+    @staticmethod
+    def forward(ctx, a, index, dim):
+        ctx.shape, ctx.dim = a.shape, dim
+        ctx.save_for_backward(index)
+        return ctx.xp.take(a, index, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        index, = ctx.saved_tensors
+        xp = ctx.xp
+        return xp.index_add(_zeros(xp, ctx.shape, grad), ctx.dim, index, grad), None
+
+
+def _index_select_samples(rng):
+    yield Sample((values(rng, (4, 3)), 0, np.array([0, 0, 3, 1])), name="repeats")
+    yield Sample((values(rng, (4, 3, 2)), -2, np.array([2, 0])), name="negative dim")
+    yield Sample((values(rng, (4, 3)), 1, np.array(2)), name="0-d index")
+    yield Sample((non_contiguous(values(rng, (4, 3))), 1, np.array([1, 1])), name="non-contiguous")
+
+
+@register(lambda a, dim, index: np.take(a, np.reshape(index, (-1,)), axis=dim), _index_select_samples)
+def index_select(input, dim, index):
+    """The slices of ``input`` along ``dim`` at the 1-D ``index``:
+
+    out[..., i, ...] = input[..., index[i], ...]
+
+    The gradient is added back with :func:`index_add`, so repeated indices accumulate.
+
+    Example::
+
+        x = vizgrad.tensor([[1.0, 2.0], [3.0, 4.0]])
+        vizgrad.index_select(x, 0, vizgrad.tensor([1, 1]))     # [[3., 4.], [3., 4.]]
+    """
+    _needs_dims("index_select", input)
+    dim = _dim("index_select", input, dim)
+    return IndexSelect.apply(input, _vector_index("index_select", input, dim, index), dim=dim)
+
+
+class IndexAdd(Op):
+    @staticmethod
+    def forward(ctx, a, index, source, dim, alpha):
+        ctx.dim, ctx.alpha = dim, alpha
+        ctx.save_for_backward(index)
+        return ctx.xp.index_add(a, dim, index, source if alpha == 1 else source * alpha)
+
+    @staticmethod
+    def backward(ctx, grad):
+        index, = ctx.saved_tensors
+        needs_input, _, needs_source = ctx.needs_input_grad
+        grad_source = None
+        if needs_source:
+            grad_source = ctx.xp.take(grad, index, axis=ctx.dim)
+            if ctx.alpha != 1:
+                grad_source = grad_source * ctx.alpha
+        return grad if needs_input else None, None, grad_source
+
+
+def _index_add_reference(a, dim, index, source, alpha=1):
+    out = np.array(a, copy=True)
+    np.add.at(out, (slice(None),) * (dim % a.ndim) + (index,), source * alpha)
+    return out
+
+
+def _index_add_samples(rng):
+    yield Sample((values(rng, (4, 3)), 0, np.array([0, 0, 2]), values(rng, (3, 3))), name="repeats")
+    yield Sample((values(rng, (4, 3)), -1, np.array([2, 0, 2, 2]), values(rng, (4, 4))), {"alpha": 2.5},
+                 name="negative dim, alpha")
+    yield Sample((non_contiguous(values(rng, (4, 3))), 1, np.array([1]), values(rng, (4, 1))),
+                 name="non-contiguous")
+
+
+@register(_index_add_reference, _index_add_samples)
+def index_add(input, dim, index, source, *, alpha=1):
+    """A copy of ``input`` with ``alpha * source`` added along ``dim`` at the 1-D ``index``;
+    repeats accumulate:
+
+    out[..., index[i], ...] += alpha * source[..., i, ...]
+
+    The gradient of source is :func:`index_select` of the gradient (times alpha).
+
+    Example::
+
+        vizgrad.index_add(vizgrad.zeros(3, 2), 0, vizgrad.tensor([0, 0]), vizgrad.ones(2, 2))
+        # [[2., 2.], [0., 0.], [0., 0.]]
+    """
+    _needs_dims("index_add", input)
+    dim = _dim("index_add", input, dim)
+    index = _vector_index("index_add", input, dim, index)
+    expected = input.shape[:dim] + (index.shape[0],) + input.shape[dim + 1:]
+    if tuple(source.shape) != expected:
+        raise ShapeError(f"index_add: source of shape {format_shape(source.shape)} must have shape "
+                         f"{format_shape(expected)} (input's shape {format_shape(input.shape)} with dim {dim} "
+                         f"the length of index)")
+    return IndexAdd.apply(input, index, source, dim=dim, alpha=alpha)
+
+
+# --- masks -------------------------------------------------------------------
+class MaskedFill(Op):
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx, a, mask, value):
+        ctx.save_for_backward(mask)
+        return ctx.xp.where(mask, _like(ctx.xp, value, a), a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        mask, = ctx.saved_tensors
+        xp = ctx.xp
+        needs_input, _, needs_value = ctx.needs_input_grad
+        return (xp.where(mask, 0.0, grad) if needs_input else None, None,
+                xp.where(mask, grad, 0.0) if needs_value else None)
+
+
+def _masked_fill_samples(rng):
+    yield Sample((values(rng, (3, 4)), rng.uniform(size=(3, 4)) > 0.5, 0.5), name="number")
+    yield Sample((values(rng, (3, 4)), rng.uniform(size=(4,)) > 0.5, values(rng, ())),
+                 name="broadcast mask, tensor value")
+    yield Sample((values(rng, ()), np.array(True), values(rng, ())), name="0-d")
+    yield Sample((non_contiguous(values(rng, (3, 4))), rng.uniform(size=(3, 1)) > 0.5, -1.0), name="non-contiguous")
+
+
+@register(lambda a, mask, value: np.where(mask, value, a).astype(a.dtype), _masked_fill_samples)
+def masked_fill(input, mask, value):
+    """``input`` with ``value`` (a number or a 0-d tensor) where the bool ``mask`` (broadcast
+    to input's shape) is true.
+
+    The gradient of input is grad where the mask is false; that of value is the sum of
+    grad where it is true.
+
+    Example::
+
+        x = vizgrad.tensor([1.0, -2.0, 3.0])
+        x.masked_fill(x < 0, 0.0)      # [1., 0., 3.]
+    """
+    from ..tensor import Tensor
+    if not isinstance(mask, Tensor) or mask.dtype.name != "bool":
+        got = f"dtype {mask.dtype.name}" if isinstance(mask, Tensor) else f"a {type(mask).__name__}"
+        raise DTypeError(f"masked_fill: mask must be a bool tensor, got {got}")
+    shape = input.shape
+    if mask.ndim > len(shape) or any(n not in (1, m) for n, m in zip(mask.shape, shape[len(shape) - mask.ndim:])):
+        raise ShapeError(f"masked_fill: mask of shape {format_shape(mask.shape)} cannot be broadcast to input "
+                         f"of shape {format_shape(shape)}")
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise ShapeError(f"masked_fill: value must be a number or a 0-d tensor, got shape "
+                         f"{format_shape(value.shape)}")
+    return MaskedFill.apply(input, mask, value)

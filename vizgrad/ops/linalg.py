@@ -1,1 +1,353 @@
-"""(being written)"""
+"""Linear algebra: matmul and its special cases (mm, bmm, mv, dot), outer, einsum, tensordot.
+
+matmul follows NumPy and PyTorch: 1-D operands are promoted to matrices (a row on
+the left, a column on the right) and the added dim is removed from the result;
+leading (batch) dims broadcast. Its backward works on the promoted operands and
+leaves the batch sums to the engine's one broadcasting helper. einsum's backward is
+an einsum per operand: the gradient contracted with the other operands.
+"""
+
+import string
+
+import numpy as np
+
+from ..autograd.function import Op
+from ..errors import DTypeError, ShapeError, format_shape
+from .registry import Sample, register
+from .samples import non_contiguous, values
+
+
+def _tensors(op, *operands):
+    from ..tensor import Tensor
+    for operand in operands:
+        if not isinstance(operand, Tensor):
+            raise TypeError(f"{op}: expected Tensors, got a {type(operand).__name__}")
+    first = operands[0]
+    for operand in operands[1:]:
+        if operand.dtype is not first.dtype:
+            raise DTypeError(f"{op}: expected operands of one dtype, got {first.dtype.name} and "
+                             f"{operand.dtype.name}; convert one with .to()")
+
+
+# --- matmul --------------------------------------------------------------------
+class MatMul(Op):
+    broadcasts = True  # batch dims of the gradients are summed by the engine
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return ctx.xp.matmul(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        xp = ctx.xp
+        needs_a, needs_b = ctx.needs_input_grad
+        # work on matrices: a 1-D a is a row (1, k), a 1-D b a column (k, 1); grad gets those dims back
+        a2 = xp.expand_dims(a, axis=0) if a.ndim == 1 else a
+        b2 = xp.expand_dims(b, axis=-1) if b.ndim == 1 else b
+        g = xp.expand_dims(grad, axis=-1) if b.ndim == 1 else grad
+        g = xp.expand_dims(g, axis=-2) if a.ndim == 1 else g
+        grad_a = grad_b = None
+        if needs_a:  # dL/dA = G Bᵀ
+            grad_a = xp.matmul(g, xp.matrix_transpose(b2))
+            grad_a = xp.squeeze(grad_a, axis=-2) if a.ndim == 1 else grad_a
+        if needs_b:  # dL/dB = Aᵀ G
+            grad_b = xp.matmul(xp.matrix_transpose(a2), g)
+            grad_b = xp.squeeze(grad_b, axis=-1) if b.ndim == 1 else grad_b
+        return grad_a, grad_b
+
+
+def _matmul_shape(op, first, second):
+    """The shape of ``first @ second``, or a ShapeError naming both shapes."""
+    if not first or not second:
+        raise ShapeError(f"{op}: both operands need at least 1 dimension, got shapes {format_shape(first)} and "
+                         f"{format_shape(second)} (use * to multiply by a 0-d tensor)")
+    inner_a, inner_b = len(first) - 1, max(len(second) - 2, 0)
+    if first[inner_a] != second[inner_b]:
+        raise ShapeError(f"{op}: the inner dimensions do not match: {format_shape(first)} @ {format_shape(second)} "
+                         f"-- dim {inner_a} of the first ({first[inner_a]}) must equal dim {inner_b} of the "
+                         f"second ({second[inner_b]})")
+    batch_a, batch_b = first[:-2], second[:-2]
+    ndim = max(len(batch_a), len(batch_b))
+    batch = []
+    for axis in range(ndim):
+        n = batch_a[axis - ndim + len(batch_a)] if axis - ndim + len(batch_a) >= 0 else 1
+        m = batch_b[axis - ndim + len(batch_b)] if axis - ndim + len(batch_b) >= 0 else 1
+        if n != m and 1 not in (n, m):
+            raise ShapeError(f"{op}: the batch dimensions {format_shape(batch_a)} and {format_shape(batch_b)} of "
+                             f"{format_shape(first)} @ {format_shape(second)} do not broadcast")
+        batch.append(max(n, m) if 1 in (n, m) else n)
+    rows = (first[-2],) if len(first) > 1 else ()
+    columns = (second[-1],) if len(second) > 1 else ()
+    return tuple(batch) + rows + columns
+
+
+def _matmul_samples(rng):
+    for left, right in (((3, 4), (4, 5)), ((4,), (4,)), ((4,), (4, 5)), ((3, 4), (4,)), ((2, 3, 4), (4, 5)),
+                        ((3, 4), (2, 4, 5)), ((2, 1, 3, 4), (5, 4, 2)), ((4,), (2, 4, 5)), ((2, 3, 4), (4,)),
+                        ((1, 4), (4, 1))):
+        yield Sample((values(rng, left), values(rng, right)), name=f"{left}@{right}")
+    yield Sample((non_contiguous(values(rng, (3, 4))), non_contiguous(values(rng, (4, 2)))), name="non-contiguous")
+
+
+@register(np.matmul, _matmul_samples)
+def matmul(input, other):
+    """Matrix product with NumPy's rules: 1-D operands are promoted (and the added dim
+    removed), leading batch dims broadcast.
+
+    C = AB:  dL/dA = G Bᵀ,  dL/dB = Aᵀ G  (summed over broadcast batch dims).
+
+    Example::
+
+        a = vizgrad.randn(2, 3, 4, requires_grad=True)
+        b = vizgrad.randn(4, 5, requires_grad=True)
+        (a @ b).shape          # (2, 3, 5); b.grad sums over the batch
+    """
+    _tensors("matmul", input, other)
+    _matmul_shape("matmul", input.shape, other.shape)
+    return MatMul.apply(input, other)
+
+
+def _with_dims(op, names_and_ndims, *operands):
+    for operand, (name, ndim) in zip(operands, names_and_ndims):
+        if operand.ndim != ndim:
+            raise ShapeError(f"{op}: {name} must be {ndim}-D, got shape {format_shape(operand.shape)}")
+
+
+@register(np.matmul, lambda rng: iter([Sample((values(rng, (3, 4)), values(rng, (4, 2))))]))
+def mm(input, mat2):
+    """Product of two matrices, (n, m) @ (m, p) -> (n, p); :func:`matmul` without batching."""
+    _tensors("mm", input, mat2)
+    _with_dims("mm", (("input", 2), ("mat2", 2)), input, mat2)
+    _matmul_shape("mm", input.shape, mat2.shape)
+    return MatMul.apply(input, mat2)
+
+
+@register(np.matmul, lambda rng: iter([Sample((values(rng, (2, 3, 4)), values(rng, (2, 4, 2))))]))
+def bmm(input, mat2):
+    """Batched matrix product, (b, n, m) @ (b, m, p) -> (b, n, p); the batch sizes must be
+    equal (no broadcasting: use :func:`matmul` for that)."""
+    _tensors("bmm", input, mat2)
+    _with_dims("bmm", (("input", 3), ("mat2", 3)), input, mat2)
+    if input.shape[0] != mat2.shape[0]:
+        raise ShapeError(f"bmm: the batch sizes differ: {format_shape(input.shape)} and {format_shape(mat2.shape)}")
+    _matmul_shape("bmm", input.shape, mat2.shape)
+    return MatMul.apply(input, mat2)
+
+
+@register(np.matmul, lambda rng: iter([Sample((values(rng, (3, 4)), values(rng, (4,))))]))
+def mv(input, vec):
+    """Matrix times vector, (n, m) @ (m,) -> (n,)."""
+    _tensors("mv", input, vec)
+    _with_dims("mv", (("input", 2), ("vec", 1)), input, vec)
+    _matmul_shape("mv", input.shape, vec.shape)
+    return MatMul.apply(input, vec)
+
+
+@register(np.dot, lambda rng: iter([Sample((values(rng, (5,)), values(rng, (5,))))]))
+def dot(input, tensor):
+    """Inner product of two 1-D tensors of one length: Σ a_i b_i (a 0-d tensor)."""
+    _tensors("dot", input, tensor)
+    _with_dims("dot", (("input", 1), ("tensor", 1)), input, tensor)
+    if input.shape != tensor.shape:
+        raise ShapeError(f"dot: the vectors have different lengths: {format_shape(input.shape)} and "
+                         f"{format_shape(tensor.shape)}")
+    return MatMul.apply(input, tensor)
+
+
+class Outer(Op):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return ctx.xp.expand_dims(a, axis=-1) * b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        needs_a, needs_b = ctx.needs_input_grad
+        xp = ctx.xp
+        return xp.matmul(grad, b) if needs_a else None, xp.matmul(a, grad) if needs_b else None
+
+
+@register(np.outer, lambda rng: iter([Sample((values(rng, (3,)), values(rng, (4,))))]), aliases=("ger",))
+def outer(input, vec2):
+    """Outer product of two 1-D tensors: out[i, j] = a_i b_j.  dL/da = G b, dL/db = Gᵀ a."""
+    _tensors("outer", input, vec2)
+    _with_dims("outer", (("input", 1), ("vec2", 1)), input, vec2)
+    return Outer.apply(input, vec2)
+
+
+# --- einsum --------------------------------------------------------------------
+def _parse_einsum(equation, shapes):
+    """``(terms, output, sizes)``: one subscript string per operand and for the output,
+    with ``...`` replaced by fresh letters, and the size of every letter."""
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum: the equation must be a string, got a {type(equation).__name__}")
+    text = equation.replace(" ", "")
+    inputs, arrow, output = text.partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(f"einsum: {equation!r} names {len(terms)} operand{'s' if len(terms) != 1 else ''} "
+                         f"but {len(shapes)} were given")
+    for term in terms + ([output] if arrow else []):
+        if any(c not in string.ascii_letters for c in term.replace("...", "")):
+            raise ValueError(f"einsum: {equation!r}: subscripts must be letters (and at most one ... per operand)")
+    used = set(text)
+    fresh = [c for c in string.ascii_letters if c not in used]
+    spans = []
+    for position, (term, shape) in enumerate(zip(terms, shapes)):
+        named = len(term.replace("...", ""))
+        span = len(shape) - named if "..." in term else 0
+        if span < 0 or ("..." not in term and named != len(shape)):
+            raise ShapeError(f"einsum: operand {position} has shape {format_shape(shape)} but its subscripts "
+                             f"{term!r} name {named} dimension{'s' if named != 1 else ''}")
+        spans.append(span)
+    broadcast = fresh[:max(spans, default=0)]
+    terms = [term.replace("...", "".join(broadcast[len(broadcast) - span:])) for term, span in zip(terms, spans)]
+    if arrow:
+        output = output.replace("...", "".join(broadcast))
+    else:
+        letters = "".join(terms)
+        output = "".join(broadcast) + "".join(sorted(c for c in set(letters)
+                                                     if letters.count(c) == 1 and c not in broadcast))
+    sizes = {}
+    for position, (term, shape) in enumerate(zip(terms, shapes)):
+        for letter, size in zip(term, shape):
+            if sizes.setdefault(letter, size) != size:
+                raise ShapeError(f"einsum: {equation!r}: subscript {letter!r} has size {sizes[letter]} in one "
+                                 f"place but {size} in operand {position} (shape {format_shape(shape)})")
+    for letter in output:
+        if letter not in sizes:
+            raise ValueError(f"einsum: {equation!r}: output subscript {letter!r} appears in no operand")
+        if output.count(letter) > 1:
+            raise ValueError(f"einsum: {equation!r}: output subscript {letter!r} appears more than once")
+    return terms, output, sizes
+
+
+class Einsum(Op):
+    @staticmethod
+    def forward(ctx, *operands, terms, output, sizes):
+        xp = ctx.xp
+        ctx.terms, ctx.output, ctx.sizes = terms, output, sizes
+        # identity matrices put the gradient on the diagonal of operands like 'ii' (constants)
+        ctx.diagonals = sorted({c for term in terms for c in term if term.count(c) > 1})
+        eyes = [xp.eye(sizes[c], dtype=operands[0].dtype, device=operands[0].device) for c in ctx.diagonals]
+        ctx.save_for_backward(*operands, *eyes)
+        return xp.einsum(",".join(terms) + "->" + output, *operands)
+
+    @staticmethod
+    def backward(ctx, grad):
+        saved = ctx.saved_tensors
+        count = len(ctx.terms)
+        operands, eyes = saved[:count], dict(zip(ctx.diagonals, saved[count:]))
+        return tuple(_einsum_grad(ctx, grad, k, operands, eyes) if need else None
+                     for k, need in enumerate(ctx.needs_input_grad))
+
+
+def _einsum_grad(ctx, grad, k, operands, eyes):
+    """The gradient of operand ``k``: grad contracted with every other operand onto
+    operand k's subscripts. Letters only operand k has are broadcast (a ones vector);
+    a repeated letter ('ii') puts the result on the diagonal (an identity matrix)."""
+    xp = ctx.xp
+    terms, sizes = ctx.terms, ctx.sizes
+    term = terms[k]
+    unique = "".join(dict.fromkeys(term))
+    others = [j for j in range(len(terms)) if j != k]
+    present = set(ctx.output).union(*(terms[j] for j in others))
+    missing = [c for c in unique if c not in present]
+    subscripts = [ctx.output] + [terms[j] for j in others] + missing
+    arrays = ([grad] + [operands[j] for j in others]
+              + [xp.ones((sizes[c],), dtype=grad.dtype, device=grad.device) for c in missing])
+    result = xp.asarray(xp.einsum(",".join(subscripts) + "->" + unique, *arrays))  # NumPy: 0-d gives a scalar
+    if len(unique) == len(term):
+        return result
+    fresh = iter(c for c in string.ascii_letters if c not in sizes)
+    target, factors, seen = "", [], set()
+    for letter in term:
+        if letter in seen:  # a second occurrence: a new letter tied to the first by an identity
+            renamed = next(fresh)
+            target += renamed
+            factors.append(letter + renamed)
+        else:
+            seen.add(letter)
+            target += letter
+    return xp.einsum(",".join([unique] + factors) + "->" + target, result, *(eyes[f[0]] for f in factors))
+
+
+def _einsum_samples(rng):
+    square = values(rng, (3, 3))
+    for equation, shapes in (("ij,jk->ik", ((3, 4), (4, 2))), ("bij,bjk->bik", ((2, 3, 4), (2, 4, 2))),
+                             ("ij,jk", ((3, 4), (4, 2))), ("ij->", ((3, 4),)), ("ij->ji", ((3, 4),)),
+                             ("i,j->ij", ((3,), (4,))), ("i,i", ((4,), (4,))), ("ij,ij->i", ((3, 4), (3, 4))),
+                             ("...ij,...jk->...ik", ((2, 3, 4), (4, 2))), ("ij,jk,kl->il", ((2, 3), (3, 4), (4, 2))),
+                             (",i->i", ((), (3,))), ("ijk->ki", ((2, 3, 4),))):
+        yield Sample((equation,) + tuple(values(rng, s) for s in shapes), name=equation)
+    yield Sample(("ii->i", square), name="diagonal")
+    yield Sample(("ii", square), name="trace")
+    yield Sample(("iij,j->i", values(rng, (3, 3, 2)), values(rng, (2,))), name="diagonal and contraction")
+    yield Sample(("ij,jk->ik", non_contiguous(values(rng, (3, 4))), values(rng, (4, 2))), name="non-contiguous")
+
+
+@register(np.einsum, _einsum_samples, method=False)
+def einsum(equation, *operands):
+    """Einstein summation: ``einsum('ij,jk->ik', a, b)`` is a @ b. Letters shared by
+    operands are multiplied along; letters missing from the output are summed. Without
+    ``->`` the output is the letters used once, in alphabetical order; ``...`` stands
+    for the same leading dims in every operand; a repeated letter ('ii') takes a diagonal.
+
+    The gradient of each operand is an einsum of the output gradient with the other
+    operands, onto that operand's subscripts.
+
+    Example::
+
+        vizgrad.einsum('bij,bjk->bik', a, b)      # batched matmul
+        vizgrad.einsum('ii', m)                   # trace
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not operands:
+        raise ValueError("einsum: at least one operand is needed")
+    _tensors("einsum", *operands)
+    terms, output, sizes = _parse_einsum(equation, [operand.shape for operand in operands])
+    return Einsum.apply(*operands, terms=terms, output=output, sizes=sizes)
+
+
+def _tensordot_samples(rng):
+    yield Sample((values(rng, (3, 4, 5)), values(rng, (4, 5, 2))), name="dims=2")
+    yield Sample((values(rng, (3, 4)), values(rng, (4, 2))), {"dims": 1}, name="dims=1")
+    yield Sample((values(rng, (3, 4, 5)), values(rng, (5, 2, 3))), {"dims": ([0, 2], [2, 0])}, name="pairs")
+    yield Sample((values(rng, (3,)), values(rng, (2,))), {"dims": 0}, name="outer")
+
+
+@register(lambda a, b, dims=2: np.tensordot(a, b, axes=dims), _tensordot_samples, method=False)
+def tensordot(a, b, dims=2):
+    """Contract ``dims`` dims: an int (the last ``dims`` of a with the first of b) or a pair
+    of lists of dims. Computed as an :func:`einsum`.
+
+    Example::
+
+        vizgrad.tensordot(a, b, dims=([1], [0]))      # a @ b for matrices
+    """
+    _tensors("tensordot", a, b)
+    if isinstance(dims, int):
+        if dims < 0 or dims > min(a.ndim, b.ndim):
+            raise ValueError(f"tensordot: dims must be between 0 and {min(a.ndim, b.ndim)}, got {dims}")
+        dims_a, dims_b = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+        if len(dims_a) != len(dims_b):
+            raise ValueError(f"tensordot: dims pairs {dims_a} of a with {dims_b} of b: give as many of each")
+    from ..tensor import _dim_index
+    dims_a = [_dim_index(d, a.ndim, "tensordot") for d in dims_a]
+    dims_b = [_dim_index(d, b.ndim, "tensordot") for d in dims_b]
+    letters = iter(string.ascii_letters)
+    left = [next(letters) for _ in range(a.ndim)]
+    right = [next(letters) for _ in range(b.ndim)]
+    for da, db in zip(dims_a, dims_b):
+        if a.shape[da] != b.shape[db]:
+            raise ShapeError(f"tensordot: dim {da} of a {format_shape(a.shape)} has size {a.shape[da]} but dim "
+                             f"{db} of b {format_shape(b.shape)} has size {b.shape[db]}")
+        right[db] = left[da]
+    output = [c for d, c in enumerate(left) if d not in dims_a] + [c for d, c in enumerate(right) if d not in dims_b]
+    return einsum("".join(left) + "," + "".join(right) + "->" + "".join(output), a, b)

@@ -49,6 +49,7 @@ class OpInfo:
 
 
 OPS = {}
+ALIASES = {}  # alias -> public name, e.g. "subtract" -> "sub"
 
 
 def register(reference=None, samples=None, *, smooth=True, differentiable=True, method=True,
@@ -61,7 +62,9 @@ def register(reference=None, samples=None, *, smooth=True, differentiable=True, 
         if method:
             bind_method(op_name, function)
         for alias in aliases:
-            bind_method(alias, function)
+            ALIASES[alias] = op_name
+            if method:
+                bind_method(alias, function)
         return function
     return decorate
 

@@ -23,6 +23,12 @@ def values(rng, shape, low=-2.0, high=2.0, away_from=None):
     return np.asarray(array, dtype=np.float64)
 
 
+def booleans(rng, shape, p_true=0.5):
+    """A bool array of ``shape``; always an array, even 0-d (a comparison of a 0-d
+    array would give a NumPy scalar, which the tests pass through as a number)."""
+    return np.asarray(rng.uniform(size=shape) < p_true)
+
+
 def non_contiguous(array):
     """The same values laid out transposed in memory."""
     return np.ascontiguousarray(array.T).T if array.ndim >= 2 else array

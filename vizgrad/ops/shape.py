@@ -1,1 +1,1113 @@
-"""(being written)"""
+"""Shape ops: reshape, transpose, expand, cat, split, pad and their kin.
+
+Every op here is linear: it only moves, copies, drops or sums entries. So each
+backward moves the gradient back the other way (reshape it back, permute it back,
+slice it out, pad it with zeros, sum the copies) and never needs a saved value: the
+op keeps the shapes and dims it needs on ``ctx``.
+
+The ops that PyTorch calls views (reshape, view, flatten, unflatten, squeeze,
+unsqueeze, transpose, permute, movedim, expand, broadcast_to, narrow, split, chunk,
+unbind) mark their result as a view of the input: they share its version counter
+(``Tensor._base``), so an in-place change to either is caught by backward through
+the other. vizgrad cannot portably tell whether the backend copied, so it always
+shares the counter; that only makes the in-place checks stricter. The other ops
+(repeat, flip, cat, stack, tril, triu, pad) return new memory.
+
+User mistakes raise :class:`~vizgrad.errors.ShapeError` naming the op and the shapes;
+dims out of range raise ``IndexError``, as in PyTorch.
+"""
+
+import math
+import operator
+
+import numpy as np
+
+from ..autograd.engine import sum_to_shape
+from ..autograd.function import Op
+from ..errors import ShapeError, format_shape
+from .registry import Sample, register
+from .samples import non_contiguous, values
+
+
+# --- argument handling ------------------------------------------------------------------
+
+def _ints(op, what, values_):
+    try:
+        return tuple(operator.index(value) for value in values_)
+    except TypeError:
+        raise TypeError(f"{op}: {what} must be integers, got {tuple(values_)!r}") from None
+
+
+def _int_args(op, what, first, rest):
+    """``f(x, 2, 3)`` and ``f(x, (2, 3))`` alike: the integers as a tuple."""
+    if not rest:
+        try:
+            return (operator.index(first),)
+        except TypeError:
+            if not hasattr(first, "__iter__"):
+                raise TypeError(f"{op}: {what} must be integers or a sequence of integers, "
+                                f"got {type(first).__name__}") from None
+            return _ints(op, what, first)
+    return _ints(op, what, (first,) + tuple(rest))
+
+
+def _dim(op, dim, ndim):
+    """``dim`` as a non-negative index, or an IndexError naming the valid range."""
+    from ..tensor import _dim_index
+    return _dim_index(operator.index(dim), ndim, op)
+
+
+def _dims(op, dims, ndim):
+    """Several dims, each normalized; a dim given twice is an error."""
+    result = tuple(_dim(op, dim, ndim) for dim in dims)
+    if len(set(result)) != len(result):
+        raise ShapeError(f"{op}: dims {tuple(dims)} name the same dim more than once")
+    return result
+
+
+def _view_of(input, out):
+    """Mark ``out`` as a view of ``input``: both share the version counter of the root tensor."""
+    out._as_view_of(input)
+    return out
+
+
+def _slice_key(ndim, dim, start, stop):
+    """A full basic index selecting ``start:stop`` along ``dim`` (portable: one entry per dim)."""
+    return (slice(None),) * dim + (slice(start, stop),) + (slice(None),) * (ndim - dim - 1)
+
+
+def _tensors(op, tensors):
+    from ..tensor import Tensor
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{op}: expected a sequence of tensors, got a single Tensor; "
+                        f"write {op}([a, b], dim) rather than {op}(a, b)")
+    tensors = list(tensors)
+    if not tensors:
+        raise ShapeError(f"{op}: expected a non-empty sequence of tensors")
+    for position, tensor in enumerate(tensors):
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"{op}: expected tensors, got a {type(tensor).__name__} at position {position}")
+    return tensors
+
+
+# --- reshape, view, flatten, unflatten ---------------------------------------------------
+
+class Reshape(Op):
+    @staticmethod
+    def forward(ctx, a, shape):
+        ctx.input_shape = tuple(a.shape)
+        return ctx.xp.reshape(a, shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.xp.reshape(grad, ctx.input_shape)
+
+
+class View(Reshape):
+    """Reshape under PyTorch's other name, so the graph shows ``ViewBackward``."""
+
+
+def _inferred_shape(op, shape, sizes, verb="reshape", preposition="into"):
+    """``sizes`` with its one ``-1`` filled in, checked to hold as many elements as ``shape``."""
+    numel = math.prod(shape)
+    holes = [i for i, size in enumerate(sizes) if size == -1]
+    bad = [size for size in sizes if size < -1]
+    what = f"a tensor of shape {format_shape(shape)} ({numel} element{'s' if numel != 1 else ''})"
+    if bad:
+        raise ShapeError(f"{op}: invalid size {bad[0]} in {format_shape(sizes)}; sizes are "
+                         "non-negative, or -1 for the one size to infer")
+    if len(holes) > 1:
+        raise ShapeError(f"{op}: only one size can be -1 (inferred), got {format_shape(sizes)}")
+    known = math.prod(size for size in sizes if size != -1)
+    if holes:
+        if known == 0:
+            raise ShapeError(f"{op}: cannot {verb} {what} {preposition} {format_shape(sizes)}: the other "
+                             "sizes multiply to 0, so the -1 could be anything")
+        if numel % known:
+            raise ShapeError(f"{op}: cannot {verb} {what} {preposition} {format_shape(sizes)}: {numel} is "
+                             f"not a multiple of {known}")
+        return tuple(numel // known if size == -1 else size for size in sizes)
+    if known != numel:
+        raise ShapeError(f"{op}: cannot {verb} {what} {preposition} {format_shape(sizes)} "
+                         f"({known} element{'s' if known != 1 else ''})")
+    return sizes
+
+
+def _reshape_reference(a, shape, *more):
+    return np.reshape(a, (shape,) + more if more or isinstance(shape, int) else tuple(shape))
+
+
+def _reshape_samples(rng):
+    yield Sample((values(rng, (3, 4)), (2, 6)))
+    yield Sample((values(rng, (2, 3, 4)), 4, -1), name="varargs with -1")
+    yield Sample((values(rng, (3, 4)), -1), name="flatten with -1")
+    yield Sample((values(rng, ()), (1, 1)), name="0-d to (1, 1)")
+    yield Sample((values(rng, (1, 1)), ()), name="(1, 1) to 0-d")
+    yield Sample((non_contiguous(values(rng, (3, 4))), (4, 3)), name="non-contiguous")
+
+
+@register(_reshape_reference, _reshape_samples)
+def reshape(input, shape, *more):
+    """The same elements, in row-major order, in a new ``shape``; one size may be -1
+    (inferred). ``x.reshape(2, 3)`` and ``x.reshape((2, 3))`` are the same.
+
+    Maths: each output entry is an input entry, so the gradient is the incoming
+    gradient reshaped back to the input's shape.
+
+    Example::
+
+        x = vizgrad.arange(6.0)
+        x.reshape(2, -1)        # shape (2, 3): [[0, 1, 2], [3, 4, 5]]
+    """
+    sizes = _inferred_shape("reshape", input.shape, _int_args("reshape", "shape", shape, more))
+    return _view_of(input, Reshape.apply(input, shape=sizes))
+
+
+@register(_reshape_reference, _reshape_samples)
+def view(input, shape, *more):
+    """``input`` seen with a new ``shape`` (one size may be -1); the element count must
+    stay the same. In vizgrad this is :func:`reshape` (it also works on non-contiguous
+    tensors), recorded as ``ViewBackward``.
+
+    Maths: the gradient is the incoming gradient viewed back in the input's shape.
+
+    Example::
+
+        vizgrad.zeros(4, 3).view(2, 6).shape     # (2, 6)
+    """
+    sizes = _inferred_shape("view", input.shape, _int_args("view", "shape", shape, more),
+                            verb="view", preposition="as")
+    return _view_of(input, View.apply(input, shape=sizes))
+
+
+def _flatten_reference(a, start_dim=0, end_dim=-1):
+    if a.ndim == 0:
+        return a.reshape(1)
+    start, end = start_dim % a.ndim, end_dim % a.ndim
+    return a.reshape(a.shape[:start] + (-1,) + a.shape[end + 1:])
+
+
+def _flatten_samples(rng):
+    yield Sample((values(rng, (2, 3, 4)),), name="all dims")
+    yield Sample((values(rng, (2, 3, 4)),), {"start_dim": 1})
+    yield Sample((values(rng, (2, 3, 4, 2)),), {"start_dim": -3, "end_dim": -2}, name="negative dims")
+    yield Sample((values(rng, ()),), name="0-d")
+    yield Sample((non_contiguous(values(rng, (3, 4))),), name="non-contiguous")
+
+
+@register(_flatten_reference, _flatten_samples)
+def flatten(input, start_dim=0, end_dim=-1):
+    """Merge dims ``start_dim`` to ``end_dim`` (inclusive) into one; a 0-d tensor becomes
+    shape (1,). When ``start_dim == end_dim`` the input is returned as it is.
+
+    Maths: a reshape; the gradient is reshaped back.
+
+    Example::
+
+        vizgrad.zeros(2, 3, 4).flatten(1).shape  # (2, 12)
+    """
+    shape = input.shape
+    if not shape:
+        for dim in (start_dim, end_dim):
+            _dim("flatten", dim, 0)   # only 0 and -1 are valid
+        return _view_of(input, Reshape.apply(input, shape=(1,)))
+    start, end = _dim("flatten", start_dim, len(shape)), _dim("flatten", end_dim, len(shape))
+    if start > end:
+        raise ShapeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} "
+                         f"(tensor of shape {format_shape(shape)})")
+    if start == end:
+        return input
+    sizes = shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:]
+    return _view_of(input, Reshape.apply(input, shape=sizes))
+
+
+def _unflatten_reference(a, dim, sizes):
+    dim = dim % a.ndim
+    sizes = tuple(sizes)
+    if -1 in sizes:
+        known = math.prod(s for s in sizes if s != -1)
+        sizes = tuple(a.shape[dim] // known if s == -1 else s for s in sizes)
+    return a.reshape(a.shape[:dim] + sizes + a.shape[dim + 1:])
+
+
+def _unflatten_samples(rng):
+    yield Sample((values(rng, (3, 12)), 1, (3, 4)))
+    yield Sample((values(rng, (3, 12)), -1, (2, -1, 3)), name="negative dim, -1 size")
+    yield Sample((values(rng, (6,)), 0, (6, 1)))
+    yield Sample((non_contiguous(values(rng, (4, 3))), 0, (2, 2)), name="non-contiguous")
+
+
+@register(_unflatten_reference, _unflatten_samples)
+def unflatten(input, dim, sizes):
+    """Split dim ``dim`` into several dims of the given ``sizes`` (one may be -1);
+    the inverse of :func:`flatten`.
+
+    Maths: a reshape; the gradient is reshaped back.
+
+    Example::
+
+        vizgrad.zeros(2, 12).unflatten(1, (3, 4)).shape   # (2, 3, 4)
+    """
+    shape = input.shape
+    if not shape:
+        raise ShapeError("unflatten: a 0-d tensor has no dim to unflatten")
+    dim_ = _dim("unflatten", dim, len(shape))
+    sizes = _int_args("unflatten", "sizes", sizes, ())
+    if not sizes:
+        raise ShapeError("unflatten: sizes must not be empty")
+    try:
+        sizes = _inferred_shape("unflatten", (shape[dim_],), sizes)
+    except ShapeError:
+        raise ShapeError(f"unflatten: sizes {format_shape(sizes)} do not fit dim {dim} of size "
+                         f"{shape[dim_]} (tensor of shape {format_shape(shape)}); their product must be "
+                         f"{shape[dim_]}, with at most one -1") from None
+    return _view_of(input, Reshape.apply(input, shape=shape[:dim_] + sizes + shape[dim_ + 1:]))
+
+
+# --- squeeze, unsqueeze ------------------------------------------------------------------
+
+class Squeeze(Op):
+    @staticmethod
+    def forward(ctx, a, dims):
+        ctx.input_shape = tuple(a.shape)
+        return ctx.xp.squeeze(a, axis=dims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.xp.reshape(grad, ctx.input_shape)
+
+
+def _squeeze_reference(a, dim=None):
+    if dim is None:
+        return np.squeeze(a)
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    return np.squeeze(a, axis=tuple(d for d in dims if a.ndim and a.shape[d] == 1))
+
+
+def _squeeze_samples(rng):
+    yield Sample((values(rng, (1, 3, 1)),), name="all size-1 dims")
+    yield Sample((values(rng, (1, 3, 1)),), {"dim": 0})
+    yield Sample((values(rng, (1, 3, 1)),), {"dim": -1}, name="negative dim")
+    yield Sample((values(rng, (1, 3, 1)),), {"dim": (0, 2)}, name="tuple of dims")
+    yield Sample((values(rng, (1, 3, 1)),), {"dim": 1}, name="a size-3 dim: no-op")
+    yield Sample((values(rng, ()),), name="0-d")
+    yield Sample((values(rng, ()),), {"dim": 0}, name="0-d dim 0")
+    yield Sample((non_contiguous(values(rng, (4, 1))),), name="non-contiguous")
+
+
+@register(_squeeze_reference, _squeeze_samples)
+def squeeze(input, dim=None):
+    """Remove size-1 dims: all of them, or those among ``dim`` (an int or a tuple).
+    Naming a dim whose size is not 1 is allowed and leaves it, as in PyTorch.
+
+    Maths: a reshape; the gradient is reshaped back (the dims reappear).
+
+    Example::
+
+        vizgrad.zeros(1, 3, 1).squeeze().shape       # (3,)
+        vizgrad.zeros(1, 3, 1).squeeze(0).shape      # (3, 1)
+    """
+    shape = input.shape
+    if dim is None:
+        dims = tuple(i for i, size in enumerate(shape) if size == 1)
+    else:
+        dims = _dims("squeeze", _int_args("squeeze", "dim", dim, ()), len(shape))
+        dims = tuple(d for d in dims if shape and shape[d] == 1)
+    return _view_of(input, Squeeze.apply(input, dims=dims))
+
+
+class Unsqueeze(Op):
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        return ctx.xp.expand_dims(a, axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.xp.squeeze(grad, axis=ctx.dim)
+
+
+def _unsqueeze_samples(rng):
+    yield Sample((values(rng, (3, 4)), 0))
+    yield Sample((values(rng, (3, 4)), 2), name="after the last dim")
+    yield Sample((values(rng, (3, 4)), -1), name="negative dim")
+    yield Sample((values(rng, ()), 0), name="0-d")
+    yield Sample((non_contiguous(values(rng, (3, 4))), 1), name="non-contiguous")
+
+
+@register(np.expand_dims, _unsqueeze_samples)
+def unsqueeze(input, dim):
+    """Insert a size-1 dim at position ``dim`` (from ``-ndim-1`` to ``ndim``).
+
+    Maths: a reshape; the gradient has that dim squeezed away.
+
+    Example::
+
+        vizgrad.zeros(3).unsqueeze(0).shape      # (1, 3)
+        vizgrad.zeros(3).unsqueeze(-1).shape     # (3, 1)
+    """
+    dim = _dim("unsqueeze", dim, input.ndim + 1)
+    return _view_of(input, Unsqueeze.apply(input, dim=dim))
+
+
+# --- transpose, permute, movedim ---------------------------------------------------------
+
+class Transpose(Op):
+    @staticmethod
+    def forward(ctx, a, dim0, dim1):
+        order = list(range(a.ndim))
+        if order:
+            order[dim0], order[dim1] = order[dim1], order[dim0]
+        ctx.order = tuple(order)
+        return ctx.xp.permute_dims(a, ctx.order)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.xp.permute_dims(grad, ctx.order)   # a swap is its own inverse
+
+
+def _transpose_reference(a, dim0, dim1):
+    return np.swapaxes(a, dim0, dim1) if a.ndim else a
+
+
+def _transpose_samples(rng):
+    yield Sample((values(rng, (3, 4)), 0, 1))
+    yield Sample((values(rng, (2, 3, 4)), -1, 0), name="negative dim")
+    yield Sample((values(rng, (2, 3, 4)), 1, 1), name="same dim")
+    yield Sample((values(rng, ()), 0, -1), name="0-d")
+    yield Sample((non_contiguous(values(rng, (3, 4))), 1, 0), name="non-contiguous")
+
+
+@register(_transpose_reference, _transpose_samples, aliases=("swapaxes", "swapdims"))
+def transpose(input, dim0, dim1):
+    """Swap dims ``dim0`` and ``dim1`` (a view). Also ``swapaxes`` and ``swapdims``.
+
+    Maths: out[..i..j..] = input[..j..i..]; the gradient is transposed back.
+
+    Example::
+
+        vizgrad.zeros(2, 3, 4).transpose(0, 2).shape    # (4, 3, 2)
+    """
+    ndim = input.ndim
+    dim0, dim1 = _dim("transpose", dim0, ndim), _dim("transpose", dim1, ndim)
+    return _view_of(input, Transpose.apply(input, dim0=dim0, dim1=dim1))
+
+
+class Permute(Op):
+    @staticmethod
+    def forward(ctx, a, dims):
+        ctx.dims = dims
+        return ctx.xp.permute_dims(a, dims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        inverse = tuple(sorted(range(len(ctx.dims)), key=ctx.dims.__getitem__))
+        return ctx.xp.permute_dims(grad, inverse)
+
+
+def _permute_reference(a, dims, *more):
+    return np.transpose(a, (dims,) + more if more or isinstance(dims, int) else tuple(dims))
+
+
+def _permute_samples(rng):
+    yield Sample((values(rng, (2, 3, 4)), (2, 0, 1)))
+    yield Sample((values(rng, (2, 3, 4)), -1, 0, 1), name="varargs, negative dim")
+    yield Sample((values(rng, ()), ()), name="0-d")
+    yield Sample((non_contiguous(values(rng, (3, 4))), (1, 0)), name="non-contiguous")
+
+
+@register(_permute_reference, _permute_samples)
+def permute(input, dims, *more):
+    """Reorder the dims: output dim ``i`` is input dim ``dims[i]`` (a view).
+    ``x.permute(2, 0, 1)`` and ``x.permute((2, 0, 1))`` are the same.
+
+    Maths: the gradient is permuted by the inverse permutation.
+
+    Example::
+
+        vizgrad.zeros(2, 3, 4).permute(2, 0, 1).shape   # (4, 2, 3)
+    """
+    shape = input.shape
+    dims = _int_args("permute", "dims", dims, more)
+    if len(dims) != len(shape):
+        raise ShapeError(f"permute: dims {dims} must name each of the {len(shape)} dims of a tensor of "
+                         f"shape {format_shape(shape)} once")
+    return _view_of(input, Permute.apply(input, dims=_dims("permute", dims, len(shape))))
+
+
+def _movedim_samples(rng):
+    yield Sample((values(rng, (2, 3, 4)), 0, -1))
+    yield Sample((values(rng, (2, 3, 4)), (0, 1), (2, 0)), name="tuples")
+    yield Sample((non_contiguous(values(rng, (3, 4))), 1, 0), name="non-contiguous")
+
+
+@register(np.moveaxis, _movedim_samples, aliases=("moveaxis",))
+def movedim(input, source, destination):
+    """Move dims ``source`` to positions ``destination`` (ints or equal-length tuples);
+    the other dims keep their order. Also ``moveaxis``.
+
+    Maths: a permutation; the gradient is permuted back.
+
+    Example::
+
+        vizgrad.zeros(2, 3, 4).movedim(0, -1).shape     # (3, 4, 2)
+    """
+    ndim = input.ndim
+    source = _dims("movedim", _int_args("movedim", "source", source, ()), ndim)
+    destination = _dims("movedim", _int_args("movedim", "destination", destination, ()), ndim)
+    if len(source) != len(destination):
+        raise ShapeError(f"movedim: source {source} and destination {destination} must have the same length")
+    order = [d for d in range(ndim) if d not in source]
+    for target, dim in sorted(zip(destination, source)):
+        order.insert(target, dim)
+    return _view_of(input, Permute.apply(input, dims=tuple(order)))
+
+
+# --- expand, broadcast_to, repeat --------------------------------------------------------
+
+class Expand(Op):
+    @staticmethod
+    def forward(ctx, a, shape):
+        ctx.input_shape = tuple(a.shape)
+        return ctx.xp.broadcast_to(a, shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return sum_to_shape(grad, ctx.input_shape, ctx.xp)
+
+
+def _expanded_shape(op, shape, sizes):
+    """The shape ``sizes`` asks for, with -1 keeping a dim, checked against ``shape``."""
+    lead = len(sizes) - len(shape)
+    if lead < 0:
+        raise ShapeError(f"{op}: the target shape {format_shape(sizes)} has fewer dims than the tensor "
+                         f"of shape {format_shape(shape)}")
+    result = []
+    for position, size in enumerate(sizes):
+        if position < lead:
+            if size < 0:
+                raise ShapeError(f"{op}: the size {size} of the new leading dim {position} must be "
+                                 "non-negative (-1 only keeps an existing dim)")
+            result.append(size)
+            continue
+        existing = shape[position - lead]
+        if size == -1 or size == existing:
+            result.append(existing)
+        elif size < 0:
+            raise ShapeError(f"{op}: invalid size {size} in {format_shape(sizes)}; sizes are non-negative, "
+                             "or -1 to keep a dim")
+        elif existing == 1:
+            result.append(size)
+        else:
+            raise ShapeError(f"{op}: the expanded size {size} must match the existing size {existing} at "
+                             f"dim {position - lead} (tensor of shape {format_shape(shape)}) unless that "
+                             "size is 1")
+    return tuple(result)
+
+
+def _expand_reference(a, *sizes):
+    sizes = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
+    lead = len(sizes) - a.ndim
+    return np.broadcast_to(a, tuple(a.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes)))
+
+
+def _expand_samples(rng):
+    yield Sample((values(rng, (3, 1)), 3, 4))
+    yield Sample((values(rng, (3, 1)), 2, -1, 5), name="new leading dim, -1 keeps")
+    yield Sample((values(rng, (1,)), (4,)), name="tuple")
+    yield Sample((values(rng, ()), 3, 2), name="0-d")
+    yield Sample((values(rng, (2, 3)), 2, 3), name="same shape")
+    yield Sample((non_contiguous(values(rng, (1, 4))), 3, 4), name="non-contiguous")
+
+
+@register(_expand_reference, _expand_samples)
+def expand(input, *sizes):
+    """``input`` broadcast to ``sizes`` without copying (a view): size-1 dims grow,
+    -1 keeps a dim, new dims may be added in front.
+
+    Maths: each input entry is read by every output entry it was broadcast to, so
+    its gradient is the sum of theirs (summed over the broadcast dims).
+
+    Example::
+
+        vizgrad.tensor([[1.0], [2.0]]).expand(2, 3)    # [[1, 1, 1], [2, 2, 2]]
+    """
+    if not sizes:
+        raise TypeError("expand: missing the target sizes")
+    sizes = _expanded_shape("expand", input.shape, _int_args("expand", "sizes", sizes[0], sizes[1:]))
+    return _view_of(input, Expand.apply(input, shape=sizes))
+
+
+def _expand_as_samples(rng):
+    yield Sample((values(rng, (3, 1)), values(rng, (2, 3, 4))))
+    yield Sample((values(rng, ()), values(rng, (2,))), name="0-d")
+
+
+@register(lambda a, other: np.broadcast_to(a, other.shape), _expand_as_samples)
+def expand_as(input, other):
+    """``input`` expanded to ``other``'s shape (see :func:`expand`); ``other`` gets no gradient.
+
+    Example::
+
+        vizgrad.zeros(3, 1).expand_as(vizgrad.zeros(2, 3, 4)).shape     # (2, 3, 4)
+    """
+    sizes = _expanded_shape("expand_as", input.shape, tuple(other.shape))
+    return _view_of(input, Expand.apply(input, shape=sizes))
+
+
+def _broadcast_to_samples(rng):
+    yield Sample((values(rng, (3, 1)), (2, 3, 4)))
+    yield Sample((values(rng, (4,)), (3, -1)), name="-1 keeps a dim")
+    yield Sample((values(rng, ()), (3,)), name="0-d")
+    yield Sample((non_contiguous(values(rng, (1, 3))), (2, 3)), name="non-contiguous")
+
+
+@register(_expand_reference, _broadcast_to_samples)
+def broadcast_to(input, shape):
+    """``input`` broadcast to ``shape`` (a view); the same as ``input.expand(shape)``.
+
+    Maths: the gradient is summed over the broadcast dims.
+
+    Example::
+
+        vizgrad.broadcast_to(vizgrad.arange(3.0), (2, 3))   # [[0, 1, 2], [0, 1, 2]]
+    """
+    sizes = _expanded_shape("broadcast_to", input.shape, _int_args("broadcast_to", "shape", shape, ()))
+    return _view_of(input, Expand.apply(input, shape=sizes))
+
+
+class Repeat(Op):
+    @staticmethod
+    def forward(ctx, a, repeats):
+        ctx.input_shape = tuple(a.shape)
+        ctx.padded = (1,) * (len(repeats) - a.ndim) + ctx.input_shape
+        ctx.repeats = repeats
+        return ctx.xp.tile(ctx.xp.reshape(a, ctx.padded), repeats)
+
+    @staticmethod
+    def backward(ctx, grad):
+        # output dim i is repeats[i] copies of input dim i laid end to end: split it into
+        # (copy, position) and add up the copies
+        pairs = tuple(n for pair in zip(ctx.repeats, ctx.padded) for n in pair)
+        grad = ctx.xp.reshape(grad, pairs)
+        if pairs:
+            grad = ctx.xp.sum(grad, axis=tuple(range(0, len(pairs), 2)))
+        return ctx.xp.reshape(grad, ctx.input_shape)
+
+
+def _repeat_reference(a, *repeats):
+    repeats = tuple(repeats[0]) if len(repeats) == 1 and not isinstance(repeats[0], int) else repeats
+    return np.tile(a, repeats)
+
+
+def _repeat_samples(rng):
+    yield Sample((values(rng, (2, 3)), 2, 2))
+    yield Sample((values(rng, (2, 3)), (1, 3, 2)), name="new leading dim")
+    yield Sample((values(rng, (3,)), 2, 1), name="1-d to 2-d")
+    yield Sample((values(rng, ()), 3), name="0-d")
+    yield Sample((non_contiguous(values(rng, (3, 2))), 2, 1), name="non-contiguous")
+
+
+@register(_repeat_reference, _repeat_samples)
+def repeat(input, *repeats):
+    """Tile ``input``: dim ``i`` is repeated ``repeats[i]`` times end to end (PyTorch's
+    ``repeat``, NumPy's ``tile``). Extra leading repeats add new dims. A copy.
+
+    Maths: out has ``repeats[i]`` copies of each entry along dim ``i``; the gradient of an
+    entry is the sum of the gradients of its copies.
+
+    Example::
+
+        vizgrad.tensor([1.0, 2.0]).repeat(2)       # [1, 2, 1, 2]
+        vizgrad.tensor([1.0, 2.0]).repeat(2, 1)    # [[1, 2], [1, 2]]
+    """
+    if not repeats:
+        raise TypeError("repeat: missing the number of repeats")
+    repeats = _int_args("repeat", "repeats", repeats[0], repeats[1:])
+    if len(repeats) < input.ndim:
+        raise ShapeError(f"repeat: repeats {repeats} for a tensor of shape {format_shape(input.shape)}; "
+                         f"give at least one per dim ({input.ndim})")
+    if any(r < 0 for r in repeats):
+        raise ShapeError(f"repeat: repeats must be non-negative, got {repeats}")
+    return Repeat.apply(input, repeats=repeats)
+
+
+# --- flip, tril, triu --------------------------------------------------------------------
+
+class Flip(Op):
+    @staticmethod
+    def forward(ctx, a, dims):
+        ctx.dims = dims
+        flipped = ctx.xp.flip(a, axis=dims) if dims else a
+        return ctx.xp.asarray(flipped, copy=True)   # NumPy flips as a view; PyTorch copies
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.xp.flip(grad, axis=ctx.dims) if ctx.dims else grad
+
+
+def _flip_reference(a, dims, *more):
+    dims = (dims,) + more if more or isinstance(dims, int) else tuple(dims)
+    return np.flip(a, axis=dims) if dims else a
+
+
+def _flip_samples(rng):
+    yield Sample((values(rng, (3, 4)), (0,)))
+    yield Sample((values(rng, (2, 3, 4)), (0, 2)), name="two dims")
+    yield Sample((values(rng, (3, 4)), -1), name="int, negative dim")
+    yield Sample((values(rng, ()), ()), name="0-d")
+    yield Sample((non_contiguous(values(rng, (3, 4))), (0, 1)), name="non-contiguous")
+
+
+@register(_flip_reference, _flip_samples)
+def flip(input, dims, *more):
+    """Reverse the order of entries along ``dims`` (an int or a tuple; ``x.flip(0, 1)``
+    works too). A copy, as in PyTorch.
+
+    Maths: a permutation of entries; the gradient is flipped back.
+
+    Example::
+
+        vizgrad.tensor([1.0, 2.0, 3.0]).flip(0)    # [3, 2, 1]
+    """
+    dims = _dims("flip", _int_args("flip", "dims", dims, more), input.ndim)
+    return Flip.apply(input, dims=dims)
+
+
+class Tril(Op):
+    @staticmethod
+    def forward(ctx, a, diagonal):
+        ctx.diagonal = diagonal
+        return ctx.xp.tril(a, k=diagonal)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.xp.tril(grad, k=ctx.diagonal)
+
+
+class Triu(Op):
+    @staticmethod
+    def forward(ctx, a, diagonal):
+        ctx.diagonal = diagonal
+        return ctx.xp.triu(a, k=diagonal)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.xp.triu(grad, k=ctx.diagonal)
+
+
+def _triangle_samples(rng):
+    yield Sample((values(rng, (4, 4)),))
+    yield Sample((values(rng, (3, 5)),), {"diagonal": 1})
+    yield Sample((values(rng, (2, 3, 4)),), {"diagonal": -1}, name="batched, diagonal -1")
+    yield Sample((non_contiguous(values(rng, (4, 3))),), name="non-contiguous")
+
+
+def _triangle_check(op, input):
+    if input.ndim < 2:
+        raise ShapeError(f"{op}: needs a tensor of at least 2 dims (a matrix or a batch of them), "
+                         f"got shape {format_shape(input.shape)}")
+
+
+@register(lambda a, diagonal=0: np.tril(a, diagonal), _triangle_samples)
+def tril(input, diagonal=0):
+    """The lower triangle of the last two dims: entries with ``j - i <= diagonal`` kept,
+    the others zero.
+
+    Maths: a mask; the gradient is masked the same way (``tril`` of the gradient).
+
+    Example::
+
+        vizgrad.tril(vizgrad.ones(3, 3))   # [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    """
+    _triangle_check("tril", input)
+    return Tril.apply(input, diagonal=operator.index(diagonal))
+
+
+@register(lambda a, diagonal=0: np.triu(a, diagonal), _triangle_samples)
+def triu(input, diagonal=0):
+    """The upper triangle of the last two dims: entries with ``j - i >= diagonal`` kept,
+    the others zero.
+
+    Maths: a mask; the gradient is ``triu`` of the gradient.
+
+    Example::
+
+        vizgrad.triu(vizgrad.ones(3, 3), diagonal=1)   # [[0, 1, 1], [0, 0, 1], [0, 0, 0]]
+    """
+    _triangle_check("triu", input)
+    return Triu.apply(input, diagonal=operator.index(diagonal))
+
+
+# --- cat, stack --------------------------------------------------------------------------
+
+class Cat(Op):
+    @staticmethod
+    def forward(ctx, *arrays, dim):
+        ctx.dim = dim
+        ctx.sizes = tuple(a.shape[dim] for a in arrays)
+        return ctx.xp.concat(list(arrays), axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        grads, start = [], 0
+        for size, needed in zip(ctx.sizes, ctx.needs_input_grad):
+            grads.append(grad[_slice_key(grad.ndim, ctx.dim, start, start + size)] if needed else None)
+            start += size
+        return tuple(grads)
+
+
+def _cat_samples(rng):
+    yield Sample(([values(rng, (2, 3)), values(rng, (4, 3))],))
+    yield Sample(([values(rng, (2, 3)), values(rng, (2, 1)), values(rng, (2, 2))],), {"dim": -1},
+                 name="three, negative dim")
+    yield Sample(([values(rng, (3,)), values(rng, (2,))],), name="1-d")
+    yield Sample(([values(rng, (2, 3, 2))],), {"dim": 1}, name="one tensor")
+    yield Sample(([non_contiguous(values(rng, (3, 4))), values(rng, (3, 2))],), {"dim": 1},
+                 name="non-contiguous")
+
+
+def _cat(op, tensors, dim):
+    tensors = _tensors(op, tensors)
+    first = tensors[0].shape
+    for position, tensor in enumerate(tensors):
+        if not tensor.shape:
+            raise ShapeError(f"{op}: a 0-d tensor (position {position}) cannot be concatenated; "
+                             "use stack, or unsqueeze it first")
+    dim_ = _dim(op, dim, len(first))
+    for tensor in tensors[1:]:
+        shape = tensor.shape
+        if len(shape) != len(first) or any(a != b for i, (a, b) in enumerate(zip(first, shape)) if i != dim_):
+            raise ShapeError(f"{op}: tensors must match in every dim except dim {dim}; got "
+                             f"{format_shape(first)} and {format_shape(shape)}")
+    return Cat.apply(*tensors, dim=dim_)
+
+
+@register(lambda tensors, dim=0: np.concatenate(tensors, axis=dim), _cat_samples, method=False,
+          aliases=("concat", "concatenate"))
+def cat(tensors, dim=0):
+    """Join tensors end to end along an existing dim ``dim``; the others must match.
+    Also ``concat`` and ``concatenate``.
+
+    Maths: the gradient is sliced back into one piece per input.
+
+    Example::
+
+        a, b = vizgrad.zeros(2, 3), vizgrad.ones(1, 3)
+        vizgrad.cat([a, b]).shape          # (3, 3)
+    """
+    return _cat("cat", tensors, dim)
+
+
+class Stack(Op):
+    @staticmethod
+    def forward(ctx, *arrays, dim):
+        ctx.dim = dim
+        return ctx.xp.stack(list(arrays), axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        dim = ctx.dim
+        return tuple(ctx.xp.squeeze(grad[_slice_key(grad.ndim, dim, i, i + 1)], axis=dim) if needed else None
+                     for i, needed in enumerate(ctx.needs_input_grad))
+
+
+def _stack_samples(rng):
+    yield Sample(([values(rng, (2, 3)) for _ in range(3)],))
+    yield Sample(([values(rng, (2, 3)), values(rng, (2, 3))],), {"dim": -1}, name="negative dim")
+    yield Sample(([values(rng, (2, 3)), values(rng, (2, 3))],), {"dim": 1})
+    yield Sample(([values(rng, ()), values(rng, ())],), name="0-d")
+    yield Sample(([non_contiguous(values(rng, (3, 4))), values(rng, (3, 4))],), {"dim": 2},
+                 name="non-contiguous")
+
+
+@register(lambda tensors, dim=0: np.stack(tensors, axis=dim), _stack_samples, method=False)
+def stack(tensors, dim=0):
+    """Join same-shape tensors along a new dim ``dim`` (from ``-ndim-1`` to ``ndim``).
+
+    Maths: the gradient is split along that dim back into one piece per input.
+
+    Example::
+
+        vizgrad.stack([vizgrad.zeros(3), vizgrad.ones(3)]).shape           # (2, 3)
+        vizgrad.stack([vizgrad.zeros(3), vizgrad.ones(3)], dim=1).shape    # (3, 2)
+    """
+    tensors = _tensors("stack", tensors)
+    first = tensors[0].shape
+    for position, tensor in enumerate(tensors[1:], 1):
+        if tensor.shape != first:
+            raise ShapeError(f"stack: tensors must all have the same shape; got {format_shape(first)} at "
+                             f"position 0 and {format_shape(tensor.shape)} at position {position}")
+    return Stack.apply(*tensors, dim=_dim("stack", dim, len(first) + 1))
+
+
+# --- narrow, split, chunk, unbind --------------------------------------------------------
+
+class Narrow(Op):
+    @staticmethod
+    def forward(ctx, a, dim, start, length):
+        ctx.widths = tuple((start, n - start - length) if d == dim else (0, 0) for d, n in enumerate(a.shape))
+        return a[_slice_key(a.ndim, dim, start, start + length)]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.xp.pad(grad, ctx.widths, 0.0)   # zeros where the entries were left out
+
+
+class Select(Op):
+    """Entry ``index`` along ``dim``, that dim removed: one piece of :func:`unbind`."""
+
+    @staticmethod
+    def forward(ctx, a, dim, index):
+        ctx.dim = dim
+        ctx.widths = tuple((index, n - index - 1) if d == dim else (0, 0) for d, n in enumerate(a.shape))
+        return a[(slice(None),) * dim + (index,) + (slice(None),) * (a.ndim - dim - 1)]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.xp.pad(ctx.xp.expand_dims(grad, axis=ctx.dim), ctx.widths, 0.0)
+
+
+def _narrow_reference(a, dim, start, length):
+    dim = dim % a.ndim
+    start = start + a.shape[dim] if start < 0 else start
+    return a[_slice_key(a.ndim, dim, start, start + length)]
+
+
+def _narrow_samples(rng):
+    yield Sample((values(rng, (5, 3)), 0, 1, 3))
+    yield Sample((values(rng, (3, 5)), -1, -2, 2), name="negative dim and start")
+    yield Sample((values(rng, (4,)), 0, 0, 4), name="everything")
+    yield Sample((non_contiguous(values(rng, (4, 3))), 1, 1, 1), name="non-contiguous")
+
+
+@register(_narrow_reference, _narrow_samples)
+def narrow(input, dim, start, length):
+    """Entries ``start`` to ``start + length`` along ``dim`` (a view); ``start`` may be
+    negative (counted from the end).
+
+    Maths: the gradient is the incoming one padded with zeros where entries were left out.
+
+    Example::
+
+        vizgrad.arange(5.0).narrow(0, 1, 3)     # [1, 2, 3]
+    """
+    shape = input.shape
+    if not shape:
+        raise ShapeError("narrow: a 0-d tensor has no dim to narrow")
+    dim_ = _dim("narrow", dim, len(shape))
+    size, start, length = shape[dim_], operator.index(start), operator.index(length)
+    if not -size <= start <= size:
+        raise IndexError(f"narrow: start {start} is out of range for dim {dim} of size {size} "
+                         f"(tensor of shape {format_shape(shape)})")
+    start = start + size if start < 0 else start
+    if length < 0 or start + length > size:
+        raise ShapeError(f"narrow: start {start} and length {length} do not fit in dim {dim} of size {size} "
+                         f"(tensor of shape {format_shape(shape)})")
+    return _view_of(input, Narrow.apply(input, dim=dim_, start=start, length=length))
+
+
+def _pieces(input, dim, sizes):
+    """One Narrow per piece: backward accumulates the gradients of the pieces used."""
+    pieces, start = [], 0
+    for size in sizes:
+        pieces.append(_view_of(input, Narrow.apply(input, dim=dim, start=start, length=size)))
+        start += size
+    return tuple(pieces)
+
+
+def _split_reference(a, split_size_or_sections, dim=0):
+    n = a.shape[dim]
+    if isinstance(split_size_or_sections, int):
+        edges = list(range(split_size_or_sections, n, split_size_or_sections))
+    else:
+        edges = list(np.cumsum(split_size_or_sections)[:-1])
+    return tuple(np.split(a, edges, axis=dim))
+
+
+def _split_samples(rng):
+    yield Sample((values(rng, (5, 3)), 2), name="size 2")
+    yield Sample((values(rng, (5, 3)), [1, 4]), name="sections")
+    yield Sample((values(rng, (3, 6)), 4), {"dim": -1}, name="negative dim")
+    yield Sample((values(rng, (3, 6)), (2, 0, 4)), {"dim": 1}, name="empty section")
+    yield Sample((non_contiguous(values(rng, (4, 3))), 2), {"dim": 1}, name="non-contiguous")
+
+
+@register(_split_reference, _split_samples)
+def split(tensor, split_size_or_sections, dim=0):
+    """Split ``tensor`` along ``dim`` into pieces of ``split_size_or_sections`` entries
+    (the last piece may be smaller) or, given a sequence, pieces of those sizes. A
+    tuple of views.
+
+    Maths: each piece is a :func:`narrow`; the input's gradient is the sum of the pieces'
+    gradients, each padded back to full size with zeros.
+
+    Example::
+
+        a, b, c = vizgrad.arange(5.0).split(2)     # [0, 1], [2, 3], [4]
+        a, b = vizgrad.arange(5.0).split([1, 4])   # [0], [1, 2, 3, 4]
+    """
+    shape = tensor.shape
+    if not shape:
+        raise ShapeError("split: a 0-d tensor has no dim to split")
+    dim_ = _dim("split", dim, len(shape))
+    n = shape[dim_]
+    try:
+        size = operator.index(split_size_or_sections)
+    except TypeError:
+        sizes = _ints("split", "sections", split_size_or_sections)
+        if any(s < 0 for s in sizes) or sum(sizes) != n:
+            raise ShapeError(f"split: sections {sizes} must be non-negative and sum to {n}, the size of dim "
+                             f"{dim} (tensor of shape {format_shape(shape)})") from None
+    else:
+        if size < 0 or (size == 0 and n != 0):
+            raise ShapeError(f"split: split_size must be positive, got {size} for dim {dim} of size {n}")
+        count = max(-(-n // size), 1) if size else 1
+        sizes = (size,) * (count - 1) + (n - size * (count - 1),)
+    return _pieces(tensor, dim_, sizes)
+
+
+def _chunk_reference(a, chunks, dim=0):
+    n = a.shape[dim]
+    size = -(-n // chunks)
+    return _split_reference(a, size, dim)
+
+
+def _chunk_samples(rng):
+    yield Sample((values(rng, (5, 3)), 2))
+    yield Sample((values(rng, (6,)), 3), name="even")
+    yield Sample((values(rng, (3, 7)), 3), {"dim": -1}, name="negative dim")
+    yield Sample((values(rng, (4, 2)), 5), name="more chunks than entries")
+    yield Sample((non_contiguous(values(rng, (4, 3))), 2), {"dim": 1}, name="non-contiguous")
+
+
+@register(_chunk_reference, _chunk_samples)
+def chunk(input, chunks, dim=0):
+    """Split ``input`` along ``dim`` into ``chunks`` pieces of ``ceil(size / chunks)``
+    entries (the last may be smaller; there may be fewer than ``chunks`` pieces, as in
+    PyTorch). A tuple of views.
+
+    Maths: as :func:`split`: the gradient pieces are padded back and summed.
+
+    Example::
+
+        vizgrad.arange(5.0).chunk(2)     # ([0, 1, 2], [3, 4])
+    """
+    shape = input.shape
+    if not shape:
+        raise ShapeError("chunk: a 0-d tensor has no dim to chunk")
+    chunks = operator.index(chunks)
+    if chunks <= 0:
+        raise ShapeError(f"chunk: chunks must be positive, got {chunks}")
+    dim_ = _dim("chunk", dim, len(shape))
+    n = shape[dim_]
+    if n == 0:
+        return _pieces(input, dim_, (0,) * chunks)
+    size = -(-n // chunks)
+    count = -(-n // size)
+    return _pieces(input, dim_, (size,) * (count - 1) + (n - size * (count - 1),))
+
+
+def _unbind_samples(rng):
+    yield Sample((values(rng, (3, 4)),))
+    yield Sample((values(rng, (3, 4)),), {"dim": -1}, name="negative dim")
+    yield Sample((values(rng, (2, 3, 4)),), {"dim": 1})
+    yield Sample((values(rng, (3,)),), name="1-d to 0-d pieces")
+    yield Sample((non_contiguous(values(rng, (4, 3))),), {"dim": 1}, name="non-contiguous")
+
+
+@register(lambda a, dim=0: tuple(np.moveaxis(a, dim, 0)), _unbind_samples)
+def unbind(input, dim=0):
+    """The slices of ``input`` along ``dim``, that dim removed: a tuple of views.
+
+    Maths: each slice's gradient goes back to its place; the others are zero there.
+
+    Example::
+
+        rows = vizgrad.zeros(3, 4).unbind()     # three tensors of shape (4,)
+    """
+    shape = input.shape
+    if not shape:
+        raise ShapeError("unbind: a 0-d tensor has no dim to unbind")
+    dim_ = _dim("unbind", dim, len(shape))
+    return tuple(_view_of(input, Select.apply(input, dim=dim_, index=i)) for i in range(shape[dim_]))
+
+
+# --- pad ---------------------------------------------------------------------------------
+
+class Pad(Op):
+    @staticmethod
+    def forward(ctx, a, widths, value):
+        # widths: (before, after) per dim; negative amounts crop, positive ones pad
+        ctx.widths = widths
+        crop = tuple(slice(max(-before, 0), n - max(-after, 0))
+                     for (before, after), n in zip(widths, a.shape))
+        grow = tuple((max(before, 0), max(after, 0)) for before, after in widths)
+        if any(before or after for before, after in grow):
+            return ctx.xp.pad(a[crop], grow, value)
+        return ctx.xp.asarray(a[crop], copy=True)   # a copy, as in PyTorch
+
+    @staticmethod
+    def backward(ctx, grad):
+        widths = ctx.widths
+        if any(before > 0 or after > 0 for before, after in widths):
+            grad = grad[tuple(slice(max(before, 0), n - max(after, 0))
+                              for (before, after), n in zip(widths, grad.shape))]
+        if any(before < 0 or after < 0 for before, after in widths):
+            grad = ctx.xp.pad(grad, tuple((max(-before, 0), max(-after, 0)) for before, after in widths), 0.0)
+        return grad
+
+
+def _pad_widths(ndim, pad):
+    """PyTorch's flat ``pad`` (last dim first) as (before, after) per dim, first dim first."""
+    pairs = [(pad[i], pad[i + 1]) for i in range(0, len(pad), 2)]
+    return ((0, 0),) * (ndim - len(pairs)) + tuple(reversed(pairs))
+
+
+def _pad_reference(a, pad, mode="constant", value=0.0):
+    widths = _pad_widths(a.ndim, pad)
+    crop = tuple(slice(max(-b, 0), n - max(-e, 0)) for (b, e), n in zip(widths, a.shape))
+    grow = tuple((max(b, 0), max(e, 0)) for b, e in widths)
+    if not any(b or e for b, e in grow):
+        return a[crop].copy()
+    return np.pad(a[crop], grow, constant_values=0.0 if value is None else value)
+
+
+def _pad_samples(rng):
+    yield Sample((values(rng, (3, 4)), (1, 2)), name="last dim")
+    yield Sample((values(rng, (3, 4)), (1, 0, 2, 1)), {"value": 0.5}, name="two dims, value")
+    yield Sample((values(rng, (2, 3, 4)), (0, 0, 1, 1, 2, 0)), name="three dims")
+    yield Sample((values(rng, (3, 5)), (-1, 2)), name="negative: crop")
+    yield Sample((values(rng, (4, 5)), (-1, -2, 1, -1)), name="crop and pad")
+    yield Sample((values(rng, ()), ()), name="0-d, nothing")
+    yield Sample((non_contiguous(values(rng, (3, 4))), (2, 1, 0, 1)), name="non-contiguous")
+
+
+@register(_pad_reference, _pad_samples, method=False)
+def pad(input, pad, mode="constant", value=0.0):
+    """Pad with ``value`` as ``torch.nn.functional.pad``: ``pad`` is a flat tuple of
+    (before, after) amounts, last dim first: ``(left, right, top, bottom, ...)``.
+    Negative amounts crop. Only ``mode="constant"`` is supported.
+
+    Maths: the output holds the input's (kept) entries and constants, so the gradient
+    is the incoming one cropped back to the input, with zeros where it was cropped.
+
+    Example::
+
+        vizgrad.pad(vizgrad.ones(2, 2), (1, 1))   # shape (2, 4): [[0, 1, 1, 0], [0, 1, 1, 0]]
+    """
+    if mode != "constant":
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported by vizgrad; only mode='constant'")
+    pad = _ints("pad", "pad", pad)
+    shape = input.shape
+    if len(pad) % 2:
+        raise ShapeError(f"pad: pad must hold (before, after) pairs, so an even number of sizes; got {pad}")
+    if len(pad) // 2 > len(shape):
+        raise ShapeError(f"pad: pad {pad} gives {len(pad) // 2} (before, after) pairs for a tensor of shape "
+                         f"{format_shape(shape)}, which has only {len(shape)} dims")
+    widths = _pad_widths(len(shape), pad)
+    for dim, ((before, after), n) in enumerate(zip(widths, shape)):
+        if n + before + after < 0:
+            raise ShapeError(f"pad: padding ({before}, {after}) of dim {dim} (size {n}) leaves a negative "
+                             f"size {n + before + after} (tensor of shape {format_shape(shape)})")
+    return Pad.apply(input, widths=widths, value=0.0 if value is None else value)

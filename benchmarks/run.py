@@ -1,0 +1,455 @@
+"""vizgrad against its peers, side by side in one run: ``make bench``.
+
+Each benchmark is a function registered with :func:`benchmark`. It returns, for each
+peer, a *setup* function; a setup builds the peer's inputs and returns a ``step()``
+that runs one repetition and returns the loss (used only to check that the peers
+computed the same thing). A setup raises :class:`Skipped` when its peer is not
+installed. To add a benchmark (B1 with Adam, B3, B4, ...), write one more such function.
+
+Timing: every step is warmed up, then the peers are timed in interleaved rounds (so a
+slow phase of the machine hits them all) for at least ``--min-reps`` repetitions each;
+the table shows medians and their ratios to the bench's reference peers.
+
+The allocator changes NumPy-based results a lot, so the whole table runs twice, each
+time in a fresh subprocess: once with glibc's default malloc and once with
+``MALLOC_MMAP_THRESHOLD_`` / ``MALLOC_TRIM_THRESHOLD_`` raised, which keeps large
+temporaries mapped between steps. Compare figures only within one setting.
+
+Benchmarks are not tests: nothing here fails because a machine is slow. The exit
+status is 1 only when a peer raised an error (a bug, not a slow machine).
+"""
+
+import argparse
+import datetime
+import gc
+from importlib import metadata
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "results" / "latest.json"
+
+SETTINGS = {
+    "default": ("glibc default malloc", {}),
+    "malloc_tuned": ("MALLOC_MMAP_THRESHOLD_=32 MiB, MALLOC_TRIM_THRESHOLD_=64 MiB",
+                     {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "67108864"}),
+}
+
+VIZGRAD, TORCH, AUTOGRAD, NUMPY = "vizgrad", "PyTorch", "HIPS autograd", "hand-written NumPy"
+
+
+class Skipped(Exception):
+    """A peer that cannot run here (not installed); the reason goes in the table."""
+
+
+@dataclass
+class Benchmark:
+    key: str                 # "B2"
+    name: str                # "small_op_overhead"
+    unit: str                # what the table shows: "us/op", "ms"
+    scale: float             # seconds per step -> unit
+    references: tuple        # the peers the ratios are relative to
+    setups: callable         # () -> {peer: setup}
+    description: str = ""
+
+
+BENCHMARKS = {}
+
+
+def benchmark(key, name, unit, scale, references):
+    """Register a benchmark: ``function()`` returns ``{peer: setup}``, setup() returns step()."""
+    def register(function):
+        BENCHMARKS[key] = Benchmark(key, name, unit, scale, tuple(references), function,
+                                    (function.__doc__ or "").strip().splitlines()[0])
+        return function
+    return register
+
+
+def _require(module):
+    try:
+        return __import__(module)
+    except ImportError:
+        raise Skipped("not installed") from None
+
+
+def _torch():
+    torch = _require("torch")
+    torch.set_num_threads(2)
+    return torch
+
+
+# --- B2 -------------------------------------------------------------------------
+B2_OPS = 1000
+
+
+def _b2_chain(h, tanh):
+    """The same 1,000 ops for every peer: x*1.0001, x+0.001, tanh, repeated."""
+    for i in range(B2_OPS):
+        if i % 3 == 0:
+            h = h * 1.0001
+        elif i % 3 == 1:
+            h = h + 0.001
+        else:
+            h = tanh(h)
+    return h
+
+
+@benchmark("B2", "small_op_overhead", "us/op", 1e6 / B2_OPS, references=(TORCH,))
+def small_op_overhead():
+    """x of shape (10,) float32; 1,000 chained elementwise ops; sum, backward. Time per op."""
+    x_np = np.random.default_rng(0).uniform(-1, 1, 10).astype(np.float32)
+
+    def vizgrad_setup():
+        import vizgrad as vg
+        x = vg.tensor(x_np, requires_grad=True)
+
+        def step():
+            x.grad = None
+            loss = _b2_chain(x, vg.tanh).sum()
+            loss.backward()
+            return loss
+        return step
+
+    def torch_setup():
+        torch = _torch()
+        x = torch.tensor(x_np, requires_grad=True)
+
+        def step():
+            x.grad = None
+            loss = _b2_chain(x, torch.tanh).sum()
+            loss.backward()
+            return loss
+        return step
+
+    def autograd_setup():
+        _require("autograd")
+        import autograd.numpy as anp
+        from autograd import value_and_grad
+        loss_and_grad = value_and_grad(lambda x: anp.sum(_b2_chain(x, anp.tanh)))
+        return lambda: loss_and_grad(x_np)[0]
+
+    return {VIZGRAD: vizgrad_setup, TORCH: torch_setup, AUTOGRAD: autograd_setup}
+
+
+# --- B1f ------------------------------------------------------------------------
+def _mlp_data(batch=128, sizes=(784, 512, 512, 10), seed=0):
+    """Inputs, integer labels and (weight, bias) pairs in float32, the same for every peer."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((batch, sizes[0])).astype(np.float32)
+    y = rng.integers(0, sizes[-1], batch)
+    params = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+        bound = 1 / np.sqrt(fan_in)
+        params.append(rng.uniform(-bound, bound, (fan_in, fan_out)).astype(np.float32))
+        params.append(rng.uniform(-bound, bound, fan_out).astype(np.float32))
+    return x, y, params
+
+
+@benchmark("B1f", "mlp_fwd_bwd", "ms", 1e3, references=(NUMPY, TORCH))
+def mlp_fwd_bwd():
+    """MLP 784-512-512-10, ReLU, float32, batch 128, logsumexp cross-entropy; forward + backward."""
+    x_np, y_np, params_np = _mlp_data()
+    batch = x_np.shape[0]
+    rows_np = np.arange(batch)
+
+    def vizgrad_setup():
+        import vizgrad as vg
+        x, y, rows = vg.tensor(x_np), vg.tensor(y_np), vg.arange(batch)
+        params = [vg.tensor(p, requires_grad=True) for p in params_np]
+        w1, b1, w2, b2, w3, b3 = params
+
+        def step():
+            for p in params:
+                p.grad = None
+            hidden = (x @ w1 + b1).relu()
+            hidden = (hidden @ w2 + b2).relu()
+            logits = hidden @ w3 + b3
+            loss = (vg.logsumexp(logits, dim=1) - logits[rows, y]).mean()
+            loss.backward()
+            return loss
+        return step
+
+    def torch_setup():
+        torch = _torch()
+        x, y, rows = torch.from_numpy(x_np), torch.from_numpy(y_np), torch.arange(batch)
+        params = [torch.tensor(p, requires_grad=True) for p in params_np]
+        w1, b1, w2, b2, w3, b3 = params
+
+        def step():
+            for p in params:
+                p.grad = None
+            hidden = (x @ w1 + b1).relu()
+            hidden = (hidden @ w2 + b2).relu()
+            logits = hidden @ w3 + b3
+            loss = (torch.logsumexp(logits, dim=1) - logits[rows, y]).mean()
+            loss.backward()
+            return loss
+        return step
+
+    def autograd_setup():
+        _require("autograd")
+        import autograd.numpy as anp
+        from autograd import value_and_grad
+        from autograd.scipy.special import logsumexp
+
+        def loss(params):
+            w1, b1, w2, b2, w3, b3 = params
+            hidden = anp.maximum(x_np @ w1 + b1, 0)
+            hidden = anp.maximum(hidden @ w2 + b2, 0)
+            logits = hidden @ w3 + b3
+            return anp.mean(logsumexp(logits, axis=1) - logits[rows_np, y_np])
+        loss_and_grad = value_and_grad(loss)
+        return lambda: loss_and_grad(params_np)[0]
+
+    def numpy_setup():
+        w1, b1, w2, b2, w3, b3 = params_np
+        grads = {}
+
+        def step():
+            # forward; a1 and a2 are the ReLU outputs, computed in place
+            a1 = x_np @ w1
+            a1 += b1
+            np.maximum(a1, 0, out=a1)
+            a2 = a1 @ w2
+            a2 += b2
+            np.maximum(a2, 0, out=a2)
+            logits = a2 @ w3
+            logits += b3
+            top = logits.max(axis=1, keepdims=True)
+            exp = np.exp(logits - top)
+            total = exp.sum(axis=1, keepdims=True)
+            loss = np.mean(np.log(total[:, 0]) + top[:, 0] - logits[rows_np, y_np])
+            # backward: d loss / d logits = (softmax - one_hot) / batch
+            g = exp
+            g /= total
+            g[rows_np, y_np] -= 1
+            g /= batch
+            grads["w3"], grads["b3"] = a2.T @ g, g.sum(axis=0)
+            g = g @ w3.T
+            g *= a2 > 0
+            grads["w2"], grads["b2"] = a1.T @ g, g.sum(axis=0)
+            g = g @ w2.T
+            g *= a1 > 0
+            grads["w1"], grads["b1"] = x_np.T @ g, g.sum(axis=0)
+            return loss
+        return step
+
+    return {VIZGRAD: vizgrad_setup, TORCH: torch_setup, AUTOGRAD: autograd_setup, NUMPY: numpy_setup}
+
+
+# --- measuring (in the worker process) -----------------------------------------
+@dataclass
+class Result:
+    peer: str
+    times: list = field(default_factory=list)   # seconds per step
+    value: float = None                          # the loss, to check that peers agree
+    skipped: str = None
+    error: str = None
+
+
+def _value(loss):
+    return float(loss.item() if hasattr(loss, "item") else loss)
+
+
+def measure(bench, min_reps, budget, warmup, log):
+    """Warm every peer up, then time them in interleaved rounds; return one Result per peer."""
+    results, steps = [], {}
+    for peer, setup in bench.setups().items():
+        result = Result(peer)
+        results.append(result)
+        try:
+            step = setup()
+            start = time.perf_counter()
+            for _ in range(warmup):
+                result.value = _value(step())
+            steps[peer] = (step, (time.perf_counter() - start) / warmup)
+        except Skipped as reason:
+            result.skipped = str(reason)
+        except Exception as error:  # a bug in a peer's code: report it, measure the others
+            result.error = f"{type(error).__name__}: {error}"
+            log(f"  {bench.key} {peer}: {result.error}")
+
+    rounds = max(1, min(5, min_reps))
+    by_peer = {r.peer: r for r in results}
+    for _ in range(rounds):
+        for peer, (step, estimate) in steps.items():
+            reps = max(-(-min_reps // rounds), int(budget / rounds / max(estimate, 1e-9)))
+            result = by_peer[peer]
+            if result.error:
+                continue
+            gc.collect()
+            try:
+                for _ in range(min(reps, 1000)):
+                    start = time.perf_counter()
+                    step()
+                    result.times.append(time.perf_counter() - start)
+            except Exception as error:
+                result.error, result.times = f"{type(error).__name__}: {error}", []
+                log(f"  {bench.key} {peer}: {result.error}")
+    for result in results:
+        if result.times:
+            log(f"  {bench.key} {result.peer}: {statistics.median(result.times) * bench.scale:.2f} {bench.unit}"
+                f" ({len(result.times)} reps)")
+    return results
+
+
+def _versions():
+    versions = {"python": platform.python_version()}
+    for package in ("numpy", "vizgrad", "torch", "autograd"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    try:
+        versions["blas"] = np.show_config(mode="dicts")["Build Dependencies"]["blas"]["name"]
+    except Exception:
+        pass
+    return versions
+
+
+def worker(args):
+    """Run the benchmarks in this process (under whatever allocator settings it got)."""
+    def log(line):
+        print(line, file=sys.stderr, flush=True)
+
+    output = {"versions": _versions(), "benchmarks": {}}
+    for key in args.only:
+        bench = BENCHMARKS[key]
+        results = measure(bench, args.min_reps, args.budget, args.warmup, log)
+        output["benchmarks"][key] = [vars(r) for r in results]
+    Path(args.worker_out).write_text(json.dumps(output))
+
+
+# --- the driver: one subprocess per allocator setting, then the table ----------
+def run_setting(setting, args):
+    label, extra = SETTINGS[setting]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_") and k != "GLIBC_TUNABLES"}
+    env.update(extra)
+    print(f"[{setting}] {label}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "worker.json"
+        command = [sys.executable, __file__, "--worker-out", str(out), "--only", ",".join(args.only),
+                   "--min-reps", str(args.min_reps), "--budget", str(args.budget), "--warmup", str(args.warmup)]
+        load_before = os.getloadavg()[0]
+        subprocess.run(command, env=env, check=True)
+        measured = json.loads(out.read_text())
+    # Other processes on the machine skew every figure; the load average tells afterwards.
+    measured["load_average"] = {"before": load_before, "after": os.getloadavg()[0]}
+    if max(measured["load_average"].values()) > 0.5 * (os.cpu_count() or 1):
+        print(f"  note: load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after: "
+              "other processes were busy, figures are noisy", flush=True)
+    return measured
+
+
+def summarize(bench, rows):
+    """Median, reps and ratios to the reference peers for each peer of one bench."""
+    medians = {r["peer"]: statistics.median(r["times"]) for r in rows if r["times"]}
+    check = next((r["value"] for r in rows if r["value"] is not None), None)
+    summary = []
+    for r in rows:
+        entry = {"peer": r["peer"], "unit": bench.unit}
+        if r["times"]:
+            entry.update(median=medians[r["peer"]] * bench.scale, reps=len(r["times"]),
+                         min=min(r["times"]) * bench.scale, value=r["value"],
+                         ratios={ref: medians[r["peer"]] / medians[ref] for ref in bench.references
+                                 if ref in medians and ref != r["peer"]})
+            if check is not None and abs(r["value"] - check) > 1e-3 * max(1.0, abs(check)):
+                entry["warning"] = f"loss {r['value']:.6g} differs from {check:.6g}"
+        else:
+            entry["skipped" if r["skipped"] else "error"] = r["skipped"] or r["error"]
+        summary.append(entry)
+    return summary
+
+
+def format_table(report, args):
+    settings = list(report["settings"])
+    header = ["bench", "peer"]
+    for setting in settings:
+        header += [f"median ({setting})", f"ratio ({setting})"]
+    lines = [header]
+    for key in args.only:
+        bench = BENCHMARKS[key]
+        peers = [e["peer"] for e in report["settings"][settings[0]]["benchmarks"][key]]
+        for i, peer in enumerate(peers):
+            line = [f"{bench.key} {bench.name}" if i == 0 else "", peer]
+            for setting in settings:
+                entry = report["settings"][setting]["benchmarks"][key][i]
+                if "median" in entry:
+                    ratios = ", ".join(f"{v:.2f}x {_short(ref)}" for ref, v in entry["ratios"].items())
+                    line += [f"{entry['median']:.2f} {bench.unit}", ratios or "(reference)"]
+                    if "warning" in entry:
+                        line[-1] += f"  [{entry['warning']}]"
+                else:
+                    line += [entry.get("skipped") or "error (see above)", ""]
+            lines.append(line)
+    widths = [max(len(row[c]) for row in lines) for c in range(len(header))]
+    text = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in lines]
+    text.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(text)
+
+
+def _short(peer):
+    return {NUMPY: "NumPy", TORCH: "torch", AUTOGRAD: "autograd"}.get(peer, peer)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="vizgrad benchmarks against its peers.")
+    parser.add_argument("--only", type=lambda s: s.split(","), default=list(BENCHMARKS),
+                        help=f"comma-separated keys (default: all of {','.join(BENCHMARKS)})")
+    parser.add_argument("--settings", type=lambda s: s.split(","), default=list(SETTINGS),
+                        help=f"allocator settings (default: {','.join(SETTINGS)})")
+    parser.add_argument("--min-reps", type=int, default=10, help="timed repetitions per peer, at least (default 10)")
+    parser.add_argument("--budget", type=float, default=2.0, help="seconds of timing per peer (default 2)")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed steps first (default 3)")
+    parser.add_argument("--out", type=Path, default=RESULTS, help=f"JSON output (default {RESULTS.relative_to(HERE.parent)})")
+    parser.add_argument("--worker-out", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    args.min_reps = max(args.min_reps, 5)
+    args.warmup = max(args.warmup, 1)
+    unknown = [k for k in args.only if k not in BENCHMARKS] + [s for s in args.settings if s not in SETTINGS]
+    if unknown:
+        parser.error(f"unknown benchmark or setting: {', '.join(unknown)}")
+    if args.worker_out:
+        worker(args)
+        return 0
+
+    report = {"created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+              "machine": {"platform": platform.platform(), "cpus": os.cpu_count()},
+              "timing": {"statistic": "median", "min_reps": args.min_reps, "budget_s": args.budget,
+                         "warmup": args.warmup},
+              "definitions": {k: {"name": BENCHMARKS[k].name, "unit": BENCHMARKS[k].unit,
+                                  "description": BENCHMARKS[k].description,
+                                  "references": list(BENCHMARKS[k].references)} for k in args.only},
+              "settings": {}}
+    for setting in args.settings:
+        measured = run_setting(setting, args)
+        report["versions"] = measured["versions"]
+        report["settings"][setting] = {
+            "label": SETTINGS[setting][0], "env": SETTINGS[setting][1],
+            "load_average": measured["load_average"],
+            "benchmarks": {k: summarize(BENCHMARKS[k], rows) for k, rows in measured["benchmarks"].items()}}
+
+    print()
+    print(format_table(report, args))
+    print()
+    print("settings: " + "; ".join(f"{s} = {SETTINGS[s][0]}" for s in args.settings))
+    print("versions: " + ", ".join(f"{k} {v}" for k, v in report["versions"].items() if v))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {args.out}")
+    errors = any("error" in e for s in report["settings"].values() for rows in s["benchmarks"].values() for e in rows)
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,351 @@
+"""The event bus: what the engine does, as small immutable events.
+
+Subscribe a callback and it is called, synchronously and in order, in the thread
+that did the work::
+
+    with vizgrad.events.subscribe(print, kinds={"op", "node_backward"}):
+        loss = model(x).sum(); loss.backward()
+
+Event kinds: ``op``, ``backward_start``, ``node_backward``, ``backward_end``,
+``grad_accumulated``, ``hook``, ``module_forward``, ``optimizer_step``, ``zero_grad``
+and ``mark`` (:func:`mark`). While nobody subscribes the bus is detached from the
+engine, which then pays one truthiness check per op.
+
+Tensor statistics are not computed unless asked for: events carry the tensors
+only while being delivered, and :func:`tensor_stats` turns a tensor into
+:class:`TensorStats` (copying off the GPU only then). A listener must not keep the
+tensors it is given; keeping the event is fine (it holds no tensors).
+
+A listener that raises is detached with one warning naming it, and the user's
+computation goes on; under ``strict=True`` (for tests) the exception propagates.
+"""
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+
+from .autograd import observers
+
+KINDS = frozenset({"op", "backward_start", "node_backward", "backward_end", "grad_accumulated", "hook",
+                   "module_forward", "optimizer_step", "zero_grad", "mark"})
+
+
+# --- events -----------------------------------------------------------------
+@dataclass(frozen=True)
+class OpEvent:
+    """One op's forward. ``node_id`` is None when nothing was recorded (no_grad, no input
+    requiring grad); tensors are named by their ``uid``."""
+
+    op: str
+    node_id: Optional[int]
+    input_ids: tuple
+    output_ids: tuple
+    shape: tuple
+    dtype: str
+    device: str
+    module: str
+    duration: float
+    kind: str = "op"
+    inputs: Any = field(default=None, repr=False, compare=False)    # the tensors, during delivery only
+    outputs: Any = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class BackwardStartEvent:
+    root_ids: tuple
+    kind: str = "backward_start"
+
+
+@dataclass(frozen=True)
+class NodeBackwardEvent:
+    """One node's backward, in execution order (``index`` counts from 0 within one pass)."""
+
+    node_id: int
+    op: str
+    index: int
+    grad_shapes: tuple
+    duration: float
+    kind: str = "node_backward"
+    grads: Any = field(default=None, repr=False, compare=False)         # gradients w.r.t. the node's inputs
+    grad_outputs: Any = field(default=None, repr=False, compare=False)  # the gradients the node received
+
+
+@dataclass(frozen=True)
+class BackwardEndEvent:
+    root_ids: tuple
+    node_count: int
+    duration: float
+    kind: str = "backward_end"
+
+
+@dataclass(frozen=True)
+class GradAccumulatedEvent:
+    tensor_id: int
+    name: Optional[str]
+    first: bool
+    kind: str = "grad_accumulated"
+    tensor: Any = field(default=None, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class HookEvent:
+    target: str          # "tensor", "module" or "optimizer"
+    name: str
+    kind: str = "hook"
+
+
+@dataclass(frozen=True)
+class ModuleForwardEvent:
+    phase: str           # "enter" or "exit"
+    path: str
+    module_type: str
+    input_shapes: tuple
+    output_shapes: tuple
+    kind: str = "module_forward"
+
+
+@dataclass(frozen=True)
+class ParamStep:
+    """What one optimizer step did to one parameter."""
+
+    name: str
+    lr: float
+    grad_norm: float
+    update_norm: float
+    param_norm: float
+    update_ratio: float
+    state: dict
+
+
+@dataclass(frozen=True)
+class OptimizerStepEvent:
+    optimizer: str
+    step: int
+    params: tuple
+    kind: str = "optimizer_step"
+
+
+@dataclass(frozen=True)
+class ZeroGradEvent:
+    optimizer: str
+    kind: str = "zero_grad"
+
+
+@dataclass(frozen=True)
+class MarkEvent:
+    name: str
+    values: dict
+    kind: str = "mark"
+
+
+# --- tensor statistics --------------------------------------------------------
+@dataclass(frozen=True)
+class TensorStats:
+    """Summary numbers of a tensor's values (finite values only for mean/std/min/max/norm)."""
+
+    shape: tuple
+    mean: float
+    std: float
+    min: float
+    max: float
+    norm: float
+    nan_count: int
+    inf_count: int
+    histogram: tuple          # counts per bin
+    bin_edges: tuple
+
+    def to_dict(self):
+        return {"shape": list(self.shape), "mean": self.mean, "std": self.std, "min": self.min,
+                "max": self.max, "norm": self.norm, "nan_count": self.nan_count, "inf_count": self.inf_count,
+                "histogram": list(self.histogram), "bin_edges": list(self.bin_edges)}
+
+
+def tensor_stats(tensor, bins=16):
+    """Statistics of ``tensor`` (a Tensor or a backend array), computed on the host."""
+    array = getattr(tensor, "_array", tensor)
+    from .backends import backend_of
+    values = np.asarray(backend_of(array).to_numpy(array), dtype=np.float64)
+    finite = values[np.isfinite(values)]
+    nan_count = int(np.isnan(values).sum())
+    inf_count = int(np.isinf(values).sum())
+    if finite.size:
+        counts, edges = np.histogram(finite, bins=bins)
+        summary = (float(finite.mean()), float(finite.std()), float(finite.min()), float(finite.max()),
+                   float(np.sqrt(np.square(finite).sum())))
+    else:
+        counts, edges = np.zeros(bins, dtype=np.int64), np.zeros(bins + 1)
+        summary = (math.nan,) * 5
+    return TensorStats(tuple(values.shape), *summary, nan_count, inf_count,
+                       tuple(int(c) for c in counts), tuple(float(e) for e in edges))
+
+
+# --- subscriptions ----------------------------------------------------------------
+class Subscription:
+    """A subscribed callback; ``close()`` (or leaving the ``with`` block) unsubscribes it."""
+
+    def __init__(self, callback, kinds, strict):
+        self.callback = callback
+        self.kinds = kinds
+        self.strict = strict
+        self.closed = False
+
+    def close(self):
+        if not self.closed:
+            self.closed = True
+            _bus.remove(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def __repr__(self):
+        name = getattr(self.callback, "__qualname__", repr(self.callback))
+        return f"<Subscription {name} kinds={sorted(self.kinds) if self.kinds else 'all'}>"
+
+
+def subscribe(callback, kinds=None, strict=False):
+    """Call ``callback(event)`` for every event (or only those whose ``kind`` is in ``kinds``).
+
+    Returns a :class:`Subscription`, also usable as a context manager.
+    """
+    if not callable(callback):
+        raise TypeError(f"subscribe needs a callable, got {type(callback).__name__}")
+    if kinds is not None:
+        kinds = frozenset([kinds] if isinstance(kinds, str) else kinds)
+        unknown = kinds - KINDS
+        if unknown:
+            raise ValueError(f"unknown event kinds {sorted(unknown)}; the kinds are {sorted(KINDS)}")
+    subscription = Subscription(callback, kinds, strict)
+    _bus.add(subscription)
+    return subscription
+
+
+def mark(name, **values):
+    """Record a user event, e.g. ``mark("epoch", epoch=3, loss=0.12)``: dashboards plot these."""
+    if _bus.subscriptions:
+        clean = {key: (value.item() if hasattr(value, "item") and getattr(value, "ndim", 1) == 0 else value)
+                 for key, value in values.items()}
+        _bus.emit(MarkEvent(name, clean))
+
+
+def emit_hook(target, name):
+    """Tell listeners that a hook ran (used by modules and optimizers)."""
+    if _bus.subscriptions:
+        _bus.emit(HookEvent(target, name))
+
+
+def _shapes(values):
+    if hasattr(values, "_array"):
+        return (tuple(values.shape),)
+    if isinstance(values, (tuple, list)):
+        return tuple(tuple(v.shape) for v in values if hasattr(v, "_array"))
+    return ()
+
+
+class _Bus(observers.Observer):
+    """The one observer the engine sees; it turns engine callbacks into events."""
+
+    def __init__(self):
+        self.subscriptions = []
+        self._detach = None
+        self._backward_index = 0
+        self._wanted = frozenset()
+
+    def add(self, subscription):
+        self.subscriptions.append(subscription)
+        self._refresh()
+
+    def remove(self, subscription):
+        if subscription in self.subscriptions:
+            self.subscriptions.remove(subscription)
+        self._refresh()
+
+    def _refresh(self):
+        wanted = set()
+        for subscription in self.subscriptions:
+            wanted |= KINDS if subscription.kinds is None else subscription.kinds
+        self._wanted = frozenset(wanted)
+        if self.subscriptions and self._detach is None:
+            self._detach = observers.attach(self)
+        elif not self.subscriptions and self._detach is not None:
+            self._detach()
+            self._detach = None
+
+    def emit(self, event):
+        for subscription in list(self.subscriptions):
+            if subscription.kinds is not None and event.kind not in subscription.kinds:
+                continue
+            try:
+                subscription.callback(event)
+            except Exception as error:
+                if subscription.strict:
+                    raise
+                subscription.close()
+                warnings.warn(f"vizgrad.events: listener {subscription.callback!r} raised "
+                              f"{type(error).__name__}: {error}; it was unsubscribed", RuntimeWarning, stacklevel=2)
+
+    # --- engine callbacks ---------------------------------------------------------
+    def op_applied(self, node, op, inputs, outputs, seconds):
+        if "op" not in self._wanted:
+            return
+        from .nn.module import current_module_path
+        first = outputs[0] if isinstance(outputs, tuple) else outputs
+        output_list = outputs if isinstance(outputs, tuple) else (outputs,)
+        tensors = [value for value in inputs if hasattr(value, "_array")]
+        self.emit(OpEvent(op=op.__name__,
+                          node_id=node.id if node is not None else None,
+                          input_ids=tuple(t.uid for t in tensors),
+                          output_ids=tuple(o.uid for o in output_list),
+                          shape=tuple(first.shape), dtype=first.dtype.name, device=str(first.device),
+                          module=current_module_path(), duration=seconds,
+                          inputs=tuple(tensors), outputs=output_list))
+
+    def backward_started(self, roots):
+        self._backward_index = 0
+        if "backward_start" in self._wanted:
+            self.emit(BackwardStartEvent(tuple(root.uid for root in roots)))
+
+    def node_backward(self, node, grad_outputs, grad_inputs, seconds):
+        index = self._backward_index
+        self._backward_index += 1
+        if "node_backward" in self._wanted:
+            self.emit(NodeBackwardEvent(node.id, node.op.__name__, index,
+                                        tuple(tuple(g.shape) if g is not None else None for g in grad_inputs),
+                                        seconds, grads=tuple(grad_inputs), grad_outputs=tuple(grad_outputs)))
+
+    def grad_accumulated(self, tensor, first):
+        if "grad_accumulated" in self._wanted:
+            self.emit(GradAccumulatedEvent(tensor.uid, tensor.name, first, tensor=tensor))
+
+    def backward_finished(self, roots, node_count, seconds):
+        if "backward_end" in self._wanted:
+            self.emit(BackwardEndEvent(tuple(root.uid for root in roots), node_count, seconds))
+
+    def module_forward(self, module, phase, args, output):
+        if "module_forward" in self._wanted:
+            self.emit(ModuleForwardEvent(phase, module._qualified_name, type(module).__name__,
+                                         _shapes(tuple(args)), _shapes(output) if output is not None else ()))
+
+    def optimizer_step(self, optimizer, summaries):
+        if "optimizer_step" in self._wanted:
+            step = max((s.get("step", 0) for s in optimizer.state.values()), default=0)
+            self.emit(OptimizerStepEvent(type(optimizer).__name__, step,
+                                         tuple(ParamStep(**summary) for summary in summaries)))
+
+    def zero_grad(self, optimizer):
+        if "zero_grad" in self._wanted:
+            self.emit(ZeroGradEvent(type(optimizer).__name__))
+
+
+_bus = _Bus()
+
+
+def listening(kind):
+    """Whether someone subscribed to ``kind`` (lets producers skip costly summaries)."""
+    return kind in _bus._wanted

@@ -1,0 +1,20 @@
+"""Neural-network building blocks with PyTorch's names: ``Module``, ``Parameter``, layers,
+``functional``, ``init`` and ``utils``."""
+
+from .module import Module, Parameter, UninitializedParameter
+from . import functional, init, utils
+from .activation import (ELU, GELU, SELU, Hardtanh, LeakyReLU, LogSoftmax, Mish, ReLU, ReLU6, Sigmoid, SiLU,
+                         Softmax, Softmin, Softplus, Tanh)
+from .container import ModuleDict, ModuleList, Sequential
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
+from .distance import CosineSimilarity
+from .dropout import Dropout
+from .embedding import Embedding
+from .flatten import Flatten, Unflatten
+from .lazy import LazyConv2d, LazyLinear
+from .linear import Bilinear, Identity, Linear
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, NLLLoss,
+                   SmoothL1Loss)
+from .mlp import MLP
+from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
+from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d

@@ -1,0 +1,281 @@
+"""Activation layers: one module per functional activation (no parameters), as PyTorch."""
+
+from . import functional as F
+from .module import Module
+
+
+def _inplace_repr(module):
+    return "inplace=True" if module.inplace else ""
+
+
+class ReLU(Module):
+    """``max(x, 0)``.
+
+    Example::
+
+        nn.ReLU()(vizgrad.tensor([-1.0, 2.0]))    # tensor([0., 2.])
+    """
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.relu(input, inplace=self.inplace)
+
+    extra_repr = _inplace_repr
+
+
+class ReLU6(Module):
+    """``min(max(x, 0), 6)``.
+
+    Example::
+
+        nn.ReLU6()(vizgrad.tensor([-1.0, 8.0]))    # tensor([0., 6.])
+    """
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.relu6(input, self.inplace)
+
+    extra_repr = _inplace_repr
+
+
+class LeakyReLU(Module):
+    """``x`` for x > 0, ``negative_slope · x`` otherwise.
+
+    Example::
+
+        nn.LeakyReLU(0.1)(vizgrad.tensor([-2.0, 3.0]))    # tensor([-0.2000, 3.0000])
+    """
+
+    def __init__(self, negative_slope=0.01, inplace=False):
+        super().__init__()
+        self.negative_slope = negative_slope
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
+
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
+
+
+class ELU(Module):
+    """``x`` for x > 0, ``alpha (eˣ - 1)`` otherwise.
+
+    Example::
+
+        nn.ELU()(vizgrad.tensor([-1.0, 2.0]))     # tensor([-0.6321, 2.0000])
+    """
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.elu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class SELU(Module):
+    """Scaled ELU with the self-normalizing constants λ ≈ 1.0507, α ≈ 1.6733.
+
+    Example::
+
+        nn.SELU()(vizgrad.tensor([-1.0, 1.0]))    # tensor([-1.1113, 1.0507])
+    """
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.selu(input, self.inplace)
+
+    extra_repr = _inplace_repr
+
+
+class GELU(Module):
+    """``x Φ(x)`` (``approximate='tanh'``: the tanh approximation).
+
+    Example::
+
+        nn.GELU()(vizgrad.tensor([1.0]))          # tensor([0.8413])
+    """
+
+    def __init__(self, approximate="none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input):
+        return F.gelu(input, approximate=self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
+
+
+class SiLU(Module):
+    """``x σ(x)`` (swish).
+
+    Example::
+
+        nn.SiLU()(vizgrad.tensor([1.0]))          # tensor([0.7311])
+    """
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.silu(input, inplace=self.inplace)
+
+    extra_repr = _inplace_repr
+
+
+class Softplus(Module):
+    """``(1/β) log(1 + e^(βx))``, linear above ``threshold``.
+
+    Example::
+
+        nn.Softplus()(vizgrad.tensor([0.0]))      # tensor([0.6931])
+    """
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta = beta
+        self.threshold = threshold
+
+    def forward(self, input):
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self):
+        return f"beta={self.beta}, threshold={self.threshold}"
+
+
+class Mish(Module):
+    """``x tanh(softplus(x))``.
+
+    Example::
+
+        nn.Mish()(vizgrad.tensor([1.0]))          # tensor([0.8651])
+    """
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.mish(input, inplace=self.inplace)
+
+    extra_repr = _inplace_repr
+
+
+class Hardtanh(Module):
+    """``x`` clipped to [min_val, max_val].
+
+    Example::
+
+        nn.Hardtanh()(vizgrad.tensor([-3.0, 0.5]))    # tensor([-1.0000, 0.5000])
+    """
+
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+        super().__init__()
+        if max_val <= min_val:
+            raise ValueError(f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})")
+        self.min_val = min_val
+        self.max_val = max_val
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self):
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
+
+
+class Sigmoid(Module):
+    """``1 / (1 + e^-x)``.
+
+    Example::
+
+        nn.Sigmoid()(vizgrad.tensor([0.0]))       # tensor([0.5000])
+    """
+
+    def forward(self, input):
+        return F.sigmoid(input)
+
+
+class Tanh(Module):
+    """Hyperbolic tangent.
+
+    Example::
+
+        nn.Tanh()(vizgrad.tensor([0.0]))          # tensor([0.])
+    """
+
+    def forward(self, input):
+        return F.tanh(input)
+
+
+class Softmax(Module):
+    """``e^xᵢ / Σⱼ e^xⱼ`` along ``dim``.
+
+    Example::
+
+        nn.Softmax(dim=1)(vizgrad.randn(2, 3)).sum(dim=1)    # tensor([1., 1.])
+    """
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmax(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Module):
+    """``xᵢ - logsumexp(x)`` along ``dim``.
+
+    Example::
+
+        nn.LogSoftmax(dim=1)(vizgrad.randn(2, 3)).exp().sum(dim=1)    # tensor([1., 1.])
+    """
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.log_softmax(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Softmin(Module):
+    """``softmax(-x)`` along ``dim``.
+
+    Example::
+
+        nn.Softmin(dim=0)(vizgrad.tensor([1.0, 2.0]))      # tensor([0.7311, 0.2689])
+    """
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmin(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"

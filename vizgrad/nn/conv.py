@@ -1,0 +1,194 @@
+"""Convolution layers: ``Conv1d``, ``Conv2d``, ``ConvTranspose1d``, ``ConvTranspose2d``.
+
+They hold a weight and a bias and call the functional convolutions of
+:mod:`vizgrad.ops.conv`. Initialization is PyTorch's: the weight through
+``kaiming_uniform_(a=√5)`` and the bias from U(-1/√fan_in, 1/√fan_in), with
+fan_in = weight.shape[1] · prod(kernel_size).
+"""
+
+import math
+
+from .. import creation
+from . import functional as F
+from . import init
+from .linear import uniform_bias_
+from .module import Module, Parameter
+
+
+def _tuple(value, d, name):
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value,) * d
+    value = tuple(value)
+    if len(value) != d or not all(isinstance(v, int) for v in value):
+        raise ValueError(f"{name} must be an int or a tuple of {d} ints, got {value!r}")
+    return value
+
+
+class _ConvNd(Module):
+    """What every convolution layer shares: arguments, parameters, init and repr."""
+
+    _dims = 2
+    _transposed = False
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", output_padding=0, device=None, dtype=None):
+        super().__init__()
+        d = self._dims
+        if groups <= 0:
+            raise ValueError("groups must be a positive integer")
+        if in_channels % groups:
+            raise ValueError("in_channels must be divisible by groups")
+        if out_channels % groups:
+            raise ValueError("out_channels must be divisible by groups")
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"padding_mode={padding_mode!r} is not supported by vizgrad; "
+                                      "only 'zeros'")
+        if isinstance(padding, str):
+            if padding not in ("valid", "same"):
+                raise ValueError(f"Invalid padding string {padding!r}, should be one of ['valid', 'same']")
+            if padding == "same" and any(s != 1 for s in _tuple(stride, d, "stride")):
+                raise ValueError("padding='same' is not supported for strided convolutions")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _tuple(kernel_size, d, "kernel_size")
+        self.stride = _tuple(stride, d, "stride")
+        self.padding = padding if isinstance(padding, str) else _tuple(padding, d, "padding")
+        self.dilation = _tuple(dilation, d, "dilation")
+        self.output_padding = _tuple(output_padding, d, "output_padding")
+        self.groups = groups
+        self.padding_mode = padding_mode
+        if self._transposed:
+            shape = (in_channels, out_channels // groups) + self.kernel_size
+        else:
+            shape = (out_channels, in_channels // groups) + self.kernel_size
+        self._make_parameters(shape, bias, device, dtype)
+
+    def _make_parameters(self, shape, bias, device, dtype):
+        self.weight = Parameter(creation.empty(*shape, device=device, dtype=dtype))
+        if bias:
+            self.bias = Parameter(creation.empty(self.out_channels, device=device, dtype=dtype))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Draw the weight and bias again, from PyTorch's default distributions."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            uniform_bias_(self.bias, fan_in)
+
+    def extra_repr(self):
+        d = self._dims
+        text = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        if self.padding != (0,) * d:
+            text += f", padding={self.padding}"
+        if self.dilation != (1,) * d:
+            text += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * d:
+            text += f", output_padding={self.output_padding}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        if self.bias is None:
+            text += ", bias=False"
+        if self.padding_mode != "zeros":
+            text += f", padding_mode={self.padding_mode}"
+        return text
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution over (N, C_in, L) or (C_in, L); weight (out, in/groups, k).
+
+    Example::
+
+        conv = nn.Conv1d(3, 16, kernel_size=5, padding=2)
+        conv(vizgrad.randn(8, 3, 32)).shape      # (8, 16, 32)
+    """
+
+    _dims = 1
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device=device, dtype=dtype)
+
+    def forward(self, input):
+        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution over (N, C_in, H, W) or (C_in, H, W); weight (out, in/groups, kH, kW).
+
+    Example::
+
+        conv = nn.Conv2d(1, 8, kernel_size=3, padding=1)
+        conv(vizgrad.randn(32, 1, 28, 28)).shape   # (32, 8, 28, 28)
+    """
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device=device, dtype=dtype)
+
+    def forward(self, input):
+        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+
+class _ConvTransposeNd(_ConvNd):
+    _transposed = True
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+        if isinstance(padding, str):
+            raise ValueError(f"{type(self).__name__}: padding must be an int or a tuple, got {padding!r}")
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, output_padding, device=device, dtype=dtype)
+
+    def _output_padding(self, input, output_size):
+        """The output_padding that gives ``output_size`` (PyTorch's rule), or the layer's own."""
+        if output_size is None:
+            return self.output_padding
+        d = self._dims
+        output_size = tuple(output_size)[-d:]
+        size_in = tuple(input.shape[-d:])
+        padding = []
+        for n, size, s, p, dil, k in zip(size_in, output_size, self.stride, self.padding, self.dilation,
+                                          self.kernel_size):
+            smallest = (n - 1) * s - 2 * p + dil * (k - 1) + 1
+            if not smallest <= size < smallest + s:
+                raise ValueError(f"requested an output size of {output_size}, but valid sizes range from "
+                                 f"{smallest} to {smallest + s - 1} (for an input of {size_in})")
+            padding.append(size - smallest)
+        return tuple(padding)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """1-D transposed convolution over (N, C_in, L) or (C_in, L); weight (in, out/groups, k).
+
+    Example::
+
+        up = nn.ConvTranspose1d(4, 2, kernel_size=3, stride=2)
+        up(vizgrad.randn(1, 4, 10)).shape       # (1, 2, 21)
+    """
+
+    _dims = 1
+
+    def forward(self, input, output_size=None):
+        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups, self.dilation)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """2-D transposed convolution over (N, C_in, H, W) or (C_in, H, W); weight
+    (in, out/groups, kH, kW). ``forward(input, output_size)`` picks the output_padding
+    that gives ``output_size``.
+
+    Example::
+
+        up = nn.ConvTranspose2d(8, 4, kernel_size=2, stride=2)
+        up(vizgrad.randn(2, 8, 7, 7)).shape     # (2, 4, 14, 14)
+    """
+
+    def forward(self, input, output_size=None):
+        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups, self.dilation)

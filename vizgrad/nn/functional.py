@@ -1,0 +1,59 @@
+"""``vizgrad.nn.functional``: every functional op of the layers, as ``torch.nn.functional``.
+
+The ops themselves live in :mod:`vizgrad.ops` (one module per family) and are tested
+from the op registry; this module only gathers them under PyTorch's names::
+
+    import vizgrad.nn.functional as F
+    loss = F.cross_entropy(F.linear(x, w, b), y)
+"""
+
+import importlib as _importlib
+
+from ..ops import unary as _unary
+from ..ops.activation import (bilinear, dropout, elu, embedding, gelu, hardtanh, leaky_relu, linear, log_softmax,
+                              mish, one_hot, relu6, selu, silu, softmax, softmin, softplus)
+from ..ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_similarity, cross_entropy,
+                        huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
+from ..ops.normalization import batch_norm, group_norm, layer_norm, normalize
+from ..ops.registry import OPS as _OPS
+from ..ops.shape import pad
+from ..ops.unary import sigmoid, tanh
+
+__all__ = ["batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+           "cosine_similarity", "cross_entropy", "dropout", "elu", "embedding", "gelu", "group_norm", "hardtanh",
+           "huber_loss", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "mish",
+           "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6", "selu", "sigmoid", "silu",
+           "smooth_l1_loss", "softmax", "softmin", "softplus", "tanh"]
+
+
+def relu(input, inplace=False):
+    """``max(x, 0)`` elementwise (in place with ``inplace=True``).
+
+    Example::
+
+        F.relu(vizgrad.tensor([-1.0, 2.0]))    # tensor([0., 2.])
+    """
+    return input.relu_() if inplace else _unary.relu(input)
+
+
+def _export(family):
+    """Export the public ops of ``vizgrad.ops.<family>``: its registered ops and its
+    ``__all__``. Nothing happens if that module does not exist (yet)."""
+    name = f"{__package__.rpartition('.')[0]}.ops.{family}"
+    try:
+        module = _importlib.import_module(name)
+    except ModuleNotFoundError as error:
+        if error.name != name:
+            raise
+        return
+    public = [op for op, info in _OPS.items() if info.function.__module__ == module.__name__]
+    public += [item for item in getattr(module, "__all__", ()) if item not in public]
+    for item in public:
+        globals()[item] = _OPS[item].function if item in _OPS else getattr(module, item)
+        if item not in __all__:
+            __all__.append(item)
+
+
+for _family in ("conv", "pooling"):   # conv1d, conv2d, conv_transpose2d, max_pool2d, avg_pool2d, ...
+    _export(_family)
+__all__.sort()

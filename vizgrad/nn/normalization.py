@@ -1,0 +1,172 @@
+"""Normalization layers: ``BatchNorm1d``, ``BatchNorm2d``, ``LayerNorm``, ``GroupNorm``."""
+
+from .. import creation, dtypes
+from ..autograd.grad_mode import no_grad
+from ..errors import ShapeError, format_shape
+from . import functional as F
+from . import init
+from .module import Module, Parameter
+
+
+class _BatchNorm(Module):
+    """Batch normalization over the channel dim 1, with running statistics as PyTorch:
+    buffers ``running_mean`` (zeros), ``running_var`` (ones) and ``num_batches_tracked``;
+    weight ones and bias zeros (``affine``)."""
+
+    _input_dims = ()
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+                 dtype=None):
+        super().__init__()
+        self.num_features = num_features
+        self.eps = eps
+        self.momentum = momentum
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = Parameter(creation.ones(num_features, device=device, dtype=dtype))
+            self.bias = Parameter(creation.zeros(num_features, device=device, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", creation.zeros(num_features, device=device, dtype=dtype))
+            self.register_buffer("running_var", creation.ones(num_features, device=device, dtype=dtype))
+            self.register_buffer("num_batches_tracked", creation.zeros((), device=device, dtype=dtypes.int64))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def reset_running_stats(self):
+        if self.track_running_stats:
+            init.zeros_(self.running_mean)
+            init.ones_(self.running_var)
+            init.zeros_(self.num_batches_tracked)
+
+    def reset_parameters(self):
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+
+    def forward(self, input):
+        if input.ndim not in self._input_dims:
+            expected = " or ".join(f"{d}D" for d in self._input_dims)
+            raise ShapeError(f"{type(self).__name__}: expected {expected} input (got {input.ndim}D input of shape "
+                             f"{format_shape(input.shape)})")
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            with no_grad():
+                self.num_batches_tracked.add_(1)
+            if self.momentum is None:          # a cumulative moving average
+                factor = 1.0 / float(self.num_batches_tracked.item())
+        use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
+        keep_running = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if keep_running else None,
+                            self.running_var if keep_running else None, self.weight, self.bias,
+                            use_batch_stats, factor, self.eps)
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalization of (N, C) or (N, C, L) inputs, per channel C.
+
+    Example::
+
+        bn = nn.BatchNorm1d(16)
+        bn(vizgrad.randn(32, 16))          # standardized columns; running stats updated
+    """
+
+    _input_dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalization of (N, C, H, W) inputs, per channel C.
+
+    Example::
+
+        bn = nn.BatchNorm2d(8)
+        bn(vizgrad.randn(4, 8, 5, 5)).shape    # (4, 8, 5, 5)
+    """
+
+    _input_dims = (4,)
+
+
+class LayerNorm(Module):
+    """Normalize over the last dims ``normalized_shape`` of each sample, then scale and shift
+    elementwise (weight ones, bias zeros).
+
+    Example::
+
+        ln = nn.LayerNorm(16)
+        ln(vizgrad.randn(8, 16)).mean(dim=-1)    # ~0 for every row
+    """
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:
+            self.weight = Parameter(creation.ones(self.normalized_shape, device=device, dtype=dtype))
+            if bias:
+                self.bias = Parameter(creation.zeros(self.normalized_shape, device=device, dtype=dtype))
+            else:
+                self.register_parameter("bias", None)
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self):
+        if self.elementwise_affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class GroupNorm(Module):
+    """Normalize groups of channels of (N, C, ...) inputs, then scale and shift per channel.
+
+    Example::
+
+        gn = nn.GroupNorm(3, 6)
+        gn(vizgrad.randn(2, 6, 5, 5)).shape     # (2, 6, 5, 5)
+    """
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None):
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        if affine:
+            self.weight = Parameter(creation.ones(num_channels, device=device, dtype=dtype))
+            self.bias = Parameter(creation.zeros(num_channels, device=device, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+
+    def reset_parameters(self):
+        if self.affine:
+            init.ones_(self.weight)
+            init.zeros_(self.bias)
+
+    def forward(self, input):
+        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self):
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"

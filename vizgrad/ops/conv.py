@@ -1,0 +1,567 @@
+"""Convolutions: conv1d, conv2d and their transposes, as ``torch.nn.functional`` has them.
+
+A convolution is a matrix product over windows (im2col). :class:`Windows` says where
+the windows of a padded input sit; :class:`Unfold` cuts them out, a strided view
+that is copied once into a matrix; :class:`Fold` sums windows back onto an input
+(col2im). Unfold and Fold are adjoints, so each is the other's backward, and every
+backward here is written with them plus ``matmul``, ``reshape`` and ``permute_dims``,
+which gives second derivatives for free.
+
+Shapes, with ``K = prod(kernel)`` and ``P = prod(out)``::
+
+    input (N, C, *size)  --unfold-->  windows (C, *out, N, *kernel)  --copy-->  (C·K, P·N)
+    weight (O, C/groups, *kernel)     output (N, O, *out) = weight (O, C·K) @ columns (C·K, P·N)
+
+:mod:`vizgrad.ops.pooling` reuses the windows for pooling.
+"""
+
+import itertools
+import math
+import operator
+from typing import NamedTuple
+
+import numpy as np
+
+from ..autograd.function import Op
+from ..errors import DTypeError, ShapeError, format_shape
+from .registry import Sample, register
+from .samples import values
+
+
+# --- windows: where they sit, cutting them out (Unfold) and summing them back (Fold) ------
+
+class Windows(NamedTuple):
+    """Where the windows of an im2col sit, per spatial dim.
+
+    Window ``j`` along a dim starts at ``j * stride - pads[0]`` of the input and takes
+    ``kernel`` taps ``dilation`` apart; ``out`` windows are taken. ``size`` is the
+    spatial size of the input (without padding), ``pads`` the (before, after) padding
+    and ``axes`` where the spatial dims sit in the arrays.
+    """
+
+    kernel: tuple
+    stride: tuple
+    dilation: tuple
+    pads: tuple
+    size: tuple
+    out: tuple
+    axes: tuple
+
+
+def _unfold_arrays(xp, x, windows, value=0.0):
+    """The windows of ``x`` padded with ``value``: a read-only strided view in which each
+    spatial axis counts windows and the kernel axes come last, (..., *size, ...) ->
+    (..., *out, ..., *kernel)."""
+    if any(before or after for before, after in windows.pads):
+        shape, inside = list(x.shape), [slice(None)] * x.ndim
+        for axis, (before, after) in zip(windows.axes, windows.pads):
+            shape[axis] += before + after
+            inside[axis] = slice(before, before + x.shape[axis])
+        padded = xp.full(tuple(shape), value, dtype=x.dtype, device=x.device)  # quicker than NumPy's pad
+        padded[tuple(inside)] = x
+        x = padded
+    extent = tuple(dilation * (k - 1) + 1 for k, dilation in zip(windows.kernel, windows.dilation))
+    view = xp.sliding_windows(x, extent, windows.axes)
+    key = [slice(None)] * x.ndim
+    for axis, stride, n in zip(windows.axes, windows.stride, windows.out):
+        key[axis] = slice(0, stride * (n - 1) + 1, stride)
+    return view[tuple(key) + tuple(slice(None, None, dilation) for dilation in windows.dilation)]
+
+
+def _fold_arrays(xp, cols, windows):
+    """Sum windows back where they came from: (..., *out, ..., *kernel) -> (..., *size, ...).
+    One strided add per kernel offset; the padding is cropped at the end."""
+    ndim = cols.ndim - len(windows.kernel)
+    shape, crop = list(cols.shape[:ndim]), [slice(None)] * ndim
+    for axis, n, (before, after) in zip(windows.axes, windows.size, windows.pads):
+        shape[axis], crop[axis] = n + before + after, slice(before, before + n)
+    out = xp.zeros(tuple(shape), dtype=cols.dtype, device=cols.device)
+    for offset in itertools.product(*(range(k) for k in windows.kernel)):
+        target = [slice(None)] * ndim
+        for axis, i, dilation, stride, n in zip(windows.axes, offset, windows.dilation, windows.stride, windows.out):
+            target[axis] = slice(i * dilation, i * dilation + stride * (n - 1) + 1, stride)
+        out[tuple(target)] += cols[(slice(None),) * ndim + offset]
+    return out[tuple(crop)]
+
+
+class Unfold(Op):
+    """im2col: the windows of a zero-padded input. Its adjoint is :class:`Fold`."""
+
+    @staticmethod
+    def forward(ctx, x, windows):
+        ctx.windows = windows
+        return ctx.xp.asarray(_unfold_arrays(ctx.xp, x, windows), copy=True)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return fold_windows(ctx.xp, grad, ctx.windows)
+
+
+class Fold(Op):
+    """col2im: overlapping windows summed back onto the input. Its adjoint is :class:`Unfold`."""
+
+    @staticmethod
+    def forward(ctx, cols, windows):
+        ctx.windows = windows
+        return _fold_arrays(ctx.xp, cols, windows)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return unfold_windows(ctx.xp, grad, ctx.windows)
+
+
+# The two names backwards call besides ``xp``'s. They take arrays in a plain backward and
+# Tensors under create_graph=True, where they apply the differentiable Unfold and Fold ops.
+
+def unfold_windows(xp, x, windows):
+    """The windows of ``x``: (..., *size) -> (..., *out, *kernel) (see :class:`Windows`)."""
+    if _is_tensor(x):
+        return Unfold.apply(x, windows=windows)
+    return _unfold_arrays(xp, x, windows)
+
+
+def fold_windows(xp, cols, windows):
+    """Windows summed back onto the input: (..., *out, *kernel) -> (..., *size)."""
+    if _is_tensor(cols):
+        return Fold.apply(cols, windows=windows)
+    return _fold_arrays(xp, cols, windows)
+
+
+def _is_tensor(value):
+    from ..tensor import Tensor
+    return isinstance(value, Tensor)
+
+
+# --- convolution as matrix products ------------------------------------------------------
+# Inside, images are laid out (C, *size, N): the windows copied into a matrix and the sums
+# of col2im then run over long contiguous stretches of (columns × batch).
+
+def _batch_last(xp, x):
+    """(N, C, *size) -> (C, *size, N), a view."""
+    return xp.permute_dims(x, (*range(1, x.ndim), 0))
+
+
+def _batch_first(xp, x):
+    """(C, *size, N) -> (N, C, *size), a view."""
+    return xp.permute_dims(x, (x.ndim - 1, *range(x.ndim - 1)))
+
+
+def _columns(xp, x, windows, groups):
+    """im2col as one matrix per group: (groups, C/groups · K, P · N), copied once."""
+    d = len(windows.size)
+    cols = unfold_windows(xp, _batch_last(xp, x), windows)                    # (C, *out, N, *kernel)
+    cols = xp.permute_dims(cols, (0, *range(2 + d, 2 + 2 * d), *range(1, 2 + d)))  # (C, *kernel, *out, N)
+    return xp.reshape(cols, (groups, x.shape[1] // groups * math.prod(windows.kernel),
+                             math.prod(windows.out) * x.shape[0]))
+
+
+def _as_matrices(xp, y, groups):
+    """(N, O, *out) -> (groups, O/groups, P · N)."""
+    return xp.reshape(_batch_last(xp, y), (groups, y.shape[1] // groups, math.prod(y.shape[2:]) * y.shape[0]))
+
+
+def _correlate(xp, x, weight, windows, groups):
+    """out[n, o, p] = Σ_{c, k} weight[o, c, k] · x[n, c, window p, tap k]   (N, C, *size) -> (N, O, *out)."""
+    o = weight.shape[0]
+    cols = _columns(xp, x, windows, groups)
+    out = xp.matmul(xp.reshape(weight, (groups, o // groups, cols.shape[1])), cols)  # (groups, O/groups, P·N)
+    return _batch_first(xp, xp.reshape(out, (o, *windows.out, x.shape[0])))
+
+
+def _spread(xp, y, weight, windows, groups, channels):
+    """The adjoint of :func:`_correlate` in its input: each y[n, o, p] spreads weight[o]
+    over window p. (N, O, *out) -> (N, C, *size); conv_transpose's forward."""
+    d = len(windows.size)
+    w = xp.reshape(weight, (groups, weight.shape[0] // groups, channels // groups * math.prod(windows.kernel)))
+    cols = xp.matmul(xp.matrix_transpose(w), _as_matrices(xp, y, groups))       # (groups, C/groups·K, P·N)
+    cols = xp.reshape(cols, (channels, *windows.kernel, *windows.out, y.shape[0]))
+    cols = xp.permute_dims(cols, (0, *range(1 + d, 2 + 2 * d), *range(1, 1 + d)))  # (C, *out, N, *kernel)
+    return _batch_first(xp, fold_windows(xp, cols, windows))
+
+
+def _weight_grad(xp, x, y, windows, groups, weight_shape):
+    """dL/dweight[o, c, k] = Σ_{n, p} y[n, o, p] · x[n, c, window p, tap k], y the output gradient."""
+    cols = _columns(xp, x, windows, groups)
+    return xp.reshape(xp.matmul(_as_matrices(xp, y, groups), xp.matrix_transpose(cols)), weight_shape)
+
+
+def _bias_shape(bias, d):
+    return (bias.shape[0],) + (1,) * d
+
+
+class Conv(Op):
+    @staticmethod
+    def forward(ctx, x, weight, bias, windows, groups):
+        ctx.windows, ctx.groups = windows, groups
+        ctx.save_for_backward(x, weight)
+        out = _correlate(ctx.xp, x, weight, windows, groups)
+        return out if bias is None else out + ctx.xp.reshape(bias, _bias_shape(bias, len(windows.size)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight = ctx.saved_tensors
+        xp, windows, groups = ctx.xp, ctx.windows, ctx.groups
+        needs_x, needs_weight, needs_bias = ctx.needs_input_grad
+        return (_spread(xp, grad, weight, windows, groups, x.shape[1]) if needs_x else None,
+                _weight_grad(xp, x, grad, windows, groups, weight.shape) if needs_weight else None,
+                xp.sum(grad, axis=(0, *range(2, grad.ndim))) if needs_bias else None)
+
+
+class ConvTranspose(Op):
+    """The adjoint of :class:`Conv` in its input: forward spreads, backward correlates."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, windows, groups):
+        ctx.windows, ctx.groups = windows, groups
+        ctx.save_for_backward(x, weight)
+        out = _spread(ctx.xp, x, weight, windows, groups, weight.shape[1] * groups)
+        return out if bias is None else out + ctx.xp.reshape(bias, _bias_shape(bias, len(windows.size)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight = ctx.saved_tensors
+        xp, windows, groups = ctx.xp, ctx.windows, ctx.groups
+        needs_x, needs_weight, needs_bias = ctx.needs_input_grad
+        return (_correlate(xp, grad, weight, windows, groups) if needs_x else None,
+                _weight_grad(xp, grad, x, windows, groups, weight.shape) if needs_weight else None,
+                xp.sum(grad, axis=(0, *range(2, grad.ndim))) if needs_bias else None)
+
+
+# --- argument checks ---------------------------------------------------------------------
+
+def spatial_tuple(op, name, value, d):
+    """An int or a sequence of ``d`` ints as a tuple of ``d`` ints."""
+    try:
+        return (operator.index(value),) * d
+    except TypeError:
+        pass
+    try:
+        result = tuple(operator.index(v) for v in value)
+    except TypeError:
+        raise TypeError(f"{op}: {name} must be an int or a tuple of {d} ints, got {value!r}") from None
+    if len(result) == 1:
+        result = result * d
+    if len(result) != d:
+        raise ValueError(f"{op}: {name} must be an int or a tuple of {d} ints, got {value!r}")
+    return result
+
+
+def check_positive(op, name, values_, allow_zero=False):
+    if any(v < 0 or (v == 0 and not allow_zero) for v in values_):
+        raise ValueError(f"{op}: {name} must be {'non-negative' if allow_zero else 'positive'}, got {values_}")
+
+
+def check_input(op, input, d, name="input"):
+    """Whether ``input`` is unbatched ((C, *size)); raises unless it is (C, *size) or (N, C, *size)."""
+    if not _is_tensor(input):
+        raise TypeError(f"{op}: {name} must be a Tensor, got a {type(input).__name__}")
+    if input.ndim not in (d + 1, d + 2):
+        raise ShapeError(f"{op}: expected a {d + 1}-D (unbatched) or {d + 2}-D (batched) {name}, "
+                         f"got shape {format_shape(input.shape)}")
+    if not input.is_floating_point():
+        raise DTypeError(f"{op}: {name} must be a floating-point tensor, got {input.dtype.name}")
+    return input.ndim == d + 1
+
+
+def _check_weight_and_bias(op, input, weight, bias, d, groups, transposed):
+    """Types, dtypes and shapes of ``weight`` (O, C/groups, *kernel) or, transposed,
+    (C, O/groups, *kernel), and of ``bias`` (O,), against the (batched) ``input``."""
+    for name, value in (("weight", weight), ("bias", bias)):
+        if value is not None and not _is_tensor(value):
+            raise TypeError(f"{op}: {name} must be a Tensor, got a {type(value).__name__}")
+        if value is not None and value.dtype is not input.dtype:
+            raise DTypeError(f"{op}: input is {input.dtype.name} but {name} is {value.dtype.name}; "
+                             "convert one with .to()")
+    if weight.ndim != d + 2:
+        raise ShapeError(f"{op}: expected a {d + 2}-D weight, got shape {format_shape(weight.shape)}")
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+        raise ValueError(f"{op}: groups must be a positive int, got {groups!r}")
+    if weight.shape[0] % groups:
+        what = "in_channels" if transposed else "out_channels"
+        raise ShapeError(f"{op}: {what} (weight.shape[0] = {weight.shape[0]}) must be divisible by "
+                         f"groups={groups}")
+    expected = weight.shape[0] if transposed else weight.shape[1] * groups
+    if input.shape[1] != expected:
+        raise ShapeError(f"{op}: the input has {input.shape[1]} channels but the weight expects {expected} "
+                         f"(weight shape {format_shape(weight.shape)}, groups={groups})")
+    out_channels = weight.shape[1] * groups if transposed else weight.shape[0]
+    if bias is not None and tuple(bias.shape) != (out_channels,):
+        raise ShapeError(f"{op}: bias must have shape ({out_channels},), one value per output channel, "
+                         f"got {format_shape(bias.shape)}")
+
+
+def window_count(op, size, kernel, stride, pads, dilation):
+    """How many windows fit per dim, or a ShapeError when the kernel is larger than the padded input."""
+    out = []
+    for n, k, s, (before, after), dil in zip(size, kernel, stride, pads, dilation):
+        extent = dil * (k - 1) + 1
+        if extent > n + before + after:
+            raise ShapeError(
+                f"{op}: the kernel {format_shape(kernel)} (dilation {format_shape(dilation)}) spans "
+                f"{extent} but the padded input is only {n + before + after} along that dim "
+                f"(input size {format_shape(size)}, padding {tuple(pads)})")
+        out.append((n + before + after - extent) // s + 1)
+    return tuple(out)
+
+
+def _conv_padding(op, padding, kernel, stride, dilation, d):
+    """(before, after) per dim for an int, a tuple, 'valid' or 'same' (as PyTorch: extra on the right)."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return ((0, 0),) * d
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise ValueError(f"{op}: padding='same' is not supported for strided convolutions "
+                                 f"(stride={stride}); use stride=1 or give the padding explicitly")
+            totals = [dil * (k - 1) for k, dil in zip(kernel, dilation)]
+            return tuple((total // 2, total - total // 2) for total in totals)
+        raise ValueError(f"{op}: padding must be an int, a tuple of {d} ints, 'valid' or 'same'; "
+                         f"got {padding!r}")
+    pads = spatial_tuple(op, "padding", padding, d)
+    check_positive(op, "padding", pads, allow_zero=True)
+    return tuple((p, p) for p in pads)
+
+
+def _batched(op, input, d, run):
+    """Run ``run`` on a batched input: an unbatched (C, *size) one gets a batch dim of 1 and loses it after."""
+    if not check_input(op, input, d):
+        return run(input)
+    return run(input.unsqueeze(0)).squeeze(0)
+
+
+def _conv(op, d, input, weight, bias, stride, padding, dilation, groups):
+    check_input(op, input, d)
+    stride = spatial_tuple(op, "stride", stride, d)
+    dilation = spatial_tuple(op, "dilation", dilation, d)
+    check_positive(op, "stride", stride)
+    check_positive(op, "dilation", dilation)
+
+    def run(x):
+        _check_weight_and_bias(op, x, weight, bias, d, groups, transposed=False)
+        kernel = tuple(weight.shape[2:])
+        pads = _conv_padding(op, padding, kernel, stride, dilation, d)
+        size = tuple(x.shape[2:])
+        counts = window_count(op, size, kernel, stride, pads, dilation)
+        windows = Windows(kernel, stride, dilation, pads, size, counts, axes=tuple(range(1, d + 1)))
+        return Conv.apply(x, weight, bias, windows=windows, groups=groups)
+    return _batched(op, input, d, run)
+
+
+def _conv_transpose(op, d, input, weight, bias, stride, padding, output_padding, groups, dilation):
+    check_input(op, input, d)
+    stride = spatial_tuple(op, "stride", stride, d)
+    dilation = spatial_tuple(op, "dilation", dilation, d)
+    if isinstance(padding, str):
+        raise ValueError(f"{op}: padding must be an int or a tuple of {d} ints, got {padding!r}")
+    padding = spatial_tuple(op, "padding", padding, d)
+    output_padding = spatial_tuple(op, "output_padding", output_padding, d)
+    check_positive(op, "stride", stride)
+    check_positive(op, "dilation", dilation)
+    check_positive(op, "padding", padding, allow_zero=True)
+    check_positive(op, "output_padding", output_padding, allow_zero=True)
+    for extra, s, dil in zip(output_padding, stride, dilation):
+        if extra >= s and extra >= dil:
+            raise ValueError(f"{op}: output_padding {output_padding} must be smaller than either the stride "
+                             f"{stride} or the dilation {dilation}")
+
+    def run(x):
+        _check_weight_and_bias(op, x, weight, bias, d, groups, transposed=True)
+        kernel = tuple(weight.shape[2:])
+        size_in = tuple(x.shape[2:])
+        size = tuple((n - 1) * s - 2 * p + dil * (k - 1) + extra + 1
+                     for n, s, p, dil, k, extra in zip(size_in, stride, padding, dilation, kernel, output_padding))
+        if any(n < 1 for n in size):
+            raise ShapeError(f"{op}: the output size {format_shape(size)} would not be positive (input size "
+                             f"{format_shape(size_in)}, kernel {format_shape(kernel)}, padding {padding})")
+        windows = Windows(kernel, stride, dilation, tuple((p, p) for p in padding), size, size_in,
+                          axes=tuple(range(1, d + 1)))
+        return ConvTranspose.apply(x, weight, bias, windows=windows, groups=groups)
+    return _batched(op, input, d, run)
+
+
+# --- references: the definitions, looped --------------------------------------------------
+
+def _reference_padding(padding, kernel, dilation, d):
+    if padding == "valid":
+        return ((0, 0),) * d
+    if padding == "same":
+        return tuple((dil * (k - 1) // 2, dil * (k - 1) - dil * (k - 1) // 2) for k, dil in zip(kernel, dilation))
+    return tuple((p, p) for p in spatial_tuple("reference", "padding", padding, d))
+
+
+def _conv_reference(d):
+    def reference(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+        if input.ndim == d + 1:
+            return reference(input[None], weight, bias, stride, padding, dilation, groups)[0]
+        stride, dilation = spatial_tuple("", "", stride, d), spatial_tuple("", "", dilation, d)
+        kernel = weight.shape[2:]
+        x = np.pad(input, ((0, 0), (0, 0)) + _reference_padding(padding, kernel, dilation, d))
+        extent = [dil * (k - 1) + 1 for k, dil in zip(kernel, dilation)]
+        out_size = [(n - e) // s + 1 for n, e, s in zip(x.shape[2:], extent, stride)]
+        out_channels, per_group = weight.shape[0], weight.shape[1]
+        out = np.zeros((input.shape[0], out_channels, *out_size))
+        for n in range(input.shape[0]):
+            for o in range(out_channels):
+                group = o // (out_channels // groups)
+                for position in np.ndindex(*out_size):
+                    window = x[(n, slice(group * per_group, (group + 1) * per_group)) + tuple(
+                        slice(p * s, p * s + e, dil) for p, s, e, dil in zip(position, stride, extent, dilation))]
+                    out[(n, o) + position] = np.sum(window * weight[o]) + (0 if bias is None else bias[o])
+        return out.astype(input.dtype)
+    return reference
+
+
+def _conv_transpose_reference(d):
+    def reference(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+        if input.ndim == d + 1:
+            return reference(input[None], weight, bias, stride, padding, output_padding, groups, dilation)[0]
+        stride, dilation = spatial_tuple("", "", stride, d), spatial_tuple("", "", dilation, d)
+        padding, output_padding = spatial_tuple("", "", padding, d), spatial_tuple("", "", output_padding, d)
+        kernel = weight.shape[2:]
+        extent = [dil * (k - 1) + 1 for k, dil in zip(kernel, dilation)]
+        per_group = weight.shape[1]
+        full_size = [(n - 1) * s + e + extra for n, s, e, extra in zip(input.shape[2:], stride, extent, output_padding)]
+        full = np.zeros((input.shape[0], per_group * groups, *full_size))
+        for n in range(input.shape[0]):
+            for c in range(input.shape[1]):
+                group = c // (input.shape[1] // groups)
+                for position in np.ndindex(*input.shape[2:]):
+                    # each input value spreads its kernel over the output
+                    full[(n, slice(group * per_group, (group + 1) * per_group)) + tuple(
+                        slice(p * s, p * s + e, dil) for p, s, e, dil in zip(position, stride, extent, dilation)
+                    )] += input[(n, c) + position] * weight[c]
+        out = full[(slice(None), slice(None)) + tuple(slice(p, n - p) for p, n in zip(padding, full_size))]
+        if bias is not None:
+            out = out + bias.reshape((-1,) + (1,) * d)
+        return out.astype(input.dtype)
+    return reference
+
+
+# --- samples: small, so gradcheck stays fast ---------------------------------------------
+
+def _conv2d_samples(rng):
+    yield Sample((values(rng, (2, 3, 5, 5)), values(rng, (4, 3, 3, 3)), values(rng, (4,))), name="basic")
+    yield Sample((values(rng, (2, 2, 6, 5)), values(rng, (3, 2, 3, 3))), {"stride": 2, "padding": 1},
+                 name="stride 2, padding 1, no bias")
+    yield Sample((values(rng, (2, 2, 7, 6)), values(rng, (3, 2, 2, 2)), values(rng, (3,))), {"stride": 3},
+                 name="stride > kernel")
+    yield Sample((values(rng, (1, 2, 7, 6)), values(rng, (2, 2, 3, 2))),
+                 {"stride": (2, 1), "padding": (1, 2), "dilation": 2}, name="dilation, tuple stride and padding")
+    yield Sample((values(rng, (2, 4, 5, 5)), values(rng, (4, 2, 3, 3)), values(rng, (4,))), {"groups": 2},
+                 name="groups")
+    yield Sample((values(rng, (2, 2, 5, 6)), values(rng, (3, 2, 2, 4)), values(rng, (3,))), {"padding": "same"},
+                 name="same, even kernel")
+    yield Sample((values(rng, (1, 2, 6, 6)), values(rng, (2, 2, 3, 3))), {"padding": "same", "dilation": 2},
+                 name="same, dilation")
+    yield Sample((values(rng, (1, 2, 5, 4)), values(rng, (2, 2, 3, 3))), {"padding": "valid"}, name="valid")
+    yield Sample((values(rng, (2, 5, 5)), values(rng, (3, 2, 3, 3)), values(rng, (3,))), {"padding": 1},
+                 name="unbatched")
+
+
+def _conv1d_samples(rng):
+    yield Sample((values(rng, (2, 3, 7)), values(rng, (4, 3, 3)), values(rng, (4,))), name="basic")
+    yield Sample((values(rng, (2, 2, 9)), values(rng, (3, 2, 3))), {"stride": 2, "padding": 1, "dilation": 2},
+                 name="stride, padding, dilation")
+    yield Sample((values(rng, (2, 2, 8)), values(rng, (2, 2, 2))), {"stride": 3}, name="stride > kernel")
+    yield Sample((values(rng, (2, 4, 6)), values(rng, (4, 2, 3)), values(rng, (4,))), {"groups": 2}, name="groups")
+    yield Sample((values(rng, (2, 2, 6)), values(rng, (3, 2, 4))), {"padding": "same"}, name="same, even kernel")
+    yield Sample((values(rng, (2, 7)), values(rng, (3, 2, 3)), values(rng, (3,))), name="unbatched")
+
+
+def _conv_transpose2d_samples(rng):
+    yield Sample((values(rng, (2, 3, 4, 4)), values(rng, (3, 2, 3, 3)), values(rng, (2,))), name="basic")
+    yield Sample((values(rng, (2, 2, 3, 4)), values(rng, (2, 3, 3, 3))),
+                 {"stride": 2, "padding": 1, "output_padding": 1}, name="stride, padding, output_padding")
+    yield Sample((values(rng, (1, 4, 3, 3)), values(rng, (4, 1, 2, 3)), values(rng, (2,))),
+                 {"groups": 2, "dilation": (2, 1), "stride": (1, 2)}, name="groups, dilation")
+    yield Sample((values(rng, (2, 2, 3, 2)), values(rng, (2, 2, 2, 2))), {"stride": 3}, name="stride > kernel")
+    yield Sample((values(rng, (2, 3, 3)), values(rng, (2, 2, 3, 3)), values(rng, (2,))),
+                 {"stride": 2, "output_padding": (1, 0)}, name="unbatched")
+
+
+def _conv_transpose1d_samples(rng):
+    yield Sample((values(rng, (2, 3, 5)), values(rng, (3, 2, 3)), values(rng, (2,))), name="basic")
+    yield Sample((values(rng, (2, 2, 4)), values(rng, (2, 3, 3))),
+                 {"stride": 2, "padding": 1, "output_padding": 1, "dilation": 2}, name="stride, padding, dilation")
+    yield Sample((values(rng, (2, 4, 4)), values(rng, (4, 1, 3))), {"groups": 2}, name="groups")
+    yield Sample((values(rng, (2, 5)), values(rng, (2, 2, 2)), values(rng, (2,))), {"stride": 3},
+                 name="unbatched, stride > kernel")
+
+
+# --- the public ops -----------------------------------------------------------------------
+
+@register(_conv_reference(1), _conv1d_samples, method=False)
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution (cross-correlation, as in PyTorch) over (N, C, L) or (C, L).
+
+    out[n, o, l] = bias[o] + Σ_{c, k} weight[o, c, k] · x[n, g·C/groups + c, l·stride + k·dilation - padding]
+
+    ``padding`` is an int, a 1-tuple, ``'valid'`` (none) or ``'same'`` (output length =
+    input length; stride 1 only). See :func:`conv2d` for the gradients.
+
+    Example::
+
+        x = vizgrad.randn(8, 3, 32)                     # (batch, channels, length)
+        w = vizgrad.randn(16, 3, 5, requires_grad=True)
+        vizgrad.conv1d(x, w, padding="same").shape     # (8, 16, 32)
+    """
+    return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+@register(_conv_reference(2), _conv2d_samples, method=False)
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution (cross-correlation, as in PyTorch) over (N, C, H, W) or (C, H, W).
+
+    out[n, o, i, j] = bias[o] + Σ_{c, a, b} weight[o, c, a, b] · x_pad[n, c', i·s + a·d, j·s + b·d]
+
+    with c' = c + (o // (O/groups)) · C/groups: each group of output channels sees its own
+    group of input channels. Computed as im2col plus one matrix product; gradients:
+    dL/dx spreads each output gradient over its window (col2im of Gᵀ-weighted columns),
+    dL/dweight = G · columnsᵀ, dL/dbias = Σ G.
+
+    ``stride``, ``dilation``: an int or a pair; ``padding``: an int, a pair, ``'valid'``
+    or ``'same'`` (stride 1 only; any odd total goes on the right, as in PyTorch).
+
+    Example::
+
+        x = vizgrad.randn(32, 1, 28, 28)
+        w = vizgrad.randn(8, 1, 3, 3, requires_grad=True)
+        y = vizgrad.conv2d(x, w, padding=1)              # (32, 8, 28, 28)
+    """
+    return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+@register(_conv_transpose_reference(1), _conv_transpose1d_samples, method=False)
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """1-D transposed convolution over (N, C_in, L) or (C_in, L): the gradient of
+    :func:`conv1d` with respect to its input, as a layer. ``weight`` is (C_in, C_out/groups, k).
+
+    L_out = (L - 1)·stride - 2·padding + dilation·(k - 1) + output_padding + 1.
+
+    Example::
+
+        vizgrad.conv_transpose1d(vizgrad.randn(1, 4, 10), vizgrad.randn(4, 2, 3), stride=2).shape  # (1, 2, 21)
+    """
+    return _conv_transpose("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding,
+                           groups, dilation)
+
+
+@register(_conv_transpose_reference(2), _conv_transpose2d_samples, method=False)
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """2-D transposed convolution over (N, C_in, H, W) or (C_in, H, W): each input value
+    spreads a copy of its kernel, scaled by itself, onto the output (stride apart), and
+    overlaps add up. It is the adjoint of :func:`conv2d` in its input, so its forward is
+    conv2d's input gradient (col2im) and its input gradient is a conv2d.
+    ``weight`` is (C_in, C_out/groups, kH, kW).
+
+    H_out = (H - 1)·stride - 2·padding + dilation·(kH - 1) + output_padding + 1 (W alike);
+    ``padding`` crops the border, ``output_padding`` adds rows and columns at the end.
+
+    Example::
+
+        x = vizgrad.randn(2, 8, 7, 7)
+        w = vizgrad.randn(8, 4, 4, 4, requires_grad=True)
+        vizgrad.conv_transpose2d(x, w, stride=2, padding=1).shape    # (2, 4, 14, 14)
+    """
+    return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding,
+                           groups, dilation)

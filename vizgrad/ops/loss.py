@@ -1,0 +1,712 @@
+"""Loss functions, with PyTorch's arguments and ``reduction`` ('mean', 'sum' or 'none').
+
+The classification losses are ops of their own where it matters: ``nll_loss`` (one
+node that picks ``-w[y]·x[n, y]`` and scatters its gradient back), and the elementwise
+``binary_cross_entropy`` (log clamped at -100 as PyTorch) and
+``binary_cross_entropy_with_logits`` (stable: ``max(x, 0) - x·y + log(1 + e^-|x|)``).
+``cross_entropy`` is ``log_softmax`` followed by ``nll_loss`` (plus label smoothing);
+the regression losses are short compositions of differentiable ops.
+"""
+
+import warnings
+
+import numpy as np
+
+from .. import dtypes
+from ..autograd.function import Op
+from ..errors import DTypeError, ShapeError, format_shape
+from . import binary, shape, unary
+from . import reduce as reductions  # `reduce` is also PyTorch's legacy argument name
+from .activation import log_softmax
+from .registry import Sample, register
+from .samples import values
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _tensor_type():
+    from ..tensor import Tensor
+    return Tensor
+
+
+def legacy_reduction(size_average, reduce_, reduction):
+    """PyTorch's deprecated ``size_average``/``reduce`` pair turned into ``reduction``."""
+    if size_average is None and reduce_ is None:
+        return reduction
+    warnings.warn("size_average and reduce args will be deprecated, please use reduction='" +
+                  ("none" if reduce_ is False else "mean" if size_average in (None, True) else "sum") +
+                  "' instead.", UserWarning, stacklevel=3)
+    if reduce_ is False:
+        return "none"
+    return "mean" if size_average in (None, True) else "sum"
+
+
+def _check_reduction(op, reduction, allowed=_REDUCTIONS):
+    if reduction not in allowed:
+        raise ValueError(f"{op}: {reduction!r} is not a valid value for reduction; use one of "
+                         + ", ".join(repr(r) for r in allowed))
+
+
+def _reduce(loss, reduction):
+    if reduction == "mean":
+        return reductions.mean(loss)
+    if reduction == "sum":
+        return reductions.sum(loss)
+    return loss
+
+
+def _check_tensors(op, **tensors):
+    Tensor = _tensor_type()
+    for name, tensor in tensors.items():
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"{op}: {name} must be a Tensor, got {type(tensor).__name__}")
+
+
+def _warn_if_broadcast(op, input, target):
+    if tuple(input.shape) != tuple(target.shape):
+        warnings.warn(f"{op}: using a target size ({format_shape(target.shape)}) that is different to the input "
+                      f"size ({format_shape(input.shape)}). This will likely lead to incorrect results due to "
+                      "broadcasting. Please ensure they have the same size.", UserWarning, stacklevel=3)
+
+
+def _np_reduce(loss, reduction):
+    return {"mean": np.mean, "sum": np.sum}.get(reduction, np.asarray)(loss)
+
+
+def _pair_samples(reductions=_REDUCTIONS, low=-2.0, high=2.0, gap=None, **extra):
+    """(input, target) pairs of equal shape, one per reduction; with ``gap``, |input - target|
+    stays away from that kink."""
+    def samples(rng):
+        for position, reduction in enumerate(reductions):
+            shape_ = ((3, 4), (5,), (2, 3, 2))[position % 3]
+            input = values(rng, shape_, low, high)
+            target = values(rng, shape_, low, high)
+            if gap is not None:
+                for kink in gap:
+                    difference = input - target
+                    near = np.abs(np.abs(difference) - kink) < 0.1
+                    target = np.where(near, target - 0.25 * np.sign(difference + 1e-12), target)
+            yield Sample((input, target), dict(extra, reduction=reduction), name=f"{shape_} {reduction}")
+    return samples
+
+
+# --- regression losses ---------------------------------------------------------------------
+
+@register(lambda x, y, size_average=None, reduce=None, reduction="mean": _np_reduce((x - y) ** 2, reduction),
+          _pair_samples(), method=False)
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Mean squared error ``(x - y)²`` (then reduced).  dL/dx = 2(x - y) (over n for 'mean').
+
+    Example::
+
+        F.mse_loss(vizgrad.tensor([1.0, 2.0]), vizgrad.tensor([1.0, 4.0]))   # tensor(2.)
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_tensors("mse_loss", input=input, target=target)
+    _check_reduction("mse_loss", reduction)
+    _warn_if_broadcast("mse_loss", input, target)
+    return _reduce(unary.square(input - target), reduction)
+
+
+@register(lambda x, y, size_average=None, reduce=None, reduction="mean": _np_reduce(np.abs(x - y), reduction),
+          _pair_samples(gap=(0.0,)), method=False)
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Mean absolute error ``|x - y|`` (then reduced).  dL/dx = sign(x - y).
+
+    Example::
+
+        F.l1_loss(vizgrad.tensor([1.0, 2.0]), vizgrad.tensor([1.0, 4.0]))   # tensor(1.)
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_tensors("l1_loss", input=input, target=target)
+    _check_reduction("l1_loss", reduction)
+    _warn_if_broadcast("l1_loss", input, target)
+    return _reduce(unary.abs(input - target), reduction)
+
+
+class Huber(Op):
+    """``scale · (½d² if |d| < delta else delta (|d| - ½ delta))`` for d = x - y, elementwise."""
+
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx, x, y, delta, scale):
+        xp = ctx.xp
+        ctx.delta, ctx.scale = delta, scale
+        ctx.save_for_backward(x, y)
+        d = x - y
+        size = xp.abs(d)
+        out = xp.where(size < delta, d * d * 0.5, (size - delta * 0.5) * delta)
+        return out * scale if scale != 1 else out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        xp = ctx.xp
+        slope = xp.clip(x - y, -ctx.delta, ctx.delta)           # d/dd: d inside, ±delta outside
+        grad = grad * slope * ctx.scale if ctx.scale != 1 else grad * slope
+        needs_x, needs_y = ctx.needs_input_grad
+        return grad if needs_x else None, -grad if needs_y else None
+
+
+def _huber_reference(x, y, reduction="mean", delta=1.0):
+    d = np.abs(x - y)
+    return _np_reduce(np.where(d < delta, 0.5 * d * d, delta * (d - 0.5 * delta)), reduction)
+
+
+def _huber_samples(rng):
+    yield from _pair_samples(gap=(1.0,))(rng)
+    yield from _pair_samples(("mean",), gap=(0.5,), delta=0.5)(rng)
+
+
+@register(_huber_reference, _huber_samples, method=False)
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    """Huber loss: ``½(x - y)²`` where |x - y| < delta, else ``delta (|x - y| - ½ delta)``.
+    dL/dx = clamp(x - y, -delta, delta).
+
+    Example::
+
+        F.huber_loss(vizgrad.tensor([0.5, 3.0]), vizgrad.zeros(2), reduction='none')   # tensor([0.1250, 2.5000])
+    """
+    _check_tensors("huber_loss", input=input, target=target)
+    _check_reduction("huber_loss", reduction)
+    if delta <= 0:
+        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+    _warn_if_broadcast("huber_loss", input, target)
+    return _reduce(Huber.apply(input, target, delta=delta, scale=1.0), reduction)
+
+
+def _smooth_l1_reference(x, y, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    d = np.abs(x - y)
+    if beta == 0:
+        return _np_reduce(d, reduction)
+    return _np_reduce(np.where(d < beta, 0.5 * d * d / beta, d - 0.5 * beta), reduction)
+
+
+def _smooth_l1_samples(rng):
+    yield from _pair_samples(gap=(1.0,))(rng)
+    yield from _pair_samples(("sum",), gap=(0.5,), beta=0.5)(rng)
+    yield from _pair_samples(("mean",), gap=(0.0,), beta=0.0)(rng)
+
+
+@register(_smooth_l1_reference, _smooth_l1_samples, method=False)
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """Smooth L1: ``½(x - y)²/beta`` where |x - y| < beta, else ``|x - y| - ½ beta``
+    (huber_loss / beta; l1_loss when beta = 0).  dL/dx = clamp(x - y, -beta, beta)/beta.
+
+    Example::
+
+        F.smooth_l1_loss(vizgrad.tensor([0.5, 3.0]), vizgrad.zeros(2), reduction='none')  # tensor([0.1250, 2.5000])
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_tensors("smooth_l1_loss", input=input, target=target)
+    _check_reduction("smooth_l1_loss", reduction)
+    if beta < 0:
+        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+    _warn_if_broadcast("smooth_l1_loss", input, target)
+    if beta == 0:
+        return _reduce(unary.abs(input - target), reduction)
+    return _reduce(Huber.apply(input, target, delta=beta, scale=1.0 / beta), reduction)
+
+
+# --- classification ------------------------------------------------------------------
+
+class NllLoss(Op):
+    """``-w[y]·x[n, y, ...]`` over the class dim 1, zero where y == ignore_index, reduced.
+
+    'mean' divides by the total weight W = Σ w[yₙ] of the counted elements, so for it
+    dL/dw[c] = Σ_{n: yₙ = c} (-x[n, c] - L) / W.
+    """
+
+    @staticmethod
+    def forward(ctx, x, target, weight, ignore_index, reduction):
+        xp = ctx.xp
+        ctx.reduction = reduction
+        kept = target != ignore_index
+        index = xp.expand_dims(xp.where(kept, target, 0), axis=1)
+        ctx.save_for_backward(x, weight, index, kept)   # index, kept: constants
+        counts = _counted_weights(xp, weight, index, kept, x.dtype)
+        losses = -(counts * _picked(xp, x, index))
+        if reduction == "none":
+            return losses
+        total = xp.sum(losses)
+        return total if reduction == "sum" else total / xp.sum(counts)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight, index, kept = ctx.saved_tensors
+        xp = ctx.xp
+        needs_x, _, needs_w = ctx.needs_input_grad
+        counts = _counted_weights(xp, weight, index, kept, x.dtype)
+        scale = grad
+        if ctx.reduction == "mean":
+            scale = grad / xp.sum(counts)
+        grad_x = grad_w = None
+        if needs_x:                                   # -w[yₙ]·scale at [n, yₙ], zero elsewhere
+            picked_grad = xp.expand_dims(-(counts * scale), axis=1)
+            grad_x = xp.scatter_add(xp.zeros_like(x), 1, index, picked_grad)
+        if needs_w:
+            picked = _picked(xp, x, index)
+            kept_float = xp.astype(kept, x.dtype)
+            if ctx.reduction == "mean":
+                loss = -xp.sum(counts * picked) / xp.sum(counts)
+                contribution = kept_float * (-picked - loss) * scale
+            else:
+                contribution = kept_float * -picked * scale
+            grad_w = xp.index_add(xp.zeros_like(weight), 0, xp.reshape(xp.squeeze(index, axis=1), (-1,)),
+                                  xp.reshape(contribution, (-1,)))
+        return grad_x, None, grad_w
+
+
+def _picked(xp, x, index):
+    """x[n, yₙ, ...] (the class dim removed)."""
+    return xp.squeeze(xp.take_along_axis(x, index, axis=1), axis=1)
+
+
+def _counted_weights(xp, weight, index, kept, dtype):
+    """w[yₙ] where counted, 0 where ignored (1 for every class without ``weight``)."""
+    kept_float = xp.astype(kept, dtype)
+    if weight is None:
+        return kept_float
+    classes = xp.reshape(xp.squeeze(index, axis=1), (-1,))
+    return xp.reshape(xp.take(weight, classes, axis=0), kept.shape) * kept_float
+
+
+def _check_targets(op, input, target, ignore_index):
+    """Class-index targets: integer, shape (N, d1, ...) for input (N, C, d1, ...), in range."""
+    if target.is_floating_point() or target.dtype is dtypes.bool_:
+        raise DTypeError(f"{op}: target must hold class indices (an integer tensor), got {target.dtype.name}")
+    expected = (input.shape[0],) + tuple(input.shape[2:])
+    if tuple(target.shape) != expected:
+        raise ShapeError(f"{op}: input of shape {format_shape(input.shape)} needs a target of shape "
+                         f"{format_shape(expected)}, got {format_shape(target.shape)}")
+    classes = input.shape[1]
+    if target.numel():
+        counted = target != ignore_index
+        bad = counted & ((target < 0) | (target >= classes))
+        if reductions.any(bad).item():
+            value = shape.reshape(target, (-1,))[reductions.argmax(shape.reshape(bad, (-1,)).to(dtypes.int64))].item()
+            raise IndexError(f"{op}: target {value} is out of bounds: class indices must be in [0, {classes}) "
+                             f"(or equal ignore_index={ignore_index})")
+
+
+def _check_weight(op, weight, classes):
+    if weight is not None and (not isinstance(weight, _tensor_type()) or tuple(weight.shape) != (classes,)):
+        got = format_shape(weight.shape) if isinstance(weight, _tensor_type()) else type(weight).__name__
+        raise ShapeError(f"{op}: weight must be a tensor of shape ({classes},), one entry per class; got {got}")
+
+
+def _nll_loss_reference(x, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                        reduction="mean"):
+    if x.ndim == 1:
+        x, target = x[None], np.asarray(target)[None]
+        out = _nll_loss_reference(x, target, weight, ignore_index=ignore_index, reduction=reduction)
+        return out[0] if reduction == "none" else out
+    kept = target != ignore_index
+    safe = np.where(kept, target, 0)
+    picked = np.squeeze(np.take_along_axis(x, safe[:, None], axis=1), 1)
+    w = (np.ones(x.shape[1]) if weight is None else weight)[safe] * kept
+    losses = -w * picked
+    if reduction == "none":
+        return losses
+    return losses.sum() if reduction == "sum" else losses.sum() / w.sum()
+
+
+def _class_samples(rng, classes=4):
+    yield Sample((values(rng, (5, classes)), rng.integers(0, classes, size=5)), name="(N, C)")
+    yield Sample((values(rng, (5, classes)), rng.integers(0, classes, size=5)), {"reduction": "sum"}, name="sum")
+    yield Sample((values(rng, (2, classes, 3)), rng.integers(0, classes, size=(2, 3))), {"reduction": "none"},
+                 name="(N, C, d)")
+    yield Sample((values(rng, (6, classes)), np.array([0, 1, -100, 3, 1, -100]), values(rng, (classes,), 0.5, 2.0)),
+                 name="weight, ignore_index")
+    yield Sample((values(rng, (3, classes, 2, 2)), rng.integers(0, classes, size=(3, 2, 2)),
+                  values(rng, (classes,), 0.5, 2.0)), {"ignore_index": 1, "reduction": "none"},
+                 name="(N, C, h, w) weight none")
+    yield Sample((values(rng, (4, classes)), np.array([2, 2, 0, 3]), values(rng, (classes,), 0.5, 2.0)),
+                 {"reduction": "sum"}, name="weight sum")
+    yield Sample((values(rng, (classes,)), np.asarray(2)), name="unbatched")
+
+
+@register(_nll_loss_reference, _class_samples, method=False)
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    """Negative log likelihood of class indices: ``lₙ = -w[yₙ]·x[n, yₙ]`` for input
+    (N, C) or (N, C, d1, ...) of log-probabilities and target (N) or (N, d1, ...);
+    elements whose target is ``ignore_index`` count zero. 'mean' divides by Σ w[yₙ]
+    over the counted elements.
+
+    dL/dx[n, c] = -w[c]·[c = yₙ] (over Σw for 'mean').
+
+    Example::
+
+        logp = F.log_softmax(vizgrad.randn(3, 5), dim=1)
+        F.nll_loss(logp, vizgrad.tensor([1, 0, 4]))
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_tensors("nll_loss", input=input, target=target)
+    _check_reduction("nll_loss", reduction)
+    if input.ndim == 1:                               # one unbatched sample: (C,) and ()
+        if target.ndim != 0:
+            raise ShapeError(f"nll_loss: an unbatched input of shape {format_shape(input.shape)} needs a 0-d "
+                             f"target, got shape {format_shape(target.shape)}")
+        out = nll_loss(shape.unsqueeze(input, 0), shape.unsqueeze(target, 0), weight,
+                       ignore_index=ignore_index, reduction=reduction)
+        return shape.squeeze(out, 0) if reduction == "none" else out
+    if input.ndim < 1 or not input.is_floating_point():
+        raise ShapeError(f"nll_loss: input must be a floating tensor of shape (C,), (N, C) or (N, C, d1, ...), "
+                         f"got {input.dtype.name} of shape {format_shape(input.shape)}")
+    _check_targets("nll_loss", input, target, ignore_index)
+    _check_weight("nll_loss", weight, input.shape[1])
+    return NllLoss.apply(input, target, weight, ignore_index=ignore_index, reduction=reduction)
+
+
+def _cross_entropy_reference(x, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                             reduction="mean", label_smoothing=0.0):
+    axis = 0 if x.ndim == 1 else 1
+    shifted = x - x.max(axis=axis, keepdims=True)
+    logp = shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+    classes = x.shape[axis]
+    view = [1] * x.ndim
+    view[axis] = classes
+    w = np.ones(classes) if weight is None else weight
+    if np.issubdtype(np.asarray(target).dtype, np.floating):
+        target = target * (1 - label_smoothing) + label_smoothing / classes
+        losses = -(logp * target * w.reshape(view)).sum(axis=axis)
+        if reduction == "none":
+            return losses
+        return losses.sum() if reduction == "sum" else losses.sum() / (x.size / classes)
+    nll = _nll_loss_reference(x=logp, target=target, weight=weight, ignore_index=ignore_index, reduction=reduction)
+    if not label_smoothing:
+        return nll
+    kept = np.asarray(target) != ignore_index
+    smooth = -(logp * w.reshape(view)).sum(axis=axis) * kept
+    if reduction == "mean":
+        smooth = smooth.sum() / (w[np.where(kept, target, 0)] * kept).sum()
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return (1 - label_smoothing) * nll + smooth * (label_smoothing / classes)
+
+
+def _cross_entropy_samples(rng):
+    yield from _class_samples(rng)
+    classes = 4
+    target = np.array([0, 1, -100, 3, 1])
+    yield Sample((values(rng, (5, classes)), target), {"label_smoothing": 0.1}, name="label smoothing")
+    yield Sample((values(rng, (5, classes)), target, values(rng, (classes,), 0.5, 2.0)),
+                 {"label_smoothing": 0.2, "reduction": "sum"}, name="label smoothing, weight, sum")
+    yield Sample((values(rng, (2, classes, 3)), rng.integers(0, classes, size=(2, 3)), values(rng, (classes,), 0.5, 2)),
+                 {"label_smoothing": 0.3}, name="(N, C, d) label smoothing, weight")
+    probabilities = rng.dirichlet(np.ones(classes), size=5)
+    yield Sample((values(rng, (5, classes)), probabilities), name="probabilities")
+    yield Sample((values(rng, (5, classes)), probabilities, values(rng, (classes,), 0.5, 2.0)),
+                 {"label_smoothing": 0.1, "reduction": "none"}, name="probabilities, weight, smoothing")
+    yield Sample((values(rng, (2, classes, 3)), rng.dirichlet(np.ones(classes), size=(2, 3)).transpose(0, 2, 1)),
+                 {"reduction": "sum"}, name="(N, C, d) probabilities")
+
+
+@register(_cross_entropy_reference, _cross_entropy_samples, method=False)
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
+    """Cross entropy between logits and targets: ``nll_loss(log_softmax(x, dim=1), y)``.
+
+    ``input`` is (C,), (N, C) or (N, C, d1, ...) unnormalized scores. ``target`` is either
+    class indices ((), (N) or (N, d1, ...), integer; ``weight``, ``ignore_index`` apply), or
+    class probabilities of the input's shape (floating): lₙ = -Σ_c w_c y_{n,c} log p_{n,c},
+    where 'mean' divides by the number of elements N·d1·... .
+    ``label_smoothing`` ε mixes the target with the uniform distribution:
+    (1-ε)·onehot(y) + ε/C.
+
+    dL/dx = softmax(x) - y for one sample with probabilities y (summing to 1).
+
+    Example::
+
+        logits = vizgrad.randn(3, 5, requires_grad=True)
+        loss = F.cross_entropy(logits, vizgrad.tensor([1, 0, 4]))
+        loss.backward()
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_tensors("cross_entropy", input=input, target=target)
+    _check_reduction("cross_entropy", reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
+    if input.ndim == 0:
+        raise ShapeError("cross_entropy: input must have a class dim: shape (C,), (N, C) or (N, C, d1, ...)")
+    class_dim = 0 if input.ndim == 1 else 1
+    classes = input.shape[class_dim]
+    _check_weight("cross_entropy", weight, classes)
+    logp = log_softmax(input, dim=class_dim)
+    view = [1] * input.ndim
+    view[class_dim] = classes
+    weight_view = None if weight is None else shape.reshape(weight, tuple(view))
+
+    if target.is_floating_point():                    # class probabilities
+        if tuple(target.shape) != tuple(input.shape):
+            raise ShapeError(f"cross_entropy: probability targets must have the input's shape "
+                             f"{format_shape(input.shape)}, got {format_shape(target.shape)}")
+        if label_smoothing:
+            target = target * (1 - label_smoothing) + label_smoothing / classes
+        product = logp * target
+        if weight_view is not None:
+            product = product * weight_view
+        if reduction == "none":
+            return -reductions.sum(product, dim=class_dim)
+        total = -reductions.sum(product)
+        return total if reduction == "sum" else total / (input.numel() // classes if classes else 0)
+
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if not label_smoothing:
+        return nll
+    # the uniform part: -Σ_c w_c log p_c / C, counted where the target is not ignored
+    kept = (target != ignore_index).to(input.dtype)
+    smooth = -reductions.sum(logp if weight_view is None else logp * weight_view, dim=class_dim) * kept
+    if reduction == "mean":
+        if weight is None:
+            denominator = reductions.sum(kept)
+        else:
+            safe = binary.where(target != ignore_index, target, 0)
+            denominator = reductions.sum(weight[shape.reshape(safe, (-1,))] * shape.reshape(kept, (-1,)))
+        smooth = reductions.sum(smooth) / denominator
+    elif reduction == "sum":
+        smooth = reductions.sum(smooth)
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / classes)
+
+
+class BinaryCrossEntropy(Op):
+    """``-(y log x + (1 - y) log(1 - x))`` elementwise, each log clamped at -100."""
+
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx, x, y):
+        xp = ctx.xp
+        ctx.save_for_backward(x, y)
+        log_x, log_rest = _clamped_logs(xp, x)
+        return -(y * log_x + (1 - y) * log_rest)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        xp = ctx.xp
+        needs_x, needs_y = ctx.needs_input_grad
+        grad_x = grad_y = None
+        if needs_x:                                   # (x - y) / (x (1 - x)), the denominator kept >= 1e-12
+            grad_x = grad * (x - y) / xp.maximum((1 - x) * x, 1e-12)
+        if needs_y:
+            log_x, log_rest = _clamped_logs(xp, x)
+            grad_y = grad * (log_rest - log_x)
+        return grad_x, grad_y
+
+
+def _clamped_logs(xp, x):
+    """(max(log x, -100), max(log(1 - x), -100)), without taking log 0."""
+    tiny = 1e-45                                       # below e^-100: its log is clamped anyway
+    return (xp.maximum(xp.log(xp.maximum(x, tiny)), -100.0),
+            xp.maximum(xp.log(xp.maximum(1 - x, tiny)), -100.0))
+
+
+def _bce_reference(x, y, weight=None, size_average=None, reduce=None, reduction="mean"):
+    with np.errstate(divide="ignore"):
+        loss = -(y * np.maximum(np.log(x), -100) + (1 - y) * np.maximum(np.log(1 - x), -100))
+    return _np_reduce(loss if weight is None else loss * weight, reduction)
+
+
+def _bce_samples(rng):
+    for reduction, shape_ in (("mean", (3, 4)), ("sum", (5,)), ("none", (2, 3))):
+        yield Sample((values(rng, shape_, 0.05, 0.95), values(rng, shape_, 0.0, 1.0)), {"reduction": reduction},
+                     name=f"{shape_} {reduction}")
+    yield Sample((values(rng, (3, 4), 0.05, 0.95), values(rng, (3, 4), 0.0, 1.0), values(rng, (4,), 0.5, 2.0)),
+                 name="weight")
+
+
+@register(_bce_reference, _bce_samples, method=False)
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """Binary cross entropy of probabilities: ``-w (y log x + (1 - y) log(1 - x))``, each
+    log clamped at -100 (so the loss stays finite at x = 0 or 1, as PyTorch).
+
+    dL/dx = w (x - y) / (x (1 - x)).
+
+    Example::
+
+        F.binary_cross_entropy(vizgrad.tensor([0.8, 0.1]), vizgrad.tensor([1.0, 0.0]))   # tensor(0.1643)
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_tensors("binary_cross_entropy", input=input, target=target)
+    _check_reduction("binary_cross_entropy", reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ShapeError(f"binary_cross_entropy: using a target size ({format_shape(target.shape)}) that is "
+                         f"different to the input size ({format_shape(input.shape)}); please ensure they have "
+                         "the same size")
+    if not input.is_floating_point():
+        raise DTypeError(f"binary_cross_entropy: input must be floating point, got {input.dtype.name}")
+    if input.numel() and (_any(input < 0) or _any(input > 1)):
+        raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1")
+    loss = BinaryCrossEntropy.apply(input, target.to(input.dtype))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def _any(mask):
+    return bool(reductions.any(mask).item())
+
+
+class BinaryCrossEntropyWithLogits(Op):
+    """``(1 - y) x + (1 + (p - 1) y) softplus(-x)`` elementwise, p the positive weight
+    (equal to ``max(x, 0) - x y + log(1 + e^-|x|)`` when p = 1)."""
+
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx, x, y, pos_weight):
+        xp = ctx.xp
+        ctx.save_for_backward(x, y, pos_weight)
+        soft = xp.maximum(-x, 0.0) + xp.log1p(xp.exp(-xp.abs(x)))       # softplus(-x), stable
+        if pos_weight is None:
+            return (1 - y) * x + soft
+        return (1 - y) * x + ((pos_weight - 1) * y + 1) * soft
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y, pos_weight = ctx.saved_tensors
+        xp = ctx.xp
+        needs_x, needs_y, needs_p = ctx.needs_input_grad
+        below = (xp.tanh(x * 0.5) - 1) * 0.5                              # d softplus(-x)/dx = σ(x) - 1
+        grad_x = grad_y = grad_p = None
+        if needs_y or needs_p:
+            soft = xp.maximum(-x, 0.0) + xp.log1p(xp.exp(-xp.abs(x)))
+        if pos_weight is None:
+            if needs_x:
+                grad_x = grad * ((1 - y) + below)
+            if needs_y:
+                grad_y = -grad * x
+        else:
+            log_weight = (pos_weight - 1) * y + 1
+            if needs_x:
+                grad_x = grad * ((1 - y) + log_weight * below)
+            if needs_y:
+                grad_y = grad * ((pos_weight - 1) * soft - x)
+            if needs_p:
+                grad_p = grad * y * soft
+        return grad_x, grad_y, grad_p
+
+
+def _bce_logits_reference(x, y, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
+    soft = np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x)))
+    p = 1.0 if pos_weight is None else pos_weight
+    loss = (1 - y) * x + ((p - 1) * y + 1) * soft
+    return _np_reduce(loss if weight is None else loss * weight, reduction)
+
+
+def _bce_logits_samples(rng):
+    for reduction, shape_ in (("mean", (3, 4)), ("sum", (5,)), ("none", (2, 3))):
+        yield Sample((values(rng, shape_, -3.0, 3.0), values(rng, shape_, 0.0, 1.0)), {"reduction": reduction},
+                     name=f"{shape_} {reduction}")
+    yield Sample((values(rng, (3, 4), -3.0, 3.0), values(rng, (3, 4), 0.0, 1.0), values(rng, (4,), 0.5, 2.0)),
+                 {"pos_weight": values(rng, (4,), 0.5, 3.0)}, name="weight, pos_weight")
+    yield Sample((np.array([-800.0, -30.0, 30.0, 800.0]), np.array([0.0, 1.0, 0.0, 1.0])), {"reduction": "none"},
+                 name="large logits")
+
+
+@register(_bce_logits_reference, _bce_logits_samples, method=False)
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    """Binary cross entropy of logits, ``BCE(σ(x), y)`` computed stably:
+    ``max(x, 0) - x y + log(1 + e^-|x|)``. ``pos_weight`` p (broadcast over the last dim,
+    one per class) weighs the positive term: ``(1 - y) x + (1 + (p - 1) y) log(1 + e^-x)``.
+
+    dL/dx = σ(x) - y (for p = 1).
+
+    Example::
+
+        F.binary_cross_entropy_with_logits(vizgrad.tensor([2.0, -1.0]), vizgrad.tensor([1.0, 0.0]))
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_tensors("binary_cross_entropy_with_logits", input=input, target=target)
+    _check_reduction("binary_cross_entropy_with_logits", reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ShapeError(f"binary_cross_entropy_with_logits: target size ({format_shape(target.shape)}) must be "
+                         f"the same as input size ({format_shape(input.shape)})")
+    loss = BinaryCrossEntropyWithLogits.apply(input, target.to(input.dtype), pos_weight)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+# --- divergences and similarities -------------------------------------------------
+
+def _kl_div_reference(x, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    if log_target:
+        loss = np.exp(target) * (target - x)
+    else:
+        loss = np.where(target > 0, target * np.log(np.where(target > 0, target, 1.0)), 0.0) - target * x
+    if reduction == "batchmean":
+        return loss.sum() / (x.shape[0] if x.ndim else 1)
+    return _np_reduce(loss, reduction)
+
+
+def _kl_div_samples(rng):
+    # 'mean' is left out: like PyTorch it warns that it is not the true KL divergence
+    for reduction, log_target in (("batchmean", False), ("sum", True), ("none", False), ("batchmean", True)):
+        target = values(rng, (3, 4), 0.1, 1.0)
+        yield Sample((values(rng, (3, 4), -3.0, 0.0), np.log(target) if log_target else target),
+                     {"reduction": reduction, "log_target": log_target}, name=f"{reduction} log_target={log_target}")
+
+
+@register(_kl_div_reference, _kl_div_samples, method=False)
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Kullback-Leibler divergence with ``input`` log-probabilities:
+    ``y (log y - x)`` pointwise (0 where y = 0), or ``eʸ (y - x)`` with ``log_target``.
+    'batchmean' divides the sum by the batch size (the true KL); 'mean' by the element count.
+
+    dL/dx = -y (or -eʸ).
+
+    Example::
+
+        p = F.log_softmax(vizgrad.randn(4, 3), dim=1)
+        q = F.softmax(vizgrad.randn(4, 3), dim=1)
+        F.kl_div(p, q, reduction='batchmean')
+    """
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    _check_tensors("kl_div", input=input, target=target)
+    _check_reduction("kl_div", reduction, _REDUCTIONS + ("batchmean",))
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
+                      "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
+                      "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
+                      UserWarning, stacklevel=2)
+    if log_target:
+        loss = unary.exp(target) * (target - input)
+    else:                                             # y log y with 0 log 0 = 0
+        positive = target > 0
+        safe = binary.where(positive, target, 1.0)
+        loss = binary.where(positive, target * unary.log(safe), 0.0) - target * input
+    if reduction == "batchmean":
+        return reductions.sum(loss) / (input.shape[0] if input.ndim else 1)
+    return _reduce(loss, reduction)
+
+
+def _cosine_similarity_reference(x1, x2, dim=1, eps=1e-8):
+    n1 = np.maximum(np.sqrt((x1 * x1).sum(axis=dim, keepdims=True)), eps)
+    n2 = np.maximum(np.sqrt((x2 * x2).sum(axis=dim, keepdims=True)), eps)
+    return ((x1 / n1) * (x2 / n2)).sum(axis=dim)
+
+
+def _cosine_similarity_samples(rng):
+    yield Sample((values(rng, (3, 4)), values(rng, (3, 4))), name="rows")
+    yield Sample((values(rng, (3, 4)), values(rng, (1, 4))), name="broadcast")
+    yield Sample((values(rng, (2, 3, 4)), values(rng, (2, 3, 4))), {"dim": -1}, name="last dim")
+    yield Sample((values(rng, (5,)), values(rng, (5,))), {"dim": 0}, name="vectors")
+
+
+@register(_cosine_similarity_reference, _cosine_similarity_samples, method=False)
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """Cosine of the angle between ``x1`` and ``x2`` along ``dim``:
+    ``Σ (x1/‖x1‖)(x2/‖x2‖)`` with each norm at least ``eps``.
+
+    Example::
+
+        F.cosine_similarity(vizgrad.tensor([[1.0, 0.0]]), vizgrad.tensor([[1.0, 1.0]]))   # tensor([0.7071])
+    """
+    _check_tensors("cosine_similarity", x1=x1, x2=x2)
+    norm1 = reductions.norm(x1, dim=dim, keepdim=True).clamp(min=eps)
+    norm2 = reductions.norm(x2, dim=dim, keepdim=True).clamp(min=eps)
+    return reductions.sum((x1 / norm1) * (x2 / norm2), dim=dim)

@@ -1,0 +1,300 @@
+"""Normalization: layer_norm, batch_norm, group_norm, and normalize (unit p-norm).
+
+layer, batch (in training) and group norm are one op, :class:`Normalize`:
+standardize over some axes, then scale and shift per feature,
+
+    x̂ = (x - μ) / √(σ² + ε),   y = γ x̂ + β,
+
+with μ, σ² the mean and biased variance over the normalized axes. Its backward is
+the closed form (n elements per statistic, g = γ·dL/dy)
+
+    dL/dx = (g - mean(g) - x̂ · mean(g x̂)) / √(σ² + ε),   dL/dγ = Σ dL/dy · x̂,   dL/dβ = Σ dL/dy,
+
+computed from the saved input (not from a saved x̂), so second derivatives are right.
+"""
+
+import math
+
+import numpy as np
+
+from ..autograd.function import Op
+from ..autograd.grad_mode import no_grad
+from ..errors import DTypeError, ShapeError, format_shape
+from . import reduce, shape
+from .registry import Sample, register
+from .samples import values
+
+
+def _tensor_type():
+    from ..tensor import Tensor
+    return Tensor
+
+
+def _standardize(xp, x, axes, eps):
+    """(x̂, 1/√(σ² + ε)) over ``axes`` (statistics kept as size-1 dims)."""
+    centred = x - xp.mean(x, axis=axes, keepdims=True)
+    inv_std = 1 / xp.sqrt(xp.mean(centred * centred, axis=axes, keepdims=True) + eps)
+    return centred * inv_std, inv_std
+
+
+class Normalize(Op):
+    """Standardize over ``axes`` of ``x`` viewed as ``stats_shape`` (None: as is), then
+    ``x̂ · weight + bias``: the parameters have ``param_shape`` and are viewed as
+    ``param_view`` against x; their gradients are summed over x's dims ``param_axes``."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, axes, eps, stats_shape, param_shape, param_view, param_axes):
+        xp = ctx.xp
+        ctx.axes, ctx.eps, ctx.stats_shape = axes, eps, stats_shape
+        ctx.param_shape, ctx.param_view, ctx.param_axes = param_shape, param_view, param_axes
+        ctx.save_for_backward(x, weight)
+        grouped = x if stats_shape is None else xp.reshape(x, stats_shape)
+        out, _ = _standardize(xp, grouped, axes, eps)
+        if stats_shape is not None:
+            out = xp.reshape(out, x.shape)
+        if weight is not None:
+            out = out * xp.reshape(weight, param_view)
+        if bias is not None:
+            out = out + xp.reshape(bias, param_view)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight = ctx.saved_tensors
+        xp = ctx.xp
+        needs_x, needs_w, needs_b = ctx.needs_input_grad
+        axes, stats_shape = ctx.axes, ctx.stats_shape
+        grouped = x if stats_shape is None else xp.reshape(x, stats_shape)
+        normalized, inv_std = _standardize(xp, grouped, axes, ctx.eps)
+        grad_x = grad_w = grad_b = None
+        if needs_x:
+            g = grad if weight is None else grad * xp.reshape(weight, ctx.param_view)
+            if stats_shape is not None:
+                g = xp.reshape(g, stats_shape)
+            grad_x = (g - xp.mean(g, axis=axes, keepdims=True)
+                      - normalized * xp.mean(g * normalized, axis=axes, keepdims=True)) * inv_std
+            if stats_shape is not None:
+                grad_x = xp.reshape(grad_x, x.shape)
+        if needs_w:
+            if stats_shape is not None:
+                normalized = xp.reshape(normalized, x.shape)
+            grad_w = xp.reshape(_sum_over(xp, grad * normalized, ctx.param_axes), ctx.param_shape)
+        if needs_b:
+            grad_b = xp.reshape(_sum_over(xp, grad, ctx.param_axes), ctx.param_shape)
+        return grad_x, grad_w, grad_b
+
+
+def _sum_over(xp, value, axes):
+    """Σ over ``axes``; none at all when ``axes`` is empty (vizgrad's tensor namespace reads
+    ``axis=()`` as every axis)."""
+    return xp.sum(value, axis=axes) if axes else value
+
+
+def _normalize(x, weight, bias, axes, eps, param_shape, param_view, stats_shape=None):
+    """Apply :class:`Normalize`; the parameter gradients are summed over the dims where
+    ``param_view`` (aligned to the right of x) is 1 or absent."""
+    lead = x.ndim - len(param_view)
+    param_axes = tuple(d for d in range(x.ndim) if d < lead or param_view[d - lead] == 1)
+    return Normalize.apply(x, weight, bias, axes=axes, eps=eps, stats_shape=stats_shape,
+                           param_shape=tuple(param_shape), param_view=tuple(param_view), param_axes=param_axes)
+
+
+def _check_parameter(op, name, tensor, expected):
+    if tensor is None:
+        return
+    if not isinstance(tensor, _tensor_type()):
+        raise TypeError(f"{op}: {name} must be a Tensor or None, got {type(tensor).__name__}")
+    if tuple(tensor.shape) != tuple(expected):
+        raise ShapeError(f"{op}: {name} has shape {format_shape(tensor.shape)} but must have shape "
+                         f"{format_shape(expected)}")
+
+
+def _check_input(op, input):
+    if not isinstance(input, _tensor_type()):
+        raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+    if not input.is_floating_point():
+        raise DTypeError(f"{op}: expected a floating-point input, got {input.dtype.name}")
+
+
+# --- layer_norm --------------------------------------------------------------------------
+
+def _layer_norm_reference(x, normalized_shape, weight=None, bias=None, eps=1e-5):
+    axes = tuple(range(x.ndim - len(tuple(np.atleast_1d(normalized_shape))), x.ndim))
+    mean = x.mean(axis=axes, keepdims=True)
+    out = (x - mean) / np.sqrt(x.var(axis=axes, keepdims=True) + eps)
+    if weight is not None:
+        out = out * weight
+    return out if bias is None else out + bias
+
+
+def _layer_norm_samples(rng):
+    yield Sample((values(rng, (3, 4)), (4,), values(rng, (4,)), values(rng, (4,))), name="affine")
+    yield Sample((values(rng, (2, 3, 4)), (3, 4), values(rng, (3, 4))), {"eps": 1e-3}, name="two dims, no bias")
+    yield Sample((values(rng, (2, 5)), 5), name="no affine")
+    yield Sample((values(rng, (4,)), (4,), None, values(rng, (4,))), name="bias only")
+
+
+@register(_layer_norm_reference, _layer_norm_samples, method=False)
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalize over the last ``len(normalized_shape)`` dims, then ``γ x̂ + β``:
+    x̂ = (x - μ)/√(σ² + ε) with μ, σ² (biased) per sample.
+
+    Example::
+
+        x = vizgrad.randn(8, 16)
+        F.layer_norm(x, (16,)).mean(dim=-1)    # ~0 for every row
+    """
+    _check_input("layer_norm", input)
+    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(normalized_shape)
+    if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k:]) != normalized_shape:
+        raise ShapeError(f"layer_norm: normalized_shape {normalized_shape} must match the last dims of the "
+                         f"input, whose shape is {format_shape(input.shape)}")
+    _check_parameter("layer_norm", "weight", weight, normalized_shape)
+    _check_parameter("layer_norm", "bias", bias, normalized_shape)
+    axes = tuple(range(input.ndim - k, input.ndim))
+    return _normalize(input, weight, bias, axes, eps, normalized_shape, normalized_shape)
+
+
+# --- batch_norm ---------------------------------------------------------------------------
+
+def _batch_norm_reference(x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+                          eps=1e-5):
+    view = (1, -1) + (1,) * (x.ndim - 2)
+    if training:
+        axes = (0,) + tuple(range(2, x.ndim))
+        mean, var = x.mean(axis=axes, keepdims=True), x.var(axis=axes, keepdims=True)
+    else:
+        mean, var = running_mean.reshape(view), running_var.reshape(view)
+    out = (x - mean) / np.sqrt(var + eps)
+    if weight is not None:
+        out = out * weight.reshape(view)
+    return out if bias is None else out + bias.reshape(view)
+
+
+def _batch_norm_samples(rng):
+    yield Sample((values(rng, (4, 3)), None, None, values(rng, (3,)), values(rng, (3,)), True), name="train (N, C)")
+    yield Sample((values(rng, (2, 3, 4)), None, None, values(rng, (3,)), None), {"training": True},
+                 name="train (N, C, L)")
+    yield Sample((values(rng, (2, 3, 2, 2)), None, None), {"training": True, "eps": 1e-3}, name="train, no affine")
+    yield Sample((values(rng, (4, 3)), values(rng, (3,)), values(rng, (3,), 0.5, 2.0), values(rng, (3,)),
+                  values(rng, (3,))), name="eval")
+    yield Sample((values(rng, (2, 3, 2, 2)), values(rng, (3,)), values(rng, (3,), 0.5, 2.0)), name="eval, no affine")
+
+
+@register(_batch_norm_reference, _batch_norm_samples, method=False)
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """Normalize each channel (dim 1) of an (N, C, ...) input, then ``γ x̂ + β`` per channel.
+
+    In training the batch statistics are used (mean and biased variance over N and the
+    spatial dims), and ``running_mean``/``running_var`` (if given) are updated in place:
+    r ← (1 - momentum) r + momentum · s, with the unbiased variance (as PyTorch). In
+    evaluation the running statistics are used.
+
+    Example::
+
+        x = vizgrad.randn(16, 3)
+        mean, var = vizgrad.zeros(3), vizgrad.ones(3)
+        F.batch_norm(x, mean, var, training=True)   # mean, var moved 10% towards the batch's
+    """
+    _check_input("batch_norm", input)
+    if input.ndim < 2:
+        raise ShapeError(f"batch_norm: expected an input of shape (N, C, ...), got {format_shape(input.shape)}")
+    channels = input.shape[1]
+    for name, tensor in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                         ("bias", bias)):
+        _check_parameter("batch_norm", name, tensor, (channels,))
+    view = (channels,) + (1,) * (input.ndim - 2)
+    axes = (0,) + tuple(range(2, input.ndim))
+    if not training:
+        if running_mean is None or running_var is None:
+            raise ValueError("batch_norm: running_mean and running_var are needed when training=False")
+        # y = x·s + t with s = γ/√(r_var + ε), t = β - r_mean·s: the running statistics are constants here
+        scale = (running_var + eps).rsqrt()
+        if weight is not None:
+            scale = scale * weight
+        shift = -running_mean * scale
+        if bias is not None:
+            shift = shift + bias
+        return input * shape.reshape(scale, view) + shape.reshape(shift, view)
+    count = input.numel() // channels if channels else 0
+    if count <= 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                         f"{format_shape(input.shape)}")
+    if running_mean is not None or running_var is not None:
+        with no_grad():
+            batch = input.detach()
+            if running_mean is not None:
+                running_mean.mul_(1 - momentum).add_(reduce.mean(batch, dim=axes) * momentum)
+            if running_var is not None:
+                variance = reduce.var(batch, dim=axes, correction=1)
+                running_var.mul_(1 - momentum).add_(variance * momentum)
+    return _normalize(input, weight, bias, axes, eps, (channels,), view)
+
+
+# --- group_norm --------------------------------------------------------------------------
+
+def _group_norm_reference(x, num_groups, weight=None, bias=None, eps=1e-5):
+    grouped = x.reshape(x.shape[0], num_groups, -1)
+    out = ((grouped - grouped.mean(axis=2, keepdims=True)) / np.sqrt(grouped.var(axis=2, keepdims=True) + eps))
+    out = out.reshape(x.shape)
+    view = (1, -1) + (1,) * (x.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(view)
+    return out if bias is None else out + bias.reshape(view)
+
+
+def _group_norm_samples(rng):
+    yield Sample((values(rng, (2, 4, 3)), 2, values(rng, (4,)), values(rng, (4,))), name="(N, C, L)")
+    yield Sample((values(rng, (2, 6, 2, 2)), 3, values(rng, (6,))), {"eps": 1e-3}, name="(N, C, H, W)")
+    yield Sample((values(rng, (3, 4)), 1), name="one group, no affine")
+
+
+@register(_group_norm_reference, _group_norm_samples, method=False)
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Split the C channels of an (N, C, ...) input into ``num_groups`` groups, normalize
+    each group of each sample, then ``γ x̂ + β`` per channel.
+
+    Example::
+
+        F.group_norm(vizgrad.randn(2, 6, 5, 5), 3).shape    # (2, 6, 5, 5)
+    """
+    _check_input("group_norm", input)
+    if input.ndim < 2:
+        raise ShapeError(f"group_norm: expected an input of shape (N, C, ...), got {format_shape(input.shape)}")
+    channels = input.shape[1]
+    if num_groups <= 0 or channels % num_groups:
+        raise ValueError(f"group_norm: the number of channels ({channels}) must be divisible by num_groups "
+                         f"({num_groups})")
+    _check_parameter("group_norm", "weight", weight, (channels,))
+    _check_parameter("group_norm", "bias", bias, (channels,))
+    per_group = (channels // num_groups) * math.prod(input.shape[2:])
+    stats_shape = (input.shape[0], num_groups, per_group)
+    view = (channels,) + (1,) * (input.ndim - 2)
+    return _normalize(input, weight, bias, (2,), eps, (channels,), view, stats_shape)
+
+
+# --- normalize --------------------------------------------------------------------------
+
+def _normalize_reference(x, p=2.0, dim=1, eps=1e-12):
+    norm = np.sum(np.abs(x) ** p, axis=dim, keepdims=True) ** (1 / p)
+    return x / np.maximum(norm, eps)
+
+
+def _normalize_samples(rng):
+    yield Sample((values(rng, (3, 4)),), name="rows")
+    yield Sample((values(rng, (3, 4)),), {"dim": 0, "p": 1.0}, name="columns, p=1")
+    yield Sample((values(rng, (5,)),), {"dim": -1}, name="vector")
+
+
+@register(_normalize_reference, _normalize_samples, method=False)
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    """``x / max(‖x‖ₚ, eps)`` along ``dim``: unit-norm vectors.
+
+    Example::
+
+        F.normalize(vizgrad.tensor([[3.0, 4.0]]))    # tensor([[0.6000, 0.8000]])
+    """
+    _check_input("normalize", input)
+    norm = reduce.norm(input, p=p, dim=dim, keepdim=True)
+    return input / norm.clamp(min=eps)

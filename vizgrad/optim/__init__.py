@@ -1,0 +1,7 @@
+"""Optimizers and learning-rate schedules with PyTorch's names: ``vizgrad.optim.Adam``, ..."""
+
+from . import lr_scheduler
+from .algorithms import SGD, Adadelta, Adagrad, Adam, AdamW, RMSprop
+from .optimizer import Optimizer
+
+__all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]

@@ -1,0 +1,226 @@
+"""The optimization algorithms, each its published update rule on arrays, in place.
+
+Notation: p parameter, g gradient, t step number (from 1), lr learning rate.
+"""
+
+import math
+
+from ..backends import backend_of
+from .optimizer import Optimizer
+
+
+def _namespace(array):
+    return backend_of(array).xp
+
+
+def _check(name, value, low=0.0, inclusive=True):
+    if not (value >= low if inclusive else value > low):
+        raise ValueError(f"invalid {name}: {value} (must be {'>=' if inclusive else '>'} {low})")
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent with optional momentum (heavy-ball or Nesterov).
+
+    g ← g + λp;  b ← μb + (1-τ)g (b = g at the first step);  g ← g + μb (Nesterov) or b;
+    p ← p - lr·g.  With ``maximize`` the gradient's sign is flipped.
+
+    Example::
+
+        opt = vizgrad.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        loss.backward(); opt.step(); opt.zero_grad()
+    """
+
+    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
+                 *, maximize=False):
+        _check("lr", lr)
+        _check("momentum", momentum)
+        _check("weight_decay", weight_decay)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum needs momentum > 0 and dampening = 0")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov, maximize=maximize))
+
+    def update(self, p, g, state, group):
+        if group["maximize"]:
+            g = -g
+        if group["weight_decay"]:
+            g = g + group["weight_decay"] * p
+        momentum = group["momentum"]
+        if momentum:
+            buffer = state.get("momentum_buffer")
+            if buffer is None:
+                buffer = state["momentum_buffer"] = _namespace(p).asarray(g, copy=True)
+            else:
+                buffer *= momentum
+                buffer += (1 - group["dampening"]) * g
+            g = g + momentum * buffer if group["nesterov"] else buffer
+        p -= group["lr"] * g
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba, 2015), optionally AMSGrad.
+
+    g ← g + λp;  m ← β₁m + (1-β₁)g;  v ← β₂v + (1-β₂)g²;
+    p ← p - lr/(1-β₁ᵗ) · m / (√(v̂)/√(1-β₂ᵗ) + ε), with v̂ = v, or its running max (AMSGrad).
+    """
+
+    decoupled_weight_decay = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False,
+                 *, maximize=False):
+        _check("lr", lr)
+        _check("eps", eps)
+        _check("weight_decay", weight_decay)
+        for position, beta in enumerate(betas):
+            if not 0.0 <= beta < 1.0:
+                raise ValueError(f"invalid beta parameter at index {position}: {beta} (must be in [0, 1))")
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
+                                      amsgrad=amsgrad, maximize=maximize))
+
+    def update(self, p, g, state, group):
+        if group["maximize"]:
+            g = -g
+        lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
+        if decay:
+            if self.decoupled_weight_decay:
+                p *= 1 - lr * decay
+            else:
+                g = g + decay * p
+        if "exp_avg" not in state:
+            xp = _namespace(p)
+            state["exp_avg"] = xp.zeros_like(p)
+            state["exp_avg_sq"] = xp.zeros_like(p)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = xp.zeros_like(p)
+        m, v, t = state["exp_avg"], state["exp_avg_sq"], state["step"]
+        m *= beta1
+        m += (1 - beta1) * g
+        v *= beta2
+        v += (1 - beta2) * (g * g)
+        if group["amsgrad"]:
+            v_max = state["max_exp_avg_sq"]
+            v_max[...] = _namespace(p).maximum(v_max, v)
+            v = v_max
+        denominator = _namespace(p).sqrt(v)
+        denominator /= math.sqrt(1 - beta2 ** t)
+        denominator += eps
+        p -= (lr / (1 - beta1 ** t)) * (m / denominator)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter, 2019): p ← p(1 - lr·λ) before
+    the Adam step, instead of adding λp to the gradient."""
+
+    decoupled_weight_decay = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2, amsgrad=False,
+                 *, maximize=False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+
+
+class RMSprop(Optimizer):
+    """RMSprop (Hinton), optionally centred and with momentum.
+
+    g ← g + λp;  v ← αv + (1-α)g²;  a = √(v - ḡ²) + ε (centred, ḡ ← αḡ + (1-α)g) or √v + ε;
+    b ← μb + g/a and p ← p - lr·b (momentum), else p ← p - lr·g/a.
+    """
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False,
+                 *, maximize=False):
+        _check("lr", lr)
+        _check("eps", eps)
+        _check("alpha", alpha)
+        _check("momentum", momentum)
+        super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
+                                      momentum=momentum, centered=centered, maximize=maximize))
+
+    def update(self, p, g, state, group):
+        xp = _namespace(p)
+        if group["maximize"]:
+            g = -g
+        if group["weight_decay"]:
+            g = g + group["weight_decay"] * p
+        alpha = group["alpha"]
+        if "square_avg" not in state:
+            state["square_avg"] = xp.zeros_like(p)
+            if group["momentum"]:
+                state["momentum_buffer"] = xp.zeros_like(p)
+            if group["centered"]:
+                state["grad_avg"] = xp.zeros_like(p)
+        square_avg = state["square_avg"]
+        square_avg *= alpha
+        square_avg += (1 - alpha) * (g * g)
+        if group["centered"]:
+            grad_avg = state["grad_avg"]
+            grad_avg *= alpha
+            grad_avg += (1 - alpha) * g
+            average = xp.sqrt(square_avg - grad_avg * grad_avg) + group["eps"]
+        else:
+            average = xp.sqrt(square_avg) + group["eps"]
+        if group["momentum"]:
+            buffer = state["momentum_buffer"]
+            buffer *= group["momentum"]
+            buffer += g / average
+            p -= group["lr"] * buffer
+        else:
+            p -= group["lr"] * (g / average)
+
+
+class Adagrad(Optimizer):
+    """Adagrad (Duchi et al., 2011).
+
+    lrₜ = lr / (1 + (t-1)·decay);  g ← g + λp;  s ← s + g²;  p ← p - lrₜ·g / (√s + ε).
+    """
+
+    def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0,
+                 eps=1e-10, *, maximize=False):
+        _check("lr", lr)
+        _check("lr_decay", lr_decay)
+        _check("initial_accumulator_value", initial_accumulator_value)
+        super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                                      initial_accumulator_value=initial_accumulator_value, eps=eps,
+                                      maximize=maximize))
+
+    def update(self, p, g, state, group):
+        xp = _namespace(p)
+        if group["maximize"]:
+            g = -g
+        if group["weight_decay"]:
+            g = g + group["weight_decay"] * p
+        if "sum" not in state:
+            state["sum"] = xp.full_like(p, group["initial_accumulator_value"])
+        total = state["sum"]
+        total += g * g
+        rate = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
+        p -= rate * (g / (xp.sqrt(total) + group["eps"]))
+
+
+class Adadelta(Optimizer):
+    """Adadelta (Zeiler, 2012).
+
+    g ← g + λp;  v ← ρv + (1-ρ)g²;  Δ = √(u + ε)/√(v + ε) · g;  u ← ρu + (1-ρ)Δ²;  p ← p - lr·Δ.
+    """
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, *, maximize=False):
+        _check("lr", lr)
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"invalid rho: {rho} (must be in [0, 1])")
+        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize))
+
+    def update(self, p, g, state, group):
+        xp = _namespace(p)
+        if group["maximize"]:
+            g = -g
+        if group["weight_decay"]:
+            g = g + group["weight_decay"] * p
+        if "square_avg" not in state:
+            state["square_avg"] = xp.zeros_like(p)
+            state["acc_delta"] = xp.zeros_like(p)
+        rho, eps = group["rho"], group["eps"]
+        square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+        square_avg *= rho
+        square_avg += (1 - rho) * (g * g)
+        delta = xp.sqrt(acc_delta + eps) / xp.sqrt(square_avg + eps) * g
+        acc_delta *= rho
+        acc_delta += (1 - rho) * (delta * delta)
+        p -= group["lr"] * delta

@@ -1,0 +1,1 @@
+"""Drawing graphs: DOT (pure Python), SVG (Graphviz) and self-contained HTML."""

@@ -1,0 +1,159 @@
+"""``vizgrad.save`` and ``vizgrad.load``: checkpoints that never run code on load.
+
+A checkpoint is a zip archive holding ``vizgrad.json`` (the structure: dicts, lists,
+tuples, numbers, strings, booleans, None and references to arrays) and one ``.npy``
+file per tensor, read back with ``allow_pickle=False``. Writing goes to a temporary
+file in the same folder that replaces the target only once complete, so a crash
+mid-save leaves the previous checkpoint intact.
+
+Transforms (a save/load "param mapper") change tensors on the way in or out: a
+callable ``transform(path, tensor) -> tensor``, where ``path`` is the dotted location
+(``"model.0.weight"``). :func:`cast_floating` is the common one.
+
+Example::
+
+    vizgrad.save({"model": model.state_dict(), "optim": opt.state_dict()}, "ckpt.vzg",
+                 transform=vizgrad.serialization.cast_floating(vizgrad.float16))
+    state = vizgrad.load("ckpt.vzg", transform=vizgrad.serialization.cast_floating(vizgrad.float32))
+"""
+
+import io
+import json
+import os
+import tempfile
+import zipfile
+
+import numpy as np
+
+from . import dtypes
+from .errors import VizgradError
+
+FORMAT = "vizgrad-checkpoint"
+VERSION = 1
+_MANIFEST = "vizgrad.json"
+
+
+class CheckpointError(VizgradError, ValueError):
+    """A file that is not a readable vizgrad checkpoint, or an object that cannot be saved."""
+
+
+def cast_floating(dtype):
+    """A transform that casts floating-point tensors to ``dtype`` and leaves others alone."""
+    dtype = dtypes.as_dtype(dtype)
+
+    def transform(path, tensor):
+        return tensor.to(dtype) if tensor.is_floating_point() else tensor
+    transform.__name__ = f"cast_floating_{dtype.name}"
+    return transform
+
+
+def save(obj, path, transform=None):
+    """Write ``obj`` (nested dicts, lists and tuples of tensors, numbers, strings, booleans and
+    None) to ``path`` atomically."""
+    from .tensor import Tensor
+    arrays = {}
+
+    def encode(value, where):
+        if isinstance(value, Tensor):
+            tensor = transform(where, value) if transform is not None else value
+            key = str(len(arrays))
+            arrays[key] = tensor.detach()
+            return {"t": "tensor", "key": key, "requires_grad": bool(value.requires_grad)}
+        if isinstance(value, dict):
+            items = []
+            for k, v in value.items():
+                if not isinstance(k, (str, int)) or isinstance(k, bool):
+                    raise CheckpointError(f"save: dict keys must be strings or integers; {where or 'the object'} "
+                                          f"has a key of type {type(k).__name__}")
+                items.append([k, encode(v, f"{where}.{k}" if where else str(k))])
+            return {"t": "dict", "items": items}
+        if isinstance(value, (list, tuple)):
+            return {"t": type(value).__name__,
+                    "items": [encode(v, f"{where}.{i}" if where else str(i)) for i, v in enumerate(value)]}
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return value
+        if isinstance(value, np.generic):
+            return value.item()
+        if isinstance(value, dtypes.dtype):
+            return {"t": "dtype", "name": value.name}
+        raise CheckpointError(f"save: cannot store a {type(value).__name__} at {where or 'the top level'}; "
+                              "checkpoints hold tensors, numbers, strings, booleans, None, lists, tuples and dicts")
+
+    manifest = {"format": FORMAT, "version": VERSION, "root": encode(obj, "")}
+    folder = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(prefix=".vizgrad-save-", dir=folder)
+    try:
+        with os.fdopen(handle, "wb") as raw:
+            with zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_STORED) as archive:
+                archive.writestr(_MANIFEST, json.dumps(manifest))
+                for key, tensor in arrays.items():
+                    buffer = io.BytesIO()
+                    host = tensor._backend().to_numpy(tensor._array)
+                    np.lib.format.write_array(buffer, np.ascontiguousarray(host), allow_pickle=False)
+                    archive.writestr(f"arrays/{key}.npy", buffer.getvalue())
+            raw.flush()
+            os.fsync(raw.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def load(path, map_location=None, transform=None):
+    """Read a checkpoint written by :func:`save`. Tensors go to ``map_location`` (a device or
+    device string; default: the CPU). Damaged or foreign files raise :class:`CheckpointError`."""
+    from .creation import tensor as make_tensor
+    try:
+        archive = zipfile.ZipFile(path)
+    except zipfile.BadZipFile:
+        raise CheckpointError(f"load: {path!r} is not a vizgrad checkpoint (not a zip archive: damaged, "
+                              "truncated, or written by another program)") from None
+    with archive:
+        try:
+            manifest = json.loads(archive.read(_MANIFEST))
+        except KeyError:
+            raise CheckpointError(f"load: {path!r} is a zip archive but not a vizgrad checkpoint "
+                                  f"(it has no {_MANIFEST})") from None
+        except (ValueError, zipfile.BadZipFile) as error:
+            raise CheckpointError(f"load: the structure of {path!r} is damaged ({error})") from None
+        if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
+            raise CheckpointError(f"load: {path!r} is not a vizgrad checkpoint")
+        if manifest.get("version", 0) > VERSION:
+            raise CheckpointError(f"load: {path!r} was written by a newer vizgrad (format version "
+                                  f"{manifest.get('version')}); this one reads up to {VERSION}")
+
+        def read_array(key):
+            try:
+                data = archive.read(f"arrays/{key}.npy")
+                return np.lib.format.read_array(io.BytesIO(data), allow_pickle=False)
+            except (KeyError, ValueError, zipfile.BadZipFile, OSError) as error:
+                raise CheckpointError(f"load: array {key} of {path!r} is missing or damaged ({error})") from None
+
+        def decode(value, where):
+            if not isinstance(value, dict):
+                return value
+            kind = value.get("t")
+            if kind == "tensor":
+                array = read_array(value["key"])
+                if array.dtype == object:
+                    raise CheckpointError(f"load: array {value['key']} of {path!r} is not numeric")
+                tensor = make_tensor(array, device=map_location)
+                if transform is not None:
+                    tensor = transform(where, tensor)
+                if value.get("requires_grad") and tensor.is_floating_point():
+                    tensor.requires_grad_(True)
+                return tensor
+            if kind == "dict":
+                return {k: decode(v, f"{where}.{k}" if where else str(k)) for k, v in value["items"]}
+            if kind in ("list", "tuple"):
+                items = [decode(v, f"{where}.{i}" if where else str(i)) for i, v in enumerate(value["items"])]
+                return items if kind == "list" else tuple(items)
+            if kind == "dtype":
+                return dtypes.as_dtype(value["name"])
+            raise CheckpointError(f"load: {path!r} holds an entry of unknown kind {kind!r} at {where or 'the top'}")
+
+        try:
+            return decode(manifest["root"], "")
+        except (KeyError, TypeError) as error:
+            raise CheckpointError(f"load: the structure of {path!r} is damaged ({error!r})") from None

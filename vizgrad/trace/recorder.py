@@ -1,0 +1,297 @@
+"""Recording events into the graph model: ``vizgrad.trace()`` and ``vizgrad.graph(tensor)``.
+
+The :class:`Recorder` subscribes to the event bus and builds a :class:`Graph` of the
+ops it sees. In a training loop each iteration (forward, backward, step) becomes
+one graph: when ops arrive after a finished backward, the graph starts afresh and
+the finished one stays available as ``last_graph``. Optimizer steps and marks go
+into a history of at most ``max_steps`` entries. The recorder keeps statistics,
+never tensors: releasing your tensors frees their memory.
+"""
+
+import math
+import os
+import sys
+from collections import deque
+
+from .. import events
+from .graph import Graph, GraphEdge, GraphNode
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def stats_dict(tensor, bins=16):
+    """:func:`vizgrad.events.tensor_stats` as JSON-ready data (non-finite numbers become None)."""
+    data = events.tensor_stats(tensor, bins).to_dict()
+    for key in ("mean", "std", "min", "max", "norm"):
+        if not math.isfinite(data[key]):
+            data[key] = None
+    return data
+
+
+def _user_source():
+    """The innermost frame outside vizgrad: file, line and code of the user's line."""
+    frame = sys._getframe(2)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    import linecache
+    filename = frame.f_code.co_filename
+    return {"file": filename, "line": frame.f_lineno,
+            "code": linecache.getline(filename, frame.f_lineno).strip()}
+
+
+class Recorder:
+    """Builds graphs from events. Use :func:`vizgrad.trace` rather than creating one directly.
+
+    Args:
+        values: record value statistics of every tensor (costs a host copy per op).
+        grads: record gradient statistics after backward.
+        source: record the user's source line that created each op.
+        max_steps: how many optimizer steps and marks to keep.
+        max_nodes: a graph stops growing (and is marked ``truncated``) past this many nodes.
+    """
+
+    def __init__(self, values=True, grads=True, source=True, max_steps=300, max_nodes=5000):
+        self.values, self.grads, self.source = values, grads, source
+        self.max_nodes = max_nodes
+        self.steps = deque(maxlen=max_steps)
+        self.graph = Graph()
+        self.last_graph = None
+        self._ids = {}             # tensor uid -> graph node id
+        self._autograd_nodes = {}  # autograd Node id -> graph node id
+        self._backward_done = False
+        self._subscription = None
+
+    # --- lifecycle -----------------------------------------------------------
+    def start(self):
+        if self._subscription is None:
+            self._subscription = events.subscribe(self._on_event)
+        return self
+
+    def close(self):
+        if self._subscription is not None:
+            self._subscription.close()
+            self._subscription = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    @property
+    def graphs(self):
+        """The finished graph of the previous iteration (if any) and the current one."""
+        return [g for g in (self.last_graph, self.graph) if g is not None]
+
+    # --- events --------------------------------------------------------------
+    def _on_event(self, event):
+        handler = getattr(self, "_on_" + event.kind, None)
+        if handler is not None:
+            handler(event)
+
+    def _new_iteration(self):
+        self.graph.steps = list(self.steps)
+        self.last_graph = self.graph
+        self.graph = Graph()
+        self._ids = {}
+        self._autograd_nodes = {}
+        self._backward_done = False
+
+    def _node_for(self, tensor, kind):
+        uid = tensor.uid
+        node_id = self._ids.get(uid)
+        if node_id is not None:
+            return node_id
+        if len(self.graph.nodes) >= self.max_nodes:
+            self.graph.truncated = True
+            return None
+        node_id = f"n{len(self.graph.nodes)}"
+        self._ids[uid] = node_id
+        from ..nn.module import Parameter
+        if kind == "leaf" and isinstance(tensor, Parameter):
+            kind = "parameter"
+        label = tensor.name or ("param" if kind == "parameter" else "")
+        self.graph.nodes.append(GraphNode(
+            id=node_id, kind=kind, label=label, name=tensor.name, shape=list(tensor.shape),
+            dtype=tensor.dtype.name, device=str(tensor.device), requires_grad=bool(tensor.requires_grad),
+            value=stats_dict(tensor) if self.values else None))
+        return node_id
+
+    def _on_op(self, event):
+        if self._backward_done:
+            self._new_iteration()
+        input_ids = [self._node_for(t, "leaf") for t in event.inputs]
+        for output_nr, output in enumerate(event.outputs):
+            if output.uid in self._ids:
+                continue
+            node_id = self._node_for(output, "op")
+            if node_id is None:
+                return
+            node = self.graph.nodes[-1]
+            node.op = event.op
+            node.label = output.name or event.op
+            node.module = event.module
+            if self.source:
+                node.source = _user_source()
+            for index, source_id in enumerate(input_ids):
+                if source_id is not None:
+                    source_shape = event.inputs[index].shape
+                    self.graph.edges.append(GraphEdge(source_id, node_id, index, list(source_shape)))
+            if event.node_id is not None and output_nr == 0:
+                self._autograd_nodes[event.node_id] = node_id
+
+    def _on_backward_start(self, event):
+        for uid in event.root_ids:
+            node_id = self._ids.get(uid)
+            if node_id is not None:
+                node = self.graph.node(node_id)
+                if node.kind == "op":
+                    node.kind = "output"
+
+    def _on_node_backward(self, event):
+        node_id = self._autograd_nodes.get(event.node_id)
+        if node_id is None:
+            return
+        node = self.graph.node(node_id)
+        node.backward_index = len(self.graph.backward_order)
+        self.graph.backward_order.append(node_id)
+        if self.grads and event.grad_outputs and event.grad_outputs[0] is not None:
+            node.grad = stats_dict(event.grad_outputs[0])
+
+    def _on_grad_accumulated(self, event):
+        node_id = self._ids.get(event.tensor_id)
+        if node_id is None:
+            return
+        node = self.graph.node(node_id)
+        if node.backward_index is None:
+            node.backward_index = len(self.graph.backward_order)
+            self.graph.backward_order.append(node_id)
+        if self.grads and event.tensor is not None and event.tensor.grad is not None:
+            node.grad = stats_dict(event.tensor.grad)
+
+    def _on_backward_end(self, event):
+        self._backward_done = True
+
+    def _on_optimizer_step(self, event):
+        self.steps.append({"kind": "optimizer_step", "optimizer": event.optimizer, "step": event.step,
+                           "params": [_param_step(p) for p in event.params]})
+
+    def _on_mark(self, event):
+        self.steps.append({"kind": "mark", "name": event.name,
+                           "values": {k: _json_number(v) for k, v in event.values.items()}})
+
+    def result(self):
+        """The graph of the current iteration, with the step history attached."""
+        self.graph.steps = list(self.steps)
+        return self.graph
+
+
+def _json_number(value):
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value if isinstance(value, (int, float, str, bool)) or value is None else str(value)
+
+
+def _param_step(step):
+    return {"name": step.name, "lr": step.lr, "grad_norm": _json_number(step.grad_norm),
+            "update_norm": _json_number(step.update_norm), "param_norm": _json_number(step.param_norm),
+            "update_ratio": _json_number(step.update_ratio),
+            "state": {k: _json_number(v) for k, v in step.state.items()}}
+
+
+class trace:
+    """Record the ops run inside the block into a :class:`Graph`.
+
+    Example::
+
+        with vizgrad.trace() as tr:
+            loss = ((w * x).sum() - 1) ** 2
+            loss.backward()
+        tr.graph.to_html("graph.html")
+    """
+
+    def __init__(self, values=True, grads=True, source=True, max_steps=300, max_nodes=5000):
+        self.recorder = Recorder(values, grads, source, max_steps, max_nodes)
+
+    def __enter__(self):
+        self.recorder.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.recorder.close()
+        return False
+
+    @property
+    def graph(self):
+        """The graph of the latest iteration (the one with a backward pass if the last
+        iteration only ran forward ops)."""
+        return self.recorder.result()
+
+    @property
+    def steps(self):
+        return list(self.recorder.steps)
+
+
+def graph(tensor, values=True):
+    """The :class:`Graph` of ``tensor``'s autograd history, without a trace (as torchviz
+    draws it). Inputs that do not require grad are not part of the history and do not
+    appear; shapes come from what each op recorded."""
+    from ..autograd.function import AccumulateGrad
+    result = Graph()
+    ids = {}
+
+    def add(key, **fields):
+        node_id = f"n{len(result.nodes)}"
+        ids[key] = node_id
+        result.nodes.append(GraphNode(id=node_id, **fields))
+        return node_id
+
+    if tensor.grad_fn is None:
+        add(("tensor", id(tensor)), kind="leaf", label=tensor.name or "", name=tensor.name,
+            shape=list(tensor.shape), dtype=tensor.dtype.name, device=str(tensor.device),
+            requires_grad=tensor.requires_grad, value=stats_dict(tensor) if values else None)
+        return result
+    # post-order depth-first walk with an explicit stack: inputs before the ops that use them
+    order, done, stack = [], set(), [(tensor.grad_fn, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if node in done:
+            continue
+        if expanded:
+            done.add(node)
+            order.append(node)
+            continue
+        stack.append((node, True))
+        for edge in reversed(node.next_edges):
+            if edge is not None and edge[0] not in done:
+                stack.append((edge[0], False))
+    shapes = {}
+    for node in order:
+        for edge, meta in zip(node.next_edges, getattr(node, "input_meta", ()) or ()):
+            if edge is not None and meta is not None:
+                shapes[edge[0]] = (list(meta[0]), str(meta[1]))
+    shapes[tensor.grad_fn] = (list(tensor.shape), tensor.dtype.name)
+    for node in order:
+        shape, dtype = shapes.get(node, ([], ""))
+        if type(node) is AccumulateGrad:
+            leaf = node.variable
+            from ..nn.module import Parameter
+            add(node, kind="parameter" if isinstance(leaf, Parameter) else "leaf", label=leaf.name or "",
+                name=leaf.name, shape=list(leaf.shape), dtype=leaf.dtype.name, device=str(leaf.device),
+                requires_grad=True, value=stats_dict(leaf) if values else None)
+        else:
+            is_root = node is tensor.grad_fn
+            add(node, kind="output" if is_root else "op", label=(tensor.name if is_root and tensor.name else
+                                                                 node.op.__name__),
+                op=node.op.__name__, shape=shape, dtype=dtype.rpartition(".")[2],
+                device=str(tensor.device), requires_grad=True,
+                value=stats_dict(tensor) if values and is_root else None)
+    for node in order:
+        for index, edge in enumerate(node.next_edges):
+            if edge is not None and edge[0] in ids:
+                result.edges.append(GraphEdge(ids[edge[0]], ids[node], index, shapes.get(edge[0], ([], ""))[0]))
+    result.edges.sort(key=lambda e: (int(e.target[1:]), e.index))
+    return result
