@@ -103,52 +103,48 @@ def _prepare(case, backend):
     return info, case.sample
 
 
-# --- walking nested results -----------------------------------------------------------
+# --- walking nested call structures and results ---------------------------------------
 
-def _flatten(value):
-    """The tensors or arrays of a result, in order: a single one, or any nesting of
-    tuples, lists and namedtuple-like objects."""
-    if isinstance(value, (list, tuple)):
-        return [leaf for item in value for leaf in _flatten(item)]
-    fields = getattr(value, "_fields", None)
-    if fields is not None and not isinstance(value, Tensor):
-        return [leaf for name in fields for leaf in _flatten(getattr(value, name))]
-    return [value]
-
-
-def _tensors_in(value):
-    """The tensors of a (nested) call structure, depth first (the order of ``leaves``)."""
-    if isinstance(value, Tensor):
-        return [value]
+def _map(value, is_leaf, function):
+    """``value`` with each leaf replaced by ``function(leaf)``, depth first; lists,
+    tuples (namedtuples too) and dicts keep their structure."""
+    if is_leaf(value):
+        return function(value)
     if isinstance(value, dict):
-        return [t for item in value.values() for t in _tensors_in(item)]
+        return {key: _map(item, is_leaf, function) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
-        return [t for item in value for t in _tensors_in(item)]
-    return []
-
-
-def _replace_tensors(value, replacements):
-    """``value`` with its tensors replaced, depth first, by the next of ``replacements``."""
-    if isinstance(value, Tensor):
-        return next(replacements)
-    if isinstance(value, dict):
-        return {key: _replace_tensors(item, replacements) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        items = [_replace_tensors(item, replacements) for item in value]
+        items = [_map(item, is_leaf, function) for item in value]
         return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
     return value
 
 
-def _cast_arrays(value, dtype):
-    """``value`` with its floating NumPy arrays cast to ``dtype``."""
-    if isinstance(value, np.ndarray):
-        return value.astype(dtype) if value.dtype.kind == "f" else value
-    if isinstance(value, dict):
-        return {key: _cast_arrays(item, dtype) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        items = [_cast_arrays(item, dtype) for item in value]
-        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
-    return value
+def _leaves(value, is_leaf):
+    found = []
+    _map(value, is_leaf, found.append)
+    return found
+
+
+def _is_tensor(value):
+    return isinstance(value, Tensor)
+
+
+def _is_array(value):
+    return isinstance(value, np.ndarray)
+
+
+def _floating_arrays(sample):
+    return [a for a in _leaves((sample.args, sample.kwargs), _is_array) if a.dtype.kind == "f"]
+
+
+def _flatten(result):
+    """The tensors (or arrays) of an op's result, in order: a single one, or any nesting
+    of tuples, lists and namedtuple-like objects."""
+    if isinstance(result, (list, tuple)):
+        return [leaf for item in result for leaf in _flatten(item)]
+    fields = getattr(result, "_fields", None)
+    if fields is not None and not isinstance(result, Tensor):
+        return [leaf for name in fields for leaf in _flatten(getattr(result, name))]
+    return [result]
 
 
 def _host(tensor):
@@ -169,8 +165,8 @@ def _outputs_and_expected(info, sample, result, float_dtype="float64"):
             f"{info.name} returned a {type(output).__name__} as output {position}; ops return Tensors")
     if info.reference is None:
         return outputs, None
-    args = _cast_arrays(sample.args, float_dtype)
-    kwargs = _cast_arrays(sample.kwargs, float_dtype)
+    args, kwargs = _map((sample.args, sample.kwargs), _is_array,
+                        lambda array: array.astype(float_dtype) if array.dtype.kind == "f" else array)
     expected = [np.asarray(value) for value in _flatten(info.reference(*args, **kwargs))]
     assert len(outputs) == len(expected), (
         f"{info.name} returned {len(outputs)} output(s) but its reference returned {len(expected)}")
@@ -195,7 +191,8 @@ def test_value(case, backend, as_tensors):
     result, args, kwargs = _call(info, sample, backend, as_tensors)
     outputs, expected = _outputs_and_expected(info, sample, result)
     array_type = backend_for_device(backend).array_type
-    inputs_need_grad = any(t.requires_grad for t in _tensors_in((args, kwargs)))
+    inputs = _leaves((args, kwargs), _is_tensor)
+    inputs_need_grad = any(t.requires_grad for t in inputs)
     for position, output in enumerate(outputs):
         where = f"{info.name} output {position}"
         # on "strict" NumPy would accept the arrays silently: this catches any detour through it
@@ -213,18 +210,8 @@ def test_value(case, backend, as_tensors):
         else:
             assert not (info.differentiable and inputs_need_grad and output.is_floating_point()), (
                 f"{where} does not require grad although {info.name} is differentiable and its inputs do")
-    for tensor, original in zip(_tensors_in((args, kwargs)), _arrays_in((sample.args, sample.kwargs))):
+    for tensor, original in zip(inputs, _leaves((sample.args, sample.kwargs), _is_array)):
         np.testing.assert_array_equal(_host(tensor), original, err_msg=f"{info.name} changed an input")
-
-
-def _arrays_in(value):
-    if isinstance(value, np.ndarray):
-        return [value]
-    if isinstance(value, dict):
-        return [a for item in value.values() for a in _arrays_in(item)]
-    if isinstance(value, (list, tuple)):
-        return [a for item in value for a in _arrays_in(item)]
-    return []
 
 
 def _checkable(info, sample, backend, as_tensors):
@@ -238,7 +225,8 @@ def _checkable(info, sample, backend, as_tensors):
 
     def function(*tensors):
         replacements = iter(tensors)
-        return info.function(*_replace_tensors(args, replacements), **_replace_tensors(kwargs, replacements))
+        call_args, call_kwargs = _map((args, kwargs), _is_tensor, lambda _: next(replacements))
+        return info.function(*call_args, **call_kwargs)
     return function, tuple(leaves)
 
 
@@ -249,19 +237,24 @@ def test_gradcheck(case, backend, as_tensors):
     assert gradcheck(function, inputs)
 
 
+# Second derivatives cost (inputs + outputs) double backwards per element, so larger
+# samples (convolutions, pooling) are checked along random directions instead (fast_mode).
+FULL_GRADGRADCHECK_UP_TO = 40  # floating input elements
+
+
 @pytest.mark.parametrize("case", SMOOTH)
 def test_gradgradcheck(case, backend, as_tensors):
     info, sample = _prepare(case, backend)
     function, inputs = _checkable(info, sample, backend, as_tensors)
-    assert gradgradcheck(function, inputs)
+    size = sum(t.numel() for t in inputs if t.requires_grad)
+    assert gradgradcheck(function, inputs, fast_mode=size > FULL_GRADGRADCHECK_UP_TO)
 
 
 @pytest.mark.parametrize("case", ALL)
 def test_float32(case, backend, as_tensors):
     """float32 in, float32 out: Python scalars do not promote (NumPy 2, PyTorch)."""
     info, sample = _prepare(case, backend)
-    if not _arrays_in((sample.args, sample.kwargs)) or not any(
-            a.dtype.kind == "f" for a in _arrays_in((sample.args, sample.kwargs))):
+    if not _floating_arrays(sample):
         pytest.skip(f"{info.name}: this sample has no floating input")
     result, _, _ = _call(info, sample, backend, as_tensors, "float32")
     outputs, expected = _outputs_and_expected(info, sample, result, "float32")

@@ -162,7 +162,7 @@ def _backward_order(graph, backend):
     for index, node in enumerate(recorder.nodes):
         for edge in node.next_edges:
             if edge is not None and type(edge[0]) is not AccumulateGrad:
-                assert position[id(edge[0])] > index, (
+                assert position.get(id(edge[0]), len(position)) > index, (
                     f"{edge[0].name()} ran before {node.name()}, which feeds it its gradient")
     ranks = {node_id: rank for rank, node_id in enumerate(sorted(node.id for node in recorder.nodes))}
     return [(node.op.__name__, ranks[node.id]) for node in recorder.nodes]

@@ -1,54 +1,45 @@
 """The ``vizgrad`` command line.
 
-``vizgrad demo`` trains a small MLP on a two-moons data set with vizgrad's own
-engine (tensors, matmul, autograd, a hand-written SGD step) and prints the loss as
-it falls, then the accuracy. ``python -m vizgrad demo`` does the same.
+``vizgrad demo`` trains a small MLP (``vizgrad.nn``) on two moons
+(``vizgrad.data.make_moons``) with SGD while a recorder (``vizgrad.trace``) watches,
+then writes one self-contained HTML report: the computation graph of the last
+training step with its backward pass to replay, the loss curve, the gradient flow
+per layer over training and the decision boundary. ``python -m vizgrad demo`` does
+the same.
 """
 
 import argparse
-import math
+import os
 import sys
 import time
 
 import numpy as np
 
 import vizgrad as vg
+from vizgrad import diagnostics, nn
 
 LAYER_SIZES = (2, 16, 16, 1)
+DEFAULT_REPORT = "vizgrad-demo.html"
+GRAD_FLOW_SAMPLES = 25      # how many times training samples the gradient flow
+BOUNDARY_CELLS = 72         # the decision-boundary picture is BOUNDARY_CELLS² cells
 
 
 def two_moons(n, noise, seed):
-    """``n`` points on two interleaved half circles plus Gaussian noise, and labels +1/-1.
+    """``vizgrad.data.make_moons`` as NumPy arrays, with labels +1 (class 1) and -1 (class 0)
+    as the margin loss below wants them.
 
     Returns float32 arrays ``x`` of shape (n, 2) and ``y`` of shape (n, 1).
     """
-    rng = np.random.default_rng(seed)
-    upper = n // 2
-    angles = rng.uniform(0.0, math.pi, n)
-    x = np.where(np.arange(n)[:, None] < upper,
-                 np.stack([np.cos(angles), np.sin(angles)], axis=1),            # the upper moon
-                 np.stack([1.0 - np.cos(angles), 0.5 - np.sin(angles)], axis=1))  # the lower one
-    x = x + noise * rng.standard_normal((n, 2))
-    y = np.where(np.arange(n) < upper, 1.0, -1.0)[:, None]
-    return x.astype(np.float32), y.astype(np.float32)
+    points, labels = vg.data.make_moons(n, noise=noise, seed=seed)
+    signs = np.where(labels.numpy() == 1, 1.0, -1.0)
+    return points.numpy().astype(np.float32), signs[:, None].astype(np.float32)
 
 
-def init_mlp(sizes):
-    """Weights with variance 1/fan_in and zero biases, as leaf tensors that require grad."""
-    params = []
-    for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
-        weight = (vg.randn(fan_in, fan_out) * (1.0 / math.sqrt(fan_in))).requires_grad_()
-        bias = vg.zeros(fan_out, requires_grad=True)
-        params += [weight, bias]
-    return params
-
-
-def mlp(params, x):
+def make_mlp(sizes=LAYER_SIZES):
     """2-16-16-1: a ReLU layer, a tanh layer, then one score per point."""
-    w1, b1, w2, b2, w3, b3 = params
-    hidden = (x @ w1 + b1).relu()
-    hidden = (hidden @ w2 + b2).tanh()
-    return hidden @ w3 + b3
+    first, hidden, second, out = sizes
+    return nn.Sequential(nn.Linear(first, hidden), nn.ReLU(), nn.Linear(hidden, second), nn.Tanh(),
+                         nn.Linear(second, out))
 
 
 def softplus(z):
@@ -61,42 +52,133 @@ def logistic_loss(scores, y):
     return softplus(-y * scores).mean()
 
 
+def fit(model, x, y, steps, lr, on_step=None):
+    """Full-batch SGD on the logistic loss; ``on_step(step, loss)`` runs after each backward
+    pass (gradients in place) and before the update. Returns the losses, one per step."""
+    optimizer = vg.optim.SGD(model.parameters(), lr=lr)
+    losses = []
+    for step in range(steps):
+        optimizer.zero_grad()
+        loss = logistic_loss(model(x), y)
+        loss.backward()
+        losses.append(loss.item())
+        if on_step is not None:
+            on_step(step, losses[-1])
+        optimizer.step()
+    return losses
+
+
+def evaluate(model, x, y):
+    """(loss, accuracy) of ``model`` on the points ``x`` with ±1 labels ``y``."""
+    with vg.no_grad():
+        scores = model(x)
+        return logistic_loss(scores, y).item(), ((scores * y) > 0).float().mean().item()
+
+
 def train(steps=500, seed=0, lr=0.5, points=200, log_every=None, out=print):
-    """Train the MLP with full-batch SGD; return the losses (one per step) and the final accuracy."""
+    """Train the MLP; print the loss every ``log_every`` steps through ``out``; return the
+    losses (one per step), the final loss and the accuracy."""
     vg.manual_seed(seed)
     x_np, y_np = two_moons(points, noise=0.1, seed=seed)
     x, y = vg.tensor(x_np), vg.tensor(y_np)
-    params = init_mlp(LAYER_SIZES)
+    model = make_mlp()
     log_every = log_every or max(1, steps // 10)
 
-    losses = []
-    for step in range(steps):
-        loss = logistic_loss(mlp(params, x), y)
-        loss.backward()
-        with vg.no_grad():
-            for p in params:
-                p -= lr * p.grad
-                p.grad = None
-        losses.append(loss.item())
+    def log(step, loss):
         if step % log_every == 0 or step == steps - 1:
-            out(f"step {step:5d}   loss {losses[-1]:.4f}")
+            out(f"step {step:5d}   loss {loss:.4f}")
 
-    with vg.no_grad():
-        scores = mlp(params, x)
-        final_loss = logistic_loss(scores, y).item()
-        accuracy = ((scores * y) > 0).float().mean().item()
+    losses = fit(model, x, y, steps, lr, log)
+    final_loss, accuracy = evaluate(model, x, y)
     return losses, final_loss, accuracy
 
 
+class ProgressBar:
+    """A one-line progress bar, redrawn in place with a carriage return on a terminal;
+    elsewhere (logs, pipes) only its final state is written."""
+
+    def __init__(self, total, label="", width=30, stream=None):
+        self.total, self.label, self.width = max(1, total), label, width
+        self.stream = stream if stream is not None else sys.stderr
+        self.live = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.done, self.note, self._drawn = 0, "", None
+
+    def line(self):
+        filled = self.width * self.done // self.total
+        return (f"{self.label} [{'#' * filled}{'.' * (self.width - filled)}] "
+                f"{self.done}/{self.total} {self.note}").rstrip()
+
+    def update(self, done, note=""):
+        self.done, self.note = min(done, self.total), note
+        percent = 100 * self.done // self.total
+        if self.live and percent != self._drawn:
+            self._drawn = percent
+            self.stream.write("\r" + self.line())
+            self.stream.flush()
+
+    def close(self):
+        self.stream.write(("\r" if self.live else "") + self.line() + "\n")
+        self.stream.flush()
+
+
+def decision_boundary(model, x_np, y_np, cells=BOUNDARY_CELLS):
+    """The report's decision-boundary panel: P(class 1) on a grid around the points."""
+    from .render.html import decision_boundary as panel
+    (xmin, ymin), (xmax, ymax) = x_np.min(axis=0) - 0.5, x_np.max(axis=0) + 0.5
+    gx, gy = np.meshgrid(np.linspace(xmin, xmax, cells), np.linspace(ymin, ymax, cells))
+    grid = np.stack([gx.ravel(), gy.ravel()], axis=1).astype(np.float32)
+    with vg.no_grad():
+        scores = model(vg.tensor(grid)).numpy().reshape(cells, cells)
+    probabilities = 1.0 / (1.0 + np.exp(-scores.astype(np.float64)))
+    return panel(probabilities, (xmin, xmax, ymin, ymax), x_np, (y_np[:, 0] > 0).astype(int),
+                 classes=("class 0", "class 1"), caption="shade: the model's confidence")
+
+
 def demo(args):
+    from .render.html import BundleMissing, build_report
     sizes = "-".join(str(n) for n in LAYER_SIZES)
     print(f"vizgrad {vg.__version__} demo: MLP {sizes} (ReLU, tanh) on {args.points} two-moons points, "
           f"seed {args.seed}, full-batch SGD, lr {args.lr}, {args.steps} steps")
+    vg.manual_seed(args.seed)
+    x_np, y_np = two_moons(args.points, noise=0.1, seed=args.seed)
+    x, y = vg.tensor(x_np), vg.tensor(y_np)
+    model = make_mlp()
+    sample_every = max(1, args.steps // GRAD_FLOW_SAMPLES)
+    grad_history = []
+    bar = ProgressBar(args.steps, "training")
+
+    def on_step(step, loss):
+        vg.events.mark("train", step=step, loss=loss)
+        if step % sample_every == 0 or step == args.steps - 1:
+            grad_history.append((step, diagnostics.grad_flow(model)))
+        bar.update(step + 1, f"loss {loss:.4f}")
+
     start = time.perf_counter()
-    _, final_loss, accuracy = train(args.steps, args.seed, args.lr, args.points)
+    # the whole run: marks and optimizer steps only (cheap); no per-tensor statistics
+    with vg.trace(values=False, grads=False, source=False, max_steps=2 * args.steps) as training:
+        fit(model, x, y, args.steps, args.lr, on_step)
     seconds = time.perf_counter() - start
+    bar.close()
+    final_loss, accuracy = evaluate(model, x, y)
     print(f"final loss {final_loss:.4f}, accuracy {accuracy:.1%} "
           f"({round(accuracy * args.points)}/{args.points} points), {seconds:.2f} s")
+    # one more forward and backward on the trained model, recorded in full, for the graph panel
+    with vg.trace() as recorded:
+        logistic_loss(model(x), y).backward()
+    marks = [entry["values"] for entry in training.steps if entry["kind"] == "mark" and entry["name"] == "train"]
+    try:
+        path = build_report(
+            args.out, recorded.graph, title="vizgrad demo: an MLP learns two moons",
+            subtitle="One forward and backward pass of the trained model, as a graph whose backward pass "
+                     "you can replay; then how training went.",
+            loss_curve=([m["step"] for m in marks], [m["loss"] for m in marks]), grad_flow=grad_history,
+            decision_boundary=decision_boundary(model, x_np, y_np),
+            summary={"model": f"MLP {sizes}", "data": f"{args.points} points", "optimizer": f"SGD, lr {args.lr}",
+                     "steps": args.steps, "final loss": f"{final_loss:.4f}", "accuracy": f"{accuracy:.1%}"})
+    except BundleMissing as error:
+        print(f"vizgrad demo: no report written: {error}", file=sys.stderr)
+        return 1
+    print(f"report: {os.path.abspath(path)}")
     return 0
 
 
@@ -105,8 +187,13 @@ def build_parser():
     parser.add_argument("--version", action="version", version=f"vizgrad {vg.__version__}")
     commands = parser.add_subparsers(dest="command", metavar="command")
 
-    demo_parser = commands.add_parser("demo", help="train a tiny MLP on two moons with vizgrad and print the loss",
-                                      description="Train a 2-16-16-1 MLP on two moons with vizgrad's engine.")
+    demo_parser = commands.add_parser(
+        "demo", help="train a tiny MLP on two moons and write an HTML report of it",
+        description="Train a 2-16-16-1 MLP on two moons with vizgrad and write a self-contained HTML report: "
+                    "the computation graph with its backward replay, the loss curve, the gradient flow and "
+                    "the decision boundary.")
+    demo_parser.add_argument("--out", default=DEFAULT_REPORT, metavar="PATH",
+                             help=f"where to write the report (default {DEFAULT_REPORT})")
     demo_parser.add_argument("--steps", type=_positive, default=500, help="SGD steps (default 500)")
     demo_parser.add_argument("--seed", type=int, default=0, help="seed of the data and the weights (default 0)")
     demo_parser.add_argument("--lr", type=float, default=0.5, help="learning rate (default 0.5)")

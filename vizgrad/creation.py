@@ -8,6 +8,7 @@ import numpy as np
 
 from . import dtypes
 from .backends import backend_of
+from .backends.base import is_array
 from .device import as_device
 from .errors import DTypeError, ShapeError
 from .tensor import Tensor
@@ -49,9 +50,11 @@ def _to_array(data, dtype, device):
     if isinstance(data, Tensor):
         data = data._array
     from_python = not hasattr(data, "dtype")
-    try:
+    if isinstance(data, (np.ndarray, np.generic)):
+        host = np.asarray(data)
+    elif is_array(data):
         host = backend_of(data).to_numpy(data)
-    except TypeError:
+    else:
         host = _from_python(data) if from_python else np.from_dlpack(data)
     if from_python and dtype is None and host.dtype == np.float64:
         dtype = dtypes.default_float

@@ -166,8 +166,14 @@ class TensorStats:
 def tensor_stats(tensor, bins=16):
     """Statistics of ``tensor`` (a Tensor or a backend array), computed on the host."""
     array = getattr(tensor, "_array", tensor)
-    from .backends import backend_of
-    values = np.asarray(backend_of(array).to_numpy(array), dtype=np.float64)
+    if isinstance(array, (np.ndarray, np.generic)):
+        # NumPy turns 0-d results into scalars (np.float32), so a gradient flowing through
+        # the engine may be one; no backend claims those, and none needs to
+        host = array
+    else:
+        from .backends import backend_of
+        host = backend_of(array).to_numpy(array)
+    values = np.asarray(host, dtype=np.float64)
     finite = values[np.isfinite(values)]
     nan_count = int(np.isnan(values).sum())
     inf_count = int(np.isinf(values).sum())
@@ -240,6 +246,17 @@ def emit_hook(target, name):
         _bus.emit(HookEvent(target, name))
 
 
+_TENSOR_FIELDS = ("inputs", "outputs", "grads", "grad_outputs", "tensor")
+
+
+def _release_tensors(event):
+    """Drop the tensors an event carried during delivery, so a listener that keeps the event
+    does not keep them (and their memory) alive."""
+    for name in _TENSOR_FIELDS:
+        if getattr(event, name, None) is not None:
+            object.__setattr__(event, name, None)
+
+
 def _shapes(values):
     if hasattr(values, "_array"):
         return (tuple(values.shape),)
@@ -278,17 +295,21 @@ class _Bus(observers.Observer):
             self._detach = None
 
     def emit(self, event):
-        for subscription in list(self.subscriptions):
-            if subscription.kinds is not None and event.kind not in subscription.kinds:
-                continue
-            try:
-                subscription.callback(event)
-            except Exception as error:
-                if subscription.strict:
-                    raise
-                subscription.close()
-                warnings.warn(f"vizgrad.events: listener {subscription.callback!r} raised "
-                              f"{type(error).__name__}: {error}; it was unsubscribed", RuntimeWarning, stacklevel=2)
+        try:
+            for subscription in list(self.subscriptions):
+                if subscription.kinds is not None and event.kind not in subscription.kinds:
+                    continue
+                try:
+                    subscription.callback(event)
+                except Exception as error:
+                    if subscription.strict:
+                        raise
+                    subscription.close()
+                    warnings.warn(f"vizgrad.events: listener {subscription.callback!r} raised "
+                                  f"{type(error).__name__}: {error}; it was unsubscribed", RuntimeWarning,
+                                  stacklevel=2)
+        finally:
+            _release_tensors(event)
 
     # --- engine callbacks ---------------------------------------------------------
     def op_applied(self, node, op, inputs, outputs, seconds):

@@ -22,6 +22,7 @@ import json
 import os
 import tempfile
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -31,6 +32,17 @@ from .errors import VizgradError
 FORMAT = "vizgrad-checkpoint"
 VERSION = 1
 _MANIFEST = "vizgrad.json"
+# What zipfile and NumPy raise on damaged bytes, besides BadZipFile: EOFError and OSError for
+# cut-off data or bad offsets, NotImplementedError for an unknown compression method or zip
+# version, RuntimeError for entries flagged as encrypted, ValueError for bad headers, and the
+# decompressors' errors for an entry whose (damaged) header claims it is compressed.
+_DAMAGE = (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, NotImplementedError, RuntimeError,
+           ValueError, zlib.error)
+try:
+    import lzma
+    _DAMAGE += (lzma.LZMAError,)
+except ImportError:  # pragma: no cover - Python built without lzma
+    pass
 
 
 class CheckpointError(VizgradError, ValueError):
@@ -89,7 +101,8 @@ def save(obj, path, transform=None):
                 for key, tensor in arrays.items():
                     buffer = io.BytesIO()
                     host = tensor._backend().to_numpy(tensor._array)
-                    np.lib.format.write_array(buffer, np.ascontiguousarray(host), allow_pickle=False)
+                    # asarray, not ascontiguousarray: that one turns a 0-d array into shape (1,)
+                    np.lib.format.write_array(buffer, np.asarray(host, order="C"), allow_pickle=False)
                     archive.writestr(f"arrays/{key}.npy", buffer.getvalue())
             raw.flush()
             os.fsync(raw.fileno())
@@ -106,7 +119,9 @@ def load(path, map_location=None, transform=None):
     from .creation import tensor as make_tensor
     try:
         archive = zipfile.ZipFile(path)
-    except zipfile.BadZipFile:
+    except (FileNotFoundError, IsADirectoryError, PermissionError):
+        raise
+    except _DAMAGE:
         raise CheckpointError(f"load: {path!r} is not a vizgrad checkpoint (not a zip archive: damaged, "
                               "truncated, or written by another program)") from None
     with archive:
@@ -115,11 +130,13 @@ def load(path, map_location=None, transform=None):
         except KeyError:
             raise CheckpointError(f"load: {path!r} is a zip archive but not a vizgrad checkpoint "
                                   f"(it has no {_MANIFEST})") from None
-        except (ValueError, zipfile.BadZipFile) as error:
+        except _DAMAGE as error:
             raise CheckpointError(f"load: the structure of {path!r} is damaged ({error})") from None
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
             raise CheckpointError(f"load: {path!r} is not a vizgrad checkpoint")
-        if manifest.get("version", 0) > VERSION:
+        if not isinstance(manifest.get("version"), int):
+            raise CheckpointError(f"load: the structure of {path!r} is damaged (no format version)")
+        if manifest["version"] > VERSION:
             raise CheckpointError(f"load: {path!r} was written by a newer vizgrad (format version "
                                   f"{manifest.get('version')}); this one reads up to {VERSION}")
 
@@ -127,7 +144,7 @@ def load(path, map_location=None, transform=None):
             try:
                 data = archive.read(f"arrays/{key}.npy")
                 return np.lib.format.read_array(io.BytesIO(data), allow_pickle=False)
-            except (KeyError, ValueError, zipfile.BadZipFile, OSError) as error:
+            except (KeyError, *_DAMAGE) as error:
                 raise CheckpointError(f"load: array {key} of {path!r} is missing or damaged ({error})") from None
 
         def decode(value, where):
@@ -155,5 +172,7 @@ def load(path, map_location=None, transform=None):
 
         try:
             return decode(manifest["root"], "")
-        except (KeyError, TypeError) as error:
+        except CheckpointError:
+            raise
+        except (KeyError, TypeError, ValueError) as error:
             raise CheckpointError(f"load: the structure of {path!r} is damaged ({error!r})") from None

@@ -61,12 +61,17 @@ def _numerical_columns(fn, inputs, position, eps, output_mask):
     return columns
 
 
-def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
+def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, fast_mode=False):
     """Whether the gradients of ``fn`` at ``inputs`` match finite differences.
 
     ``inputs`` is a tuple of arguments; the floating tensors among them that require
     grad are checked (cast to float64 first). Returns True, or raises
     :class:`GradcheckError` (False with ``raise_exception=False``).
+
+    The full check builds the whole Jacobian: one backward per output element and two
+    forwards per input element. ``fast_mode=True`` (as in PyTorch) compares only
+    ``v·J·u`` for random unit vectors ``u`` and ``v``: one backward and two forwards per
+    input, whatever the sizes; a failure then names the input but not the element.
 
     Example::
 
@@ -83,6 +88,9 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
     outputs = _outputs(fn, inputs)
     output_mask = [isinstance(o, Tensor) and o.requires_grad for o in outputs]
     differentiable = [o for o, used in zip(outputs, output_mask) if used]
+    if fast_mode:
+        return _fast_check(fn, inputs, checked, output_mask, differentiable, eps, atol, rtol,
+                           raise_exception)
 
     # analytical Jacobian rows: one vector-Jacobian product per output element
     analytical = {position: [] for position in checked}
@@ -124,11 +132,56 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
     return True
 
 
-def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True):
+def _fast_check(fn, inputs, checked, output_mask, differentiable, eps, atol, rtol, raise_exception):
+    """gradcheck's fast mode: for each checked input, ``v·(J u)`` from one backward
+    (``(vᵀJ)·u``) against a central difference along ``u``."""
+    from . import grad as autograd_grad
+    from ..tensor import Tensor
+    rng = np.random.default_rng(0)
+
+    def unit(shape):
+        vector = rng.standard_normal(shape)
+        norm = np.linalg.norm(vector)
+        return vector / norm if norm > 0 else vector
+
+    projections = [unit(o.shape) for o in differentiable]
+    seeds = [Tensor(v, dtype=o.dtype, device=o.device) for v, o in zip(projections, differentiable)]
+    grads = autograd_grad(differentiable, [inputs[p] for p in checked], seeds, retain_graph=True,
+                          allow_unused=True)
+    for position, grad in zip(checked, grads):
+        tensor = inputs[position]
+        direction = unit(tensor.shape)
+        exact = 0.0 if grad is None else float(np.sum(_host(grad) * direction))
+        backend = tensor._backend()
+        index = backend.device_index(tensor._array)
+        original = _host(tensor)
+        sides = []
+        with no_grad():
+            for delta in (eps, -eps):
+                tensor._array = backend.asarray(original + delta * direction, None, index)
+                sides.append([_host(o) for o, used in zip(_outputs(fn, inputs), output_mask) if used])
+            tensor._array = backend.asarray(original, None, index)
+        numerical = float(sum(np.sum(v * (plus - minus)) for v, plus, minus in zip(projections, *sides))
+                          / (2 * eps))
+        if not abs(exact - numerical) <= atol + rtol * abs(numerical) or np.isnan(exact) != np.isnan(numerical):
+            message = (
+                f"gradcheck (fast mode): along random unit vectors u and v, v·J·u for input {position} "
+                f"(shape {format_shape(tensor.shape)}) is {exact!r} analytically but {numerical!r} "
+                f"numerically (atol={atol}, rtol={rtol}). Run with fast_mode=False to find the "
+                "elements that differ.")
+            if raise_exception:
+                raise GradcheckError(message)
+            return False
+    return True
+
+
+def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+                  fast_mode=False):
     """Whether second derivatives of ``fn`` match finite differences of its gradients.
 
     It runs :func:`gradcheck` on ``(inputs, grad_outputs) -> grad(fn(inputs), inputs,
     grad_outputs, create_graph=True)``; random ``grad_outputs`` are drawn if not given.
+    ``fast_mode`` is :func:`gradcheck`'s.
     """
     from . import grad as autograd_grad
     from ..creation import Generator
@@ -157,4 +210,4 @@ def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
         return tuple(g for g in grads if g is not None and g.requires_grad)
 
     return gradcheck(first_derivatives, tuple(inputs) + tuple(grad_outputs), eps, atol, rtol,
-                     raise_exception)
+                     raise_exception, fast_mode)

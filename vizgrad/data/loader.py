@@ -58,7 +58,9 @@ def random_split(dataset, lengths, generator=None):
     summing to 1)."""
     from ..creation import default_generator
     total = len(dataset)
-    if all(0 <= x <= 1 for x in lengths) and math.isclose(sum(lengths), 1.0) and sum(lengths) != total:
+    floats = not all(isinstance(x, int) for x in lengths)   # [0.5, 0.5] of 1 sample are fractions
+    if (all(0 <= x <= 1 for x in lengths) and math.isclose(sum(lengths), 1.0)
+            and (floats or sum(lengths) != total)):
         counts = [int(math.floor(total * fraction)) for fraction in lengths]
         for i in range(total - sum(counts)):
             counts[i % len(counts)] += 1

@@ -1,10 +1,10 @@
 """``Embedding``: a lookup table of learned vectors."""
 
 from .. import creation
+from ..autograd.grad_mode import no_grad
 from . import functional as F
 from . import init
 from .module import Module, Parameter
-from ..autograd.grad_mode import no_grad
 
 
 class Embedding(Module):

@@ -1,13 +1,14 @@
 """Full backward hooks of modules (``Module.register_full_backward_hook``).
 
 When a module with such hooks is called, its tensor inputs that require grad pass
-through one identity node and its tensor outputs through another. Backward reaches
-the output node first: it records ``grad_output``. The input node runs once every
-gradient with respect to the inputs is complete: it calls each
-``hook(module, grad_input, grad_output)`` and passes on what the hooks return. The
-tuples have one entry per positional argument / output, None where that is no
-tensor or needs no gradient. If no input needs a gradient, the hooks run at the
-output node with ``grad_input`` all None (as in PyTorch).
+through one identity node, and each tensor output through an identity node of its
+own. Backward reaches the output nodes first: they record ``grad_output``. The
+input node runs once every gradient with respect to the inputs is complete: it
+calls each ``hook(module, grad_input, grad_output)`` and passes on what the hooks
+return. The tuples have one entry per positional argument / output, None where
+that is no tensor, needs no gradient or (an output) got none. If no input needs a
+gradient, one node holds all the outputs and runs the hooks itself, with
+``grad_input`` all None (as in PyTorch).
 """
 
 from ..autograd.function import Function
@@ -54,6 +55,7 @@ class _HookCall:
                         f"backward hook of {type(self.module).__name__} returned, for argument {position}, "
                         f"{_describe(new)} in place of a gradient of shape {tuple(old.shape)}")
             grad_input = tuple(result)
+        self.grad_output = (None,) * self.output_count      # ready for the next backward through this graph
         return tuple(grad_input[position] for position in self.input_positions)
 
 
@@ -74,8 +76,26 @@ class BackwardHookInputs(Function):
         return ctx.call.run_hooks(grads)
 
 
+class BackwardHookOutput(Function):
+    """Identity on one output of the module; its backward records that entry of ``grad_output``
+    (outputs that backward never reaches keep None)."""
+
+    @staticmethod
+    def forward(ctx, tensor, call, position):
+        ctx.call, ctx.position = call, position
+        return tensor
+
+    @staticmethod
+    def backward(ctx, grad):
+        grad_output = list(ctx.call.grad_output)
+        grad_output[ctx.position] = grad
+        ctx.call.grad_output = tuple(grad_output)
+        return grad
+
+
 class BackwardHookOutputs(Function):
-    """Identity on the module's outputs; its backward records ``grad_output``."""
+    """Identity on all the outputs of a module none of whose inputs needs a gradient:
+    its backward records ``grad_output`` and runs the hooks right away."""
 
     @staticmethod
     def forward(ctx, *tensors, call):
@@ -89,8 +109,7 @@ class BackwardHookOutputs(Function):
         for position, grad in zip(call.output_positions, grads):
             grad_output[position] = grad
         call.grad_output = tuple(grad_output)
-        if not call.input_positions:            # no input needs a gradient: the hooks run now
-            call.run_hooks(())
+        call.run_hooks(())
         return grads
 
 
@@ -117,7 +136,10 @@ def call_with_backward_hooks(module, args, kwargs):
     call.output_positions = tuple(i for i, out in enumerate(outputs) if isinstance(out, Tensor) and out.requires_grad)
     if not call.output_positions:
         return output
-    wrapped = BackwardHookOutputs.apply(*(outputs[i] for i in call.output_positions), call=call)
+    if call.input_positions:
+        wrapped = [BackwardHookOutput.apply(outputs[i], call=call, position=i) for i in call.output_positions]
+    else:
+        wrapped = BackwardHookOutputs.apply(*(outputs[i] for i in call.output_positions), call=call)
     outputs = list(outputs)
     for position, tensor in zip(call.output_positions, wrapped):
         outputs[position] = tensor

@@ -2,9 +2,9 @@
 
 Activations are single ops (one node each in the graph), written so that their
 backward is differentiable too: derivatives that need σ(x) use the smooth
-``σ(x) = (1 + tanh(x/2)) / 2`` rather than a branch on the sign of x. Forwards
-that could overflow (softplus, silu, mish) take the stable branch-free forms
-``softplus(x) = max(x, 0) + log(1 + e^-|x|)`` and ``σ(x)`` from ``e^-|x|``.
+``σ(x) = (1 + tanh(x/2)) / 2`` rather than a branch on the sign of x. Where
+``e^x`` could overflow (softplus, silu, mish) the forwards use
+``softplus(x) = max(x, 0) + log(1 + e^-|x|)`` and ``σ(x)`` computed from ``e^-|x|``.
 
 ``relu``, ``sigmoid`` and ``tanh`` live in :mod:`vizgrad.ops.unary`.
 """
@@ -755,4 +755,5 @@ def _with_kwargs(rng, base, *extra):
     yield from base(rng)
     for kwargs in extra:
         if kwargs:
-            yield Sample((values(rng, (3, 4), away_from=0.0),), kwargs, name=" ".join(f"{k}={v}" for k, v in kwargs.items()))
+            name = " ".join(f"{key}={value}" for key, value in kwargs.items())
+            yield Sample((values(rng, (3, 4), away_from=0.0),), kwargs, name=name)

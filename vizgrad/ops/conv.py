@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..autograd import function as _function
 from ..autograd.function import Op
 from ..errors import DTypeError, ShapeError, format_shape
 from .registry import Sample, register
@@ -48,7 +49,7 @@ class Windows(NamedTuple):
     axes: tuple
 
 
-def _unfold_arrays(xp, x, windows, value=0.0):
+def window_view(xp, x, windows, value=0.0):
     """The windows of ``x`` padded with ``value``: a read-only strided view in which each
     spatial axis counts windows and the kernel axes come last, (..., *size, ...) ->
     (..., *out, ..., *kernel)."""
@@ -90,7 +91,7 @@ class Unfold(Op):
     @staticmethod
     def forward(ctx, x, windows):
         ctx.windows = windows
-        return ctx.xp.asarray(_unfold_arrays(ctx.xp, x, windows), copy=True)
+        return ctx.xp.asarray(window_view(ctx.xp, x, windows), copy=True)
 
     @staticmethod
     def backward(ctx, grad):
@@ -115,21 +116,20 @@ class Fold(Op):
 
 def unfold_windows(xp, x, windows):
     """The windows of ``x``: (..., *size) -> (..., *out, *kernel) (see :class:`Windows`)."""
-    if _is_tensor(x):
+    if is_tensor(x):
         return Unfold.apply(x, windows=windows)
-    return _unfold_arrays(xp, x, windows)
+    return window_view(xp, x, windows)
 
 
 def fold_windows(xp, cols, windows):
     """Windows summed back onto the input: (..., *out, *kernel) -> (..., *size)."""
-    if _is_tensor(cols):
+    if is_tensor(cols):
         return Fold.apply(cols, windows=windows)
     return _fold_arrays(xp, cols, windows)
 
 
-def _is_tensor(value):
-    from ..tensor import Tensor
-    return isinstance(value, Tensor)
+def is_tensor(value):
+    return isinstance(value, _function.Tensor)
 
 
 # --- convolution as matrix products ------------------------------------------------------
@@ -147,64 +147,80 @@ def _batch_first(xp, x):
 
 
 def _columns(xp, x, windows, groups):
-    """im2col as one matrix per group: (groups, C/groups · K, P · N), copied once."""
+    """im2col, one matrix per group: (N, C, *size) -> (groups, C/groups · K, P · N), copied once."""
     d = len(windows.size)
-    cols = unfold_windows(xp, _batch_last(xp, x), windows)                    # (C, *out, N, *kernel)
+    cols = unfold_windows(xp, _batch_last(xp, x), windows)                         # (C, *out, N, *kernel)
     cols = xp.permute_dims(cols, (0, *range(2 + d, 2 + 2 * d), *range(1, 2 + d)))  # (C, *kernel, *out, N)
     return xp.reshape(cols, (groups, x.shape[1] // groups * math.prod(windows.kernel),
                              math.prod(windows.out) * x.shape[0]))
 
 
-def _as_matrices(xp, y, groups):
-    """(N, O, *out) -> (groups, O/groups, P · N)."""
-    return xp.reshape(_batch_last(xp, y), (groups, y.shape[1] // groups, math.prod(y.shape[2:]) * y.shape[0]))
-
-
-def _correlate(xp, x, weight, windows, groups):
-    """out[n, o, p] = Σ_{c, k} weight[o, c, k] · x[n, c, window p, tap k]   (N, C, *size) -> (N, O, *out)."""
-    o = weight.shape[0]
-    cols = _columns(xp, x, windows, groups)
-    out = xp.matmul(xp.reshape(weight, (groups, o // groups, cols.shape[1])), cols)  # (groups, O/groups, P·N)
-    return _batch_first(xp, xp.reshape(out, (o, *windows.out, x.shape[0])))
-
-
-def _spread(xp, y, weight, windows, groups, channels):
-    """The adjoint of :func:`_correlate` in its input: each y[n, o, p] spreads weight[o]
-    over window p. (N, O, *out) -> (N, C, *size); conv_transpose's forward."""
+def _fold_columns(xp, cols, windows, channels, batch):
+    """col2im, the adjoint of :func:`_columns`: (groups, C/groups · K, P · N) -> (N, C, *size)."""
     d = len(windows.size)
-    w = xp.reshape(weight, (groups, weight.shape[0] // groups, channels // groups * math.prod(windows.kernel)))
-    cols = xp.matmul(xp.matrix_transpose(w), _as_matrices(xp, y, groups))       # (groups, C/groups·K, P·N)
-    cols = xp.reshape(cols, (channels, *windows.kernel, *windows.out, y.shape[0]))
+    cols = xp.reshape(cols, (channels, *windows.kernel, *windows.out, batch))
     cols = xp.permute_dims(cols, (0, *range(1 + d, 2 + 2 * d), *range(1, 1 + d)))  # (C, *out, N, *kernel)
     return _batch_first(xp, fold_windows(xp, cols, windows))
 
 
-def _weight_grad(xp, x, y, windows, groups, weight_shape):
-    """dL/dweight[o, c, k] = Σ_{n, p} y[n, o, p] · x[n, c, window p, tap k], y the output gradient."""
-    cols = _columns(xp, x, windows, groups)
-    return xp.reshape(xp.matmul(_as_matrices(xp, y, groups), xp.matrix_transpose(cols)), weight_shape)
+def _matrices(xp, y, groups):
+    """(N, O, *out) -> (groups, O/groups, P · N)."""
+    return xp.reshape(_batch_last(xp, y), (groups, y.shape[1] // groups, math.prod(y.shape[2:]) * y.shape[0]))
 
 
-def _bias_shape(bias, d):
-    return (bias.shape[0],) + (1,) * d
+def _images(xp, y, windows, batch):
+    """(groups, O/groups, P · N) -> (N, O, *out), the inverse of :func:`_matrices` (a view)."""
+    return _batch_first(xp, xp.reshape(y, (y.shape[0] * y.shape[1], *windows.out, batch)))
 
+
+def _weight_matrices(xp, weight, groups):
+    """(O, C/groups, *kernel) -> (groups, O/groups, C/groups · K)."""
+    return xp.reshape(weight, (groups, weight.shape[0] // groups, math.prod(weight.shape[1:])))
+
+
+def _add_bias(xp, out, bias, groups):
+    """``out`` (groups, O/groups, P · N), fresh from a matmul, plus bias[o] in place."""
+    if bias is not None:
+        out += xp.reshape(bias, (groups, bias.shape[0] // groups, 1))
+    return out
+
+
+def _bias_grad(xp, g):
+    """dL/dbias[o] = Σ_{n, p} G[n, o, p], from G as (groups, O/groups, P · N)."""
+    return xp.reshape(xp.sum(g, axis=-1), (g.shape[0] * g.shape[1],))
+
+
+# out = W · columns(x): one matrix product per group. The input gradient spreads Wᵀ · G back
+# over the windows (col2im); the weight gradient is G · columnsᵀ. conv_transpose swaps the roles.
 
 class Conv(Op):
     @staticmethod
     def forward(ctx, x, weight, bias, windows, groups):
+        xp = ctx.xp
         ctx.windows, ctx.groups = windows, groups
-        ctx.save_for_backward(x, weight)
-        out = _correlate(ctx.xp, x, weight, windows, groups)
-        return out if bias is None else out + ctx.xp.reshape(bias, _bias_shape(bias, len(windows.size)))
+        cols = _columns(xp, x, windows, groups)
+        # the columns are kept for the weight gradient of a plain backward; under create_graph
+        # (Tensors) backward recomputes them from x, so that gradient stays differentiable in x
+        needs = ctx.needs_input_grad
+        ctx.save_for_backward(x, weight, cols if needs and needs[1] else None)
+        out = _add_bias(xp, xp.matmul(_weight_matrices(xp, weight, groups), cols), bias, groups)
+        return _images(xp, out, windows, x.shape[0])
 
     @staticmethod
     def backward(ctx, grad):
-        x, weight = ctx.saved_tensors
+        x, weight, cols = ctx.saved_tensors
         xp, windows, groups = ctx.xp, ctx.windows, ctx.groups
         needs_x, needs_weight, needs_bias = ctx.needs_input_grad
-        return (_spread(xp, grad, weight, windows, groups, x.shape[1]) if needs_x else None,
-                _weight_grad(xp, x, grad, windows, groups, weight.shape) if needs_weight else None,
-                xp.sum(grad, axis=(0, *range(2, grad.ndim))) if needs_bias else None)
+        g = _matrices(xp, grad, groups)
+        grad_x = grad_weight = None
+        if needs_x:
+            spread = xp.matmul(xp.matrix_transpose(_weight_matrices(xp, weight, groups)), g)
+            grad_x = _fold_columns(xp, spread, windows, x.shape[1], x.shape[0])
+        if needs_weight:
+            if is_tensor(x):
+                cols = _columns(xp, x, windows, groups)
+            grad_weight = xp.reshape(xp.matmul(g, xp.matrix_transpose(cols)), weight.shape)
+        return grad_x, grad_weight, _bias_grad(xp, g) if needs_bias else None
 
 
 class ConvTranspose(Op):
@@ -212,19 +228,28 @@ class ConvTranspose(Op):
 
     @staticmethod
     def forward(ctx, x, weight, bias, windows, groups):
+        xp = ctx.xp
         ctx.windows, ctx.groups = windows, groups
         ctx.save_for_backward(x, weight)
-        out = _spread(ctx.xp, x, weight, windows, groups, weight.shape[1] * groups)
-        return out if bias is None else out + ctx.xp.reshape(bias, _bias_shape(bias, len(windows.size)))
+        channels = weight.shape[1] * groups
+        spread = xp.matmul(xp.matrix_transpose(_weight_matrices(xp, weight, groups)), _matrices(xp, x, groups))
+        out = _fold_columns(xp, spread, windows, channels, x.shape[0])
+        return out if bias is None else out + xp.reshape(bias, (channels,) + (1,) * len(windows.size))
 
     @staticmethod
     def backward(ctx, grad):
         x, weight = ctx.saved_tensors
         xp, windows, groups = ctx.xp, ctx.windows, ctx.groups
         needs_x, needs_weight, needs_bias = ctx.needs_input_grad
-        return (_correlate(xp, grad, weight, windows, groups) if needs_x else None,
-                _weight_grad(xp, grad, x, windows, groups, weight.shape) if needs_weight else None,
-                xp.sum(grad, axis=(0, *range(2, grad.ndim))) if needs_bias else None)
+        cols = _columns(xp, grad, windows, groups)
+        grad_x = grad_weight = grad_bias = None
+        if needs_x:
+            grad_x = _images(xp, xp.matmul(_weight_matrices(xp, weight, groups), cols), windows, x.shape[0])
+        if needs_weight:
+            grad_weight = xp.reshape(xp.matmul(_matrices(xp, x, groups), xp.matrix_transpose(cols)), weight.shape)
+        if needs_bias:
+            grad_bias = xp.sum(grad, axis=(0, *range(2, grad.ndim)))
+        return grad_x, grad_weight, grad_bias
 
 
 # --- argument checks ---------------------------------------------------------------------
@@ -253,7 +278,7 @@ def check_positive(op, name, values_, allow_zero=False):
 
 def check_input(op, input, d, name="input"):
     """Whether ``input`` is unbatched ((C, *size)); raises unless it is (C, *size) or (N, C, *size)."""
-    if not _is_tensor(input):
+    if not is_tensor(input):
         raise TypeError(f"{op}: {name} must be a Tensor, got a {type(input).__name__}")
     if input.ndim not in (d + 1, d + 2):
         raise ShapeError(f"{op}: expected a {d + 1}-D (unbatched) or {d + 2}-D (batched) {name}, "
@@ -267,9 +292,9 @@ def _check_weight_and_bias(op, input, weight, bias, d, groups, transposed):
     """Types, dtypes and shapes of ``weight`` (O, C/groups, *kernel) or, transposed,
     (C, O/groups, *kernel), and of ``bias`` (O,), against the (batched) ``input``."""
     for name, value in (("weight", weight), ("bias", bias)):
-        if value is not None and not _is_tensor(value):
+        if value is not None and not is_tensor(value):
             raise TypeError(f"{op}: {name} must be a Tensor, got a {type(value).__name__}")
-        if value is not None and value.dtype is not input.dtype:
+        if value is not None and value._array.dtype != input._array.dtype:
             raise DTypeError(f"{op}: input is {input.dtype.name} but {name} is {value.dtype.name}; "
                              "convert one with .to()")
     if weight.ndim != d + 2:
@@ -292,16 +317,14 @@ def _check_weight_and_bias(op, input, weight, bias, d, groups, transposed):
 
 def window_count(op, size, kernel, stride, pads, dilation):
     """How many windows fit per dim, or a ShapeError when the kernel is larger than the padded input."""
-    out = []
-    for n, k, s, (before, after), dil in zip(size, kernel, stride, pads, dilation):
-        extent = dil * (k - 1) + 1
-        if extent > n + before + after:
-            raise ShapeError(
-                f"{op}: the kernel {format_shape(kernel)} (dilation {format_shape(dilation)}) spans "
-                f"{extent} but the padded input is only {n + before + after} along that dim "
-                f"(input size {format_shape(size)}, padding {tuple(pads)})")
-        out.append((n + before + after - extent) // s + 1)
-    return tuple(out)
+    extents = tuple(dil * (k - 1) + 1 for k, dil in zip(kernel, dilation))
+    padded = tuple(n + before + after for n, (before, after) in zip(size, pads))
+    if any(extent > n for extent, n in zip(extents, padded)):
+        spans = f" (dilation {format_shape(dilation)}: it spans {format_shape(extents)})" if extents != kernel else ""
+        raise ShapeError(f"{op}: the kernel {format_shape(kernel)}{spans} is larger than the padded input "
+                         f"{format_shape(padded)} (input size {format_shape(size)}, padding "
+                         f"{', '.join(f'{before}+{after}' for before, after in pads)})")
+    return tuple((n - extent) // s + 1 for n, extent, s in zip(padded, extents, stride))
 
 
 def _conv_padding(op, padding, kernel, stride, dilation, d):

@@ -14,8 +14,8 @@ import numpy as np
 
 from ..autograd.function import Op
 from ..errors import ShapeError, format_shape
-from .conv import (Windows, _is_tensor, _unfold_arrays, check_input, check_positive, fold_windows, spatial_tuple,
-                   window_count)
+from .conv import (Windows, check_input, check_positive, fold_windows, is_tensor, spatial_tuple, window_count,
+                   window_view)
 from .registry import Sample, register
 from .samples import values
 
@@ -62,39 +62,60 @@ def _with_batch(input, d, run):
     return tuple(o.squeeze(0) for o in out) if isinstance(out, tuple) else out.squeeze(0)
 
 
-def _window_axes(d):
-    return tuple(range(-d, 0))
+def _taps(xp, x, windows, value=0.0):
+    """The windows of ``x``, one plane per kernel tap: (N, C, *size) -> (K, N, C, *out), copied
+    once, so that reductions over the taps run plane by plane."""
+    d = len(windows.size)
+    view = window_view(xp, x, windows, value)                                  # (N, C, *out, *kernel)
+    view = xp.permute_dims(view, (*range(2 + d, 2 + 2 * d), *range(2 + d)))    # (*kernel, N, C, *out)
+    return xp.reshape(view, (math.prod(windows.kernel),) + tuple(view.shape[d:]))
+
+
+def _fold_taps(xp, taps, windows):
+    """The adjoint of :func:`_taps`: each plane summed back onto its taps, (K, N, C, *out) -> (N, C, *size)."""
+    d = len(windows.size)
+    cols = xp.reshape(taps, tuple(windows.kernel) + tuple(taps.shape[1:]))
+    return fold_windows(xp, xp.permute_dims(cols, (*range(d, 2 + 2 * d), *range(d))), windows)
 
 
 # --- max pooling ---------------------------------------------------------------------------
 
 class MaxPool(Op):
     """The largest value of each window. Its gradient goes to that value alone (the first
-    one on ties, as in PyTorch); a one-hot mask over each window says where."""
+    one on ties, as in PyTorch): a one-hot mask over the taps of each window says where."""
 
     @staticmethod
     def forward(ctx, x, windows, return_indices):
         xp = ctx.xp
-        d = len(windows.size)
         ctx.windows = windows
-        cols = _unfold_arrays(xp, x, windows, -xp.inf)                    # (N, C, *out, *kernel)
-        flat = xp.reshape(cols, cols.shape[:-d] + (math.prod(windows.kernel),))
-        best = xp.argmax(flat, axis=-1, keepdims=True)
-        out = xp.max(flat, axis=-1)
-        taps = xp.arange(flat.shape[-1], dtype=best.dtype, device=x.device)
-        ctx.save_for_backward(xp.reshape(xp.astype(taps == best, x.dtype), cols.shape))
+        taps = _taps(xp, x, windows, -xp.inf)
+        out = xp.max(taps, axis=0)
+        mask = _first_max(xp, taps, out)
+        ctx.save_for_backward(mask)
         if not return_indices:
             return out
-        indices = _flat_indices(xp, best[..., 0], windows, x.device)
+        indices = _flat_indices(xp, xp.argmax(mask, axis=0), windows, x.device)
         ctx.mark_non_differentiable(indices)
         return out, indices
 
     @staticmethod
     def backward(ctx, grad, grad_indices=None):
         mask, = ctx.saved_tensors
-        xp = ctx.xp
-        d = len(ctx.windows.size)
-        return fold_windows(xp, xp.reshape(grad, grad.shape + (1,) * d) * mask, ctx.windows)
+        return _fold_taps(ctx.xp, mask * grad, ctx.windows)
+
+
+def _first_max(xp, taps, out):
+    """1 at the first tap of each window that holds its maximum, 0 elsewhere: (K, N, C, *out)."""
+    planes, seen = [], None
+    for k in range(taps.shape[0]):
+        hit = taps[k, ...] == out
+        if seen is None:
+            seen = hit
+        else:
+            hit = xp.logical_and(hit, xp.logical_not(seen))
+            seen = xp.logical_or(seen, hit)
+        planes.append(hit)
+    return xp.astype(xp.stack(planes), out.dtype)
 
 
 def _flat_indices(xp, best, windows, device):
@@ -225,15 +246,14 @@ class AvgPool(Op):
         ctx.windows = windows
         divisor = _divisor(xp, windows, padding, count_include_pad, divisor_override, x.dtype, x.device)
         ctx.save_for_backward(divisor)
-        return xp.sum(_unfold_arrays(xp, x, windows), axis=_window_axes(len(windows.size))) / divisor
+        return xp.sum(_taps(xp, x, windows), axis=0) / divisor
 
     @staticmethod
     def backward(ctx, grad):
         divisor, = ctx.saved_tensors
         xp, windows = ctx.xp, ctx.windows
-        share = grad / divisor
-        share = xp.reshape(share, share.shape + (1,) * len(windows.size))
-        return fold_windows(xp, xp.broadcast_to(share, share.shape[:-len(windows.size)] + windows.kernel), windows)
+        share = xp.expand_dims(grad / divisor, axis=0)
+        return _fold_taps(xp, xp.broadcast_to(share, (math.prod(windows.kernel),) + tuple(share.shape[1:])), windows)
 
 
 def _divisor(xp, windows, padding, count_include_pad, divisor_override, dtype, device):
@@ -573,7 +593,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         vizgrad.interpolate(x, scale_factor=2, mode="bilinear").shape   # (1, 3, 8, 8)
     """
     op = "interpolate"
-    if not _is_tensor(input):
+    if not is_tensor(input):
         raise TypeError(f"{op}: input must be a Tensor, got a {type(input).__name__}")
     if input.ndim not in (3, 4):
         raise ShapeError(f"{op}: expected a 3-D (N, C, L) or 4-D (N, C, H, W) input, got shape "

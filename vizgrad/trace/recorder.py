@@ -31,7 +31,7 @@ def stats_dict(tensor, bins=16):
 def _user_source():
     """The innermost frame outside vizgrad: file, line and code of the user's line."""
     frame = sys._getframe(2)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
         frame = frame.f_back
     if frame is None:
         return None
@@ -60,6 +60,7 @@ class Recorder:
         self.last_graph = None
         self._ids = {}             # tensor uid -> graph node id
         self._autograd_nodes = {}  # autograd Node id -> graph node id
+        self._outputs = {}         # (autograd Node id, output number) -> graph node id
         self._backward_done = False
         self._subscription = None
 
@@ -98,9 +99,17 @@ class Recorder:
         self.graph = Graph()
         self._ids = {}
         self._autograd_nodes = {}
+        self._outputs = {}
         self._backward_done = False
 
     def _node_for(self, tensor, kind):
+        if tensor.grad_fn is not None:
+            # An op result is known by its place in the autograd graph, not only by its Tensor
+            # object: an in-place op hands the old value to the op as a private copy, and the
+            # changed tensor takes the op's result's history.
+            node_id = self._outputs.get((tensor.grad_fn.id, tensor._output_nr))
+            if node_id is not None:
+                return node_id
         uid = tensor.uid
         node_id = self._ids.get(uid)
         if node_id is not None:
@@ -140,8 +149,10 @@ class Recorder:
                 if source_id is not None:
                     source_shape = event.inputs[index].shape
                     self.graph.edges.append(GraphEdge(source_id, node_id, index, list(source_shape)))
-            if event.node_id is not None and output_nr == 0:
-                self._autograd_nodes[event.node_id] = node_id
+            if event.node_id is not None:
+                self._outputs[(event.node_id, output_nr)] = node_id
+                if output_nr == 0:
+                    self._autograd_nodes[event.node_id] = node_id
 
     def _on_backward_start(self, event):
         for uid in event.root_ids:

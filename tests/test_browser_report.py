@@ -1,0 +1,188 @@
+"""The HTML report in a real browser: Debian's Chromium driven by Playwright.
+
+Checks what a person would see: the graph is drawn with one SVG node per graph node
+(the gradient legend becomes a colour bar beside it), the replay slider moves the highlight, hovering shows a
+node's details, user strings stay text, the page asks the network for nothing and
+logs no errors. Screenshots go to test-artifacts/browser-report/.
+
+Skipped only where Chromium cannot be (no /usr/bin/chromium outside CI); under CI
+(``CI=true``, where .ci/run installs it) a missing browser fails the test instead.
+"""
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+import vizgrad as vg
+from vizgrad import cli, nn
+
+CHROMIUM = "/usr/bin/chromium"
+# without the networking flags Chromium keeps trying hosts that a closed network refuses
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "browser-report"
+EVIL = "</script><img src=x onerror=alert(1)>"
+READY = "#vizgrad-report[data-ready], #vizgrad-report[data-error]"
+
+
+def _in_ci():
+    return os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        message = f"Debian's Chromium is not installed at {CHROMIUM} (apt-get install -y chromium)"
+        if _in_ci():
+            pytest.fail(message + "; under CI the browser tests must run (.ci/run installs it)")
+        pytest.skip(message)
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("Playwright for Python is missing: pip install -e '.[dev]'")
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def open_page(browser):
+    """open_page(path) -> a Playwright page showing the drawn report; at the end of the test,
+    fails on any console error, page error, dialog or network request the page made."""
+    pages, problems = [], []
+
+    def open_(path, width=1400, height=1000):
+        page = browser.new_page(viewport={"width": width, "height": height})
+        pages.append(page)
+        page.on("console", lambda message: problems.append(f"console {message.type}: {message.text}")
+                if message.type == "error" else None)
+        page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+        page.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
+        page.on("request", lambda request: problems.append(f"network request: {request.url[:120]}")
+                if not request.url.startswith(("file:", "data:", "about:")) else None)
+        page.goto(Path(path).as_uri())
+        return page
+
+    yield open_
+    for page in pages:
+        page.close()
+    assert problems == [], "the page reported problems:\n" + "\n".join(problems)
+
+
+def wait_until_drawn(target):
+    """Wait for the report's script to finish (it marks the root); fail on its error."""
+    target.locator(READY).wait_for(timeout=60_000)
+    error = target.locator("#vizgrad-report").get_attribute("data-error")
+    assert error is None, f"the report could not draw its graph: {error}"
+
+
+def screenshot(page, name, **options):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / name), **options)
+
+
+def embedded_graph(path):
+    text = Path(path).read_text(encoding="utf-8")
+    return json.loads(re.search(r'id="vizgrad-data">(.*?)</script>', text, re.S).group(1))["graph"]
+
+
+def node_ids(page, selector):
+    return page.eval_on_selector_all(selector, "elements => elements.map(e => e.dataset.nodeId)")
+
+
+def test_the_demo_report_draws_the_graph_and_replays_backward(open_page, tmp_path):
+    path = tmp_path / "demo.html"
+    assert cli.main(["demo", "--steps", "60", "--out", str(path)]) == 0
+    graph = embedded_graph(path)
+    order = graph["backward_order"]
+    page = open_page(path)
+    wait_until_drawn(page)
+
+    # one SVG node per graph node; the gradient legend left the drawing for a colour bar
+    drawn = node_ids(page, "svg.vg-graph g.node")
+    assert sorted(drawn) == sorted(node["id"] for node in graph["nodes"])
+    assert page.locator(".vg-graph-legend .vg-graph-legend-bar span").count() == 9
+    assert page.locator("svg.vg-chart").count() == 4     # loss, gradient flow, per parameter, boundary
+    screenshot(page, "demo-report.png", full_page=True)
+
+    # the replay starts at the end: the last node backward visited is highlighted
+    assert node_ids(page, "g.vg-node.vg-active") == [order[-1]]
+    assert page.locator("g.vg-node.vg-pending").count() == 0
+    page.locator("input.vg-slider").fill("3")
+    assert node_ids(page, "g.vg-node.vg-active") == [order[2]]
+    assert sorted(node_ids(page, "g.vg-node.vg-visited")) == sorted(order[:2])
+    assert sorted(node_ids(page, "g.vg-node.vg-pending")) == sorted(order[3:])
+    assert "backward step 3 of" in page.locator(".vg-step-text").inner_text()
+    assert page.locator("g.edge.vg-flow").count() > 0     # the edges into the active node
+    screenshot(page, "demo-replay-step-3.png")
+
+    page.get_by_role("button", name="before backward").click()
+    assert node_ids(page, "g.vg-node.vg-active") == []
+    assert page.locator("g.vg-node.vg-pending").count() == len(order)
+    page.get_by_role("button", name="next step").click()
+    assert node_ids(page, "g.vg-node.vg-active") == [order[0]]
+    page.get_by_role("button", name="play the backward pass").click()
+    page.wait_for_function("() => Number(document.querySelector('input.vg-slider').value) >= 3")
+    page.get_by_role("button", name="pause").click()
+
+
+def test_hover_shows_details_and_click_keeps_them(open_page, tmp_path):
+    path = tmp_path / "demo.html"
+    assert cli.main(["demo", "--steps", "5", "--out", str(path)]) == 0
+    page = open_page(path)
+    wait_until_drawn(page)
+    parameter = page.locator('g.vg-node.vg-kind-parameter[data-node-id="n1"]')
+    parameter.hover()
+    tooltip = page.locator(".vg-tooltip")
+    tooltip.wait_for(state="visible")
+    assert "0.weight" in tooltip.inner_text() and "(16, 2)" in tooltip.inner_text()
+    screenshot(page, "demo-tooltip.png")
+    parameter.click()
+    assert page.locator("g.vg-node.vg-selected").count() == 1
+    assert "n1" in page.locator(".vg-details").inner_text()
+
+    # zoom changes the viewBox; fit brings it back
+    svg = page.locator("svg.vg-graph")
+    home = svg.get_attribute("viewBox")
+    page.get_by_role("button", name="zoom in").click()
+    assert float(svg.get_attribute("viewBox").split()[2]) < float(home.split()[2])
+    page.get_by_role("button", name="fit the graph").click()
+    assert svg.get_attribute("viewBox") == home
+
+
+def test_hostile_names_are_shown_as_text(open_page, tmp_path):
+    model = nn.Module()
+    model.add_module(EVIL, nn.Linear(2, 1))
+    w = vg.tensor([1.0, 2.0], requires_grad=True)
+    w.name = EVIL
+    with vg.trace() as recorded:
+        (getattr(model, EVIL)(vg.tensor([[1.0, 2.0]])) * w).sum().backward()
+    path = recorded.graph.to_html(tmp_path / "hostile.html", title=EVIL)
+    page = open_page(path)
+    wait_until_drawn(page)
+    assert page.locator("img").count() == 0
+    assert page.locator("h1").inner_text() == EVIL
+    assert page.locator("svg.vg-graph text", has_text="onerror=alert(1)").count() >= 2
+    page.locator('g.vg-node[data-node-id="n4"]').hover()
+    assert EVIL in page.locator(".vg-tooltip").inner_text()
+    screenshot(page, "hostile-names.png")
+
+
+def test_the_notebook_fragment_draws_inside_its_frame(open_page, tmp_path):
+    x = vg.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    with vg.trace() as recorded:
+        (x.tanh() * x).sum().backward()
+    graph = recorded.graph
+    path = tmp_path / "notebook.html"
+    path.write_text(f"<!DOCTYPE html><html><body><p>a notebook cell</p>{graph._repr_html_()}</body></html>",
+                    encoding="utf-8")
+    page = open_page(path)
+    frame = page.frame_locator("iframe.vizgrad-graph")
+    wait_until_drawn(frame)
+    assert frame.locator("svg.vg-graph g.node").count() == len(graph.nodes)
+    assert frame.locator("h1").count() == 0              # the fragment is the graph panel alone
+    screenshot(page, "notebook-fragment.png")
