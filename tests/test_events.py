@@ -396,3 +396,19 @@ def test_tensor_stats_of_no_finite_values_and_of_arrays():
     assert stats.histogram == (0, 0, 0, 0) and (stats.nan_count, stats.inf_count) == (1, 1)
     raw = events.tensor_stats(np.arange(4).reshape(2, 2), bins=2)
     assert raw.shape == (2, 2) and raw.mean == 1.5 and raw.histogram == (2, 2)
+    # NumPy hands 0-d results around as scalars; gradients in the engine can be one
+    scalar = events.tensor_stats(np.float32(-2.0))
+    assert scalar.shape == () and scalar.norm == 2.0 and scalar.min == -2.0
+
+
+def test_node_backward_gradients_of_scalar_chains_can_be_summarised():
+    w = vg.tensor([0.5, -0.5], requires_grad=True)
+    norms = []
+
+    def listener(event):
+        norms.append((event.op, events.tensor_stats(event.grad_outputs[0]).norm))
+
+    with events.subscribe(listener, kinds="node_backward", strict=True):
+        (((w * 2).sum() - 1) ** 2).backward()
+    # loss = (s - 1)^2 with s = 0: dL/dloss = 1, dL/d(s-1) = 2(s-1) = -2, dL/ds = -2
+    assert norms == [("Pow", 1.0), ("Sub", 2.0), ("Sum", 2.0), ("Mul", pytest.approx(2 * math.sqrt(2)))]

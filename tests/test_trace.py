@@ -3,7 +3,6 @@
 import gc
 import inspect
 import json
-import math
 import weakref
 
 import numpy as np
@@ -75,7 +74,7 @@ def test_trace_records_nodes_with_kinds_labels_shapes_modules_and_sources():
         ("n2", "op", "MatMul", [1, 2], "fc"),
         ("n3", "parameter", "fc.bias", [2], ""),
         ("n4", "op", "Add", [1, 2], "fc"),
-        ("n5", "op", "Tanh", [1, 2], graph.nodes[5].module),    # the root module's own op
+        ("n5", "op", "Tanh", [1, 2], graph.nodes[5].module),    # the root's own op: its path is not pinned
         ("n6", "op", "Mul", [1, 2], ""),
         ("n7", "output", "Sum", [], ""),
     ]
@@ -167,6 +166,7 @@ def test_from_json_refuses_foreign_or_newer_data():
         Graph.from_dict({"schema": "vizgrad.graph", "version": 2, "nodes": [], "edges": []})
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
 def test_json_with_nan_gradients_steps_and_marks_validates():
     w = vg.tensor([1.0, -1.0], requires_grad=True)
     opt = vg.optim.SGD([w], lr=0.1, momentum=0.9)
@@ -299,4 +299,3 @@ def test_trace_options_turn_recording_off():
     assert all(n.value is None and n.grad is None and n.source is None for n in graph.nodes)
     assert graph.backward_order == ["n2", "n1", "n0"]
     validate(graph)
-    assert math.isfinite(len(graph))

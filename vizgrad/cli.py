@@ -123,15 +123,15 @@ class ProgressBar:
 
 def decision_boundary(model, x_np, y_np, cells=BOUNDARY_CELLS):
     """The report's decision-boundary panel: P(class 1) on a grid around the points."""
-    from .render.html import decision_boundary as panel
+    from .render.html import decision_boundary_panel
     (xmin, ymin), (xmax, ymax) = x_np.min(axis=0) - 0.5, x_np.max(axis=0) + 0.5
     gx, gy = np.meshgrid(np.linspace(xmin, xmax, cells), np.linspace(ymin, ymax, cells))
     grid = np.stack([gx.ravel(), gy.ravel()], axis=1).astype(np.float32)
     with vg.no_grad():
         scores = model(vg.tensor(grid)).numpy().reshape(cells, cells)
     probabilities = 1.0 / (1.0 + np.exp(-scores.astype(np.float64)))
-    return panel(probabilities, (xmin, xmax, ymin, ymax), x_np, (y_np[:, 0] > 0).astype(int),
-                 classes=("class 0", "class 1"), caption="shade: the model's confidence")
+    return decision_boundary_panel(probabilities, (xmin, xmax, ymin, ymax), x_np, (y_np[:, 0] > 0).astype(int),
+                                   classes=("class 0", "class 1"), caption="shade: the model's confidence")
 
 
 def demo(args):

@@ -77,11 +77,15 @@ def _fold_arrays(xp, cols, windows):
     for axis, n, (before, after) in zip(windows.axes, windows.size, windows.pads):
         shape[axis], crop[axis] = n + before + after, slice(before, before + n)
     out = xp.zeros(tuple(shape), dtype=cols.dtype, device=cols.device)
-    for offset in itertools.product(*(range(k) for k in windows.kernel)):
-        target = [slice(None)] * ndim
-        for axis, i, dilation, stride, n in zip(windows.axes, offset, windows.dilation, windows.stride, windows.out):
-            target[axis] = slice(i * dilation, i * dilation + stride * (n - 1) + 1, stride)
-        out[tuple(target)] += cols[(slice(None),) * ndim + offset]
+    every = (slice(None),) * ndim
+    # per spatial dim, where tap i of every window lands: i·dilation + j·stride for window j
+    lands = [[slice(i * dilation, i * dilation + stride * (n - 1) + 1, stride) for i in range(k)]
+             for k, dilation, stride, n in zip(windows.kernel, windows.dilation, windows.stride, windows.out)]
+    for offset, slices in zip(itertools.product(*(range(k) for k in windows.kernel)), itertools.product(*lands)):
+        target = list(every)
+        for axis, where in zip(windows.axes, slices):
+            target[axis] = where
+        out[tuple(target)] += cols[every + offset]
     return out[tuple(crop)]
 
 
@@ -135,6 +139,9 @@ def is_tensor(value):
 # --- convolution as matrix products ------------------------------------------------------
 # Inside, images are laid out (C, *size, N): the windows copied into a matrix and the sums
 # of col2im then run over long contiguous stretches of (columns × batch).
+
+_BATCH_LAST_AXES = {1: (1,), 2: (1, 2)}   # the spatial axes of (C, *size, N)
+
 
 def _batch_last(xp, x):
     """(N, C, *size) -> (C, *size, N), a view."""
@@ -347,7 +354,7 @@ def _conv_padding(op, padding, kernel, stride, dilation, d):
 
 def _batched(op, input, d, run):
     """Run ``run`` on a batched input: an unbatched (C, *size) one gets a batch dim of 1 and loses it after."""
-    if not check_input(op, input, d):
+    if input.ndim == d + 2:
         return run(input)
     return run(input.unsqueeze(0)).squeeze(0)
 
@@ -365,7 +372,7 @@ def _conv(op, d, input, weight, bias, stride, padding, dilation, groups):
         pads = _conv_padding(op, padding, kernel, stride, dilation, d)
         size = tuple(x.shape[2:])
         counts = window_count(op, size, kernel, stride, pads, dilation)
-        windows = Windows(kernel, stride, dilation, pads, size, counts, axes=tuple(range(1, d + 1)))
+        windows = Windows(kernel, stride, dilation, pads, size, counts, axes=_BATCH_LAST_AXES[d])
         return Conv.apply(x, weight, bias, windows=windows, groups=groups)
     return _batched(op, input, d, run)
 
@@ -397,7 +404,7 @@ def _conv_transpose(op, d, input, weight, bias, stride, padding, output_padding,
             raise ShapeError(f"{op}: the output size {format_shape(size)} would not be positive (input size "
                              f"{format_shape(size_in)}, kernel {format_shape(kernel)}, padding {padding})")
         windows = Windows(kernel, stride, dilation, tuple((p, p) for p in padding), size, size_in,
-                          axes=tuple(range(1, d + 1)))
+                          axes=_BATCH_LAST_AXES[d])
         return ConvTranspose.apply(x, weight, bias, windows=windows, groups=groups)
     return _batched(op, input, d, run)
 

@@ -1,9 +1,9 @@
 """Pooling and resizing: max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool1d/2d and
 interpolate, as ``torch.nn.functional`` has them.
 
-Max and average pooling reduce the windows of :mod:`vizgrad.ops.conv` (a strided
-view, no copy for the average) over their kernel axes; their backwards put each
-output gradient back on its window with ``fold_windows``. Adaptive average pooling
+Max and average pooling copy the windows of :mod:`vizgrad.ops.conv` once, one plane
+per kernel tap, and reduce over the taps; their backwards put each output gradient
+back on its window with ``fold_windows``. Adaptive average pooling
 and interpolation are linear maps along each spatial axis, so they are products with
 small constant matrices: out = A_H · x · A_Wᵀ, and the gradient is A_Hᵀ · G · A_W.
 """

@@ -87,14 +87,20 @@ def full_like(x, fill_value, dtype=None):
 
 # reductions
 def sum(x, axis=None, keepdims=False):
+    if axis == ():  # the Array API reduces over no axis here; vizgrad's dim=() means all of them
+        return x
     return reduce.sum(x, dim=axis, keepdim=keepdims)
 
 
 def mean(x, axis=None, keepdims=False):
+    if axis == ():  # the Array API reduces over no axis here; vizgrad's dim=() means all of them
+        return x
     return reduce.mean(x, dim=axis, keepdim=keepdims)
 
 
 def prod(x, axis=None, keepdims=False):
+    if axis == ():  # the Array API reduces over no axis here; vizgrad's dim=() means all of them
+        return x
     return reduce.prod(x, dim=axis, keepdim=keepdims)
 
 

@@ -156,7 +156,7 @@ def build_report(path, graph, loss_curve=None, grad_flow=None, decision_boundary
         loss_curve: losses, one per step; or ``(steps, losses)``; or ``{"steps", "values"}``.
         grad_flow: ``[(step, vizgrad.diagnostics.grad_flow(model)), ...]`` taken during
             training, or the ``{"steps", "layers", "rms", "status"}`` dict it becomes.
-        decision_boundary: what :func:`decision_boundary` returns.
+        decision_boundary: what :func:`decision_boundary_panel` returns.
         summary: facts shown at the top, e.g. ``{"accuracy": "98%"}``.
 
     Returns:
@@ -198,7 +198,7 @@ def grad_flow_data(history):
             "status": [[row.status for row in rows] for _, rows in history]}
 
 
-def decision_boundary(probabilities, extent, points=(), labels=(), classes=("class 0", "class 1"), caption=None):
+def decision_boundary_panel(probabilities, extent, points=(), labels=(), classes=("class 0", "class 1"), caption=None):
     """The decision-boundary panel: a picture of a binary classifier's ``probabilities``.
 
     Args:
