@@ -31,8 +31,9 @@ def test_two_moons_shapes_and_labels():
     assert x.dtype == np.float32 and set(np.unique(y)) == {-1.0, 1.0}
 
 
-def test_main_runs_demo_and_returns_zero(capsys):
-    assert cli.main(["demo", "--steps", "5", "--seed", "1"]) == 0
+def test_main_runs_demo_and_returns_zero(capsys, tmp_path):
+    assert cli.main(["demo", "--steps", "5", "--seed", "1", "--out", str(tmp_path / "demo.html")]) == 0
+    assert (tmp_path / "demo.html").exists()
     output = capsys.readouterr().out
     assert "loss" in output and "accuracy" in output
 
@@ -48,8 +49,9 @@ def test_bad_steps_is_a_usage_error():
     assert exit_info.value.code == 2
 
 
-def test_python_dash_m_vizgrad_demo():
-    result = subprocess.run([sys.executable, "-m", "vizgrad", "demo", "--steps", "3"],
+def test_python_dash_m_vizgrad_demo(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "vizgrad", "demo", "--steps", "3", "--out",
+                             str(tmp_path / "demo.html")],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "final loss" in result.stdout

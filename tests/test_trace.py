@@ -12,9 +12,6 @@ import vizgrad as vg
 from vizgrad.autograd import observers
 from vizgrad.trace import Graph, Recorder
 
-jsonschema = pytest.importorskip("jsonschema")
-
-
 @pytest.fixture(autouse=True)
 def no_listener_leaks():
     yield
@@ -22,6 +19,8 @@ def no_listener_leaks():
 
 
 def validate(graph):
+    """The graph's JSON, checked against the published schema (when jsonschema is installed)."""
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema validates the Graph JSON against its schema")
     data = json.loads(graph.to_json())
     jsonschema.Draft202012Validator(Graph.schema()).validate(data)
     return data

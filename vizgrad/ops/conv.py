@@ -119,14 +119,14 @@ class Fold(Op):
 # Tensors under create_graph=True, where they apply the differentiable Unfold and Fold ops.
 
 def unfold_windows(xp, x, windows):
-    """The windows of ``x``: (..., *size) -> (..., *out, *kernel) (see :class:`Windows`)."""
+    """The windows of ``x``: each spatial axis (``windows.axes``) counts windows, the kernel axes come last."""
     if is_tensor(x):
         return Unfold.apply(x, windows=windows)
     return window_view(xp, x, windows)
 
 
 def fold_windows(xp, cols, windows):
-    """Windows summed back onto the input: (..., *out, *kernel) -> (..., *size)."""
+    """Windows summed back onto the input: the adjoint of :func:`unfold_windows`."""
     if is_tensor(cols):
         return Fold.apply(cols, windows=windows)
     return _fold_arrays(xp, cols, windows)
