@@ -254,14 +254,6 @@ def test_mark_carries_plain_values():
     events.mark("nobody listens")               # a no-op, not an error
 
 
-def test_emit_hook_reaches_subscribers():
-    log = []
-    with events.subscribe(log.append, kinds="hook"):
-        events.emit_hook("tensor", "clip")
-    assert [(x.kind, x.target, x.name) for x in log] == [("hook", "tensor", "clip")]
-
-
-# --- subscriptions -----------------------------------------------------------------------------
 def test_kinds_filter_and_validation():
     only_marks, everything = [], []
     with events.subscribe(only_marks.append, kinds={"mark"}), events.subscribe(everything.append):
@@ -412,3 +404,14 @@ def test_node_backward_gradients_of_scalar_chains_can_be_summarised():
         (((w * 2).sum() - 1) ** 2).backward()
     # loss = (s - 1)^2 with s = 0: dL/dloss = 1, dL/d(s-1) = 2(s-1) = -2, dL/ds = -2
     assert norms == [("Pow", 1.0), ("Sub", 2.0), ("Sum", 2.0), ("Mul", pytest.approx(2 * math.sqrt(2)))]
+
+
+def test_hook_events_name_the_tensor_and_the_module():
+    seen = []
+    x = vg.tensor([1.0, 2.0], requires_grad=True, name="x")
+    x.register_hook(lambda grad: None)
+    layer = vg.nn.Linear(2, 1)
+    layer.register_forward_hook(lambda module, args, output: None)
+    with vg.events.subscribe(seen.append, kinds={"hook"}, strict=True):
+        layer(x).sum().backward()
+    assert [(e.target, e.name) for e in seen] == [("module", "Linear: forward hook"), ("tensor", "x")]

@@ -240,12 +240,6 @@ def mark(name, **values):
         _bus.emit(MarkEvent(name, clean))
 
 
-def emit_hook(target, name):
-    """Tell listeners that a hook ran (used by modules and optimizers)."""
-    if _bus.subscriptions:
-        _bus.emit(HookEvent(target, name))
-
-
 _TENSOR_FIELDS = ("inputs", "outputs", "grads", "grad_outputs", "tensor")
 
 
@@ -358,6 +352,10 @@ class _Bus(observers.Observer):
             step = max((s.get("step", 0) for s in optimizer.state.values()), default=0)
             self.emit(OptimizerStepEvent(type(optimizer).__name__, step,
                                          tuple(ParamStep(**summary) for summary in summaries)))
+
+    def hook_ran(self, target, name):
+        if "hook" in self._wanted:
+            self.emit(HookEvent(target, name))
 
     def zero_grad(self, optimizer):
         if "zero_grad" in self._wanted:

@@ -106,11 +106,23 @@ def save(obj, path, transform=None):
                     archive.writestr(f"arrays/{key}.npy", buffer.getvalue())
             raw.flush()
             os.fsync(raw.fileno())
+        os.chmod(temporary, _file_mode(path))
         os.replace(temporary, path)
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
+
+
+def _file_mode(path):
+    """The permissions the checkpoint gets: those of the file it replaces, else the usual
+    default for new files (0666 less the umask; temporary files start private)."""
+    try:
+        return os.stat(path).st_mode & 0o777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
 
 
 def load(path, map_location=None, transform=None):

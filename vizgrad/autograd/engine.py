@@ -255,7 +255,7 @@ def tensor_namespace():
 def _accumulate_leaf(node, grad, create_graph, owners):
     leaf = node.variable
     if leaf._hooks:
-        grad = _run_hooks(leaf._hooks, grad, create_graph)
+        grad = _run_hooks(leaf._hooks, grad, create_graph, leaf.name or f"leaf {leaf.uid}")
     _store_grad(leaf, grad, create_graph, owners)
     if leaf._post_accumulate_hooks:
         for hook in list(leaf._post_accumulate_hooks.values()):
@@ -293,16 +293,18 @@ def _run_tensor_hooks(node, grads, create_graph):
     grads = list(grads)
     for output_nr, hooks in node.tensor_pre_hooks.items():
         if hooks and grads[output_nr] is not None:
-            grads[output_nr] = _run_hooks(hooks, grads[output_nr], create_graph)
+            grads[output_nr] = _run_hooks(hooks, grads[output_nr], create_graph, f"{node.name()} output {output_nr}")
     return grads
 
 
-def _run_hooks(hooks, grad, create_graph):
+def _run_hooks(hooks, grad, create_graph, label):
     """Call tensor hooks in registration order; a hook may return a replacement gradient."""
     Tensor = _function.Tensor
     value = grad if create_graph else _as_tensor(grad)
     for hook in list(hooks.values()):
         result = hook(value)
+        if observers.active:
+            observers.notify("hook_ran", "tensor", label)
         if result is not None:
             if not isinstance(result, Tensor):
                 raise TypeError(f"a tensor hook returned a {type(result).__name__}; "

@@ -396,11 +396,13 @@ class Module:
     def __call__(self, *args, **kwargs):
         for hook in list(self._forward_pre_hooks.values()):
             result = hook(self, args)
+            if observers.active:
+                observers.notify("hook_ran", "module", f"{self._qualified_name or type(self).__name__}: forward pre-hook")
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
         observed = bool(observers.active)
         if observed:
-            _module_stack.append(self._qualified_name or type(self).__name__)
+            _module_stack.append(self._qualified_name)
             observers.notify("module_forward", self, "enter", args, None)
         try:
             if self._backward_hooks:
@@ -415,6 +417,8 @@ class Module:
             observers.notify("module_forward", self, "exit", args, output)
         for hook in list(self._forward_hooks.values()):
             result = hook(self, args, output)
+            if observers.active:
+                observers.notify("hook_ran", "module", f"{self._qualified_name or type(self).__name__}: forward hook")
             if result is not None:
                 output = result
         return output
