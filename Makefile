@@ -5,22 +5,32 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip install --quiet
-# Two workers suit a 2-core machine; override with `make test PYTEST_ARGS=...`.
-PYTEST_ARGS ?= -n 2
+# Two workers suit a 2-core machine; override with `make test PYTEST_ARGS=...`. loadgroup
+# keeps the tests marked with one xdist_group on one worker (the JupyterLab tests share a server).
+PYTEST_ARGS ?= -n 2 --dist loadgroup
 
 # The browser bundle (the HTML report's script and styles, package data under
 # vizgrad/render/static/) is built from widgets/ with Node.js and npm: `npm ci` reruns
 # only when the lock file changes, the bundle only when a source does.
 WIDGETS := widgets
 NODE_MODULES := $(WIDGETS)/node_modules/.stamp-ci
-BUNDLE := vizgrad/render/static/report.js vizgrad/render/static/report.css
+# The widgets' bundles (vizgrad/widgets/static/: one ES module per src/widgets/*-widget.js
+# and the shared widgets.css) come from the same build.
+WIDGET_BUNDLE := $(patsubst $(WIDGETS)/src/widgets/%,vizgrad/widgets/static/%,$(wildcard $(WIDGETS)/src/widgets/*-widget.js)) \
+	vizgrad/widgets/static/widgets.css
+BUNDLE := vizgrad/render/static/report.js vizgrad/render/static/report.css $(WIDGET_BUNDLE)
 NEED_NPM = command -v npm >/dev/null || { echo "Building vizgrad's browser bundle needs Node.js 18+ and npm (on Debian: apt-get install nodejs npm)." >&2; exit 1; }
 
-.PHONY: demo test build bench clean
+.PHONY: demo lab test build bench clean
 .NOTPARALLEL:  # the targets share one .venv; never install into it twice at once
 
 demo: $(VENV)/.stamp-base $(BUNDLE)
 	$(PY) -m vizgrad demo
+
+# The lessons: installs JupyterLab and the widgets (the `lab` extra) and opens
+# lessons/00-welcome.ipynb; options pass through, e.g. `make lab LAB_ARGS="03 --no-browser"`.
+lab: $(VENV)/.stamp-lab $(BUNDLE)
+	$(PY) -m vizgrad lab $(LAB_ARGS)
 
 test: $(VENV)/.stamp-dev $(BUNDLE)
 	cd $(WIDGETS) && npm test --silent
@@ -33,7 +43,7 @@ $(NODE_MODULES): $(WIDGETS)/package.json $(WIDGETS)/package-lock.json
 	cd $(WIDGETS) && npm ci --no-audit --no-fund
 	touch $@
 
-$(BUNDLE) &: $(NODE_MODULES) $(WIDGETS)/build.mjs $(wildcard $(WIDGETS)/src/*)
+$(BUNDLE) &: $(NODE_MODULES) $(WIDGETS)/build.mjs $(wildcard $(WIDGETS)/src/*) $(wildcard $(WIDGETS)/src/widgets/*)
 	cd $(WIDGETS) && node build.mjs
 	touch $(BUNDLE)
 
@@ -41,7 +51,7 @@ bench: $(VENV)/.stamp-bench
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis test-artifacts $(WIDGETS)/node_modules vizgrad/render/static
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis test-artifacts $(WIDGETS)/node_modules vizgrad/render/static vizgrad/widgets/static
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
 
 $(PY):
@@ -53,6 +63,10 @@ $(VENV)/.stamp-base: pyproject.toml | $(PY)
 
 $(VENV)/.stamp-dev: pyproject.toml | $(PY)
 	$(PIP) -e ".[dev]"
+	touch $@
+
+$(VENV)/.stamp-lab: pyproject.toml | $(PY)
+	$(PIP) -e ".[lab]"
 	touch $@
 
 $(VENV)/.stamp-bench: pyproject.toml | $(PY)

@@ -11,7 +11,7 @@ What the server is:
   folders are fresh temporary ones, so no user kernelspec, extension setting or saved
   workspace leaks in.
 - Its ``python3`` kernel runs this interpreter too (a kernelspec written into the
-  temporary data folder, which Jupyter searches first), with the repository on
+  temporary data folder, put first on ``JUPYTER_PATH``), with the repository on
   ``PYTHONPATH``, so a notebook imports the vizgrad under test.
 - Quiet: news and update checks are off (no toast over the page), and every notebook
   cell stays in the DOM (``windowingMode: none``), so off-screen widgets are laid out
@@ -69,14 +69,30 @@ class JupyterLab:
         """The address of ``path`` (e.g. ``lab/tree/x.ipynb``) with the token, for a browser."""
         return f"{self.base_url}{path.lstrip('/')}?token={self.token}"
 
-    def request(self, path, method="GET", timeout=2.0):
-        """An authorised call to the server's REST API; returns the decoded JSON (or None)."""
-        request = urllib.request.Request(self.base_url + path.lstrip("/"), method=method,
-                                         headers={"Authorization": f"token {self.token}"},
-                                         data=b"" if method == "POST" else None)
+    def request(self, path, method="GET", body=None, timeout=2.0):
+        """An authorised call to the server's REST API (``body``: sent as JSON); returns the
+        decoded JSON answer, or None for an empty one."""
+        headers = {"Authorization": f"token {self.token}"}
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        elif method == "POST":
+            data = b""
+        request = urllib.request.Request(self.base_url + path.lstrip("/"), method=method, headers=headers, data=data)
         with urllib.request.urlopen(request, timeout=timeout) as response:
-            body = response.read()
-        return json.loads(body) if body else None
+            answer = response.read()
+        return json.loads(answer) if answer else None
+
+    def start_kernel_for(self, notebook_path, kernel_name="python3"):
+        """Start a kernel session for ``notebook_path`` (relative to ``root_dir``) before a
+        page opens the notebook: the page then joins the running kernel instead of
+        choosing one (JupyterLab asks with a "Select Kernel" dialog when the kernel specs
+        are still loading as the notebook opens). Returns the session's JSON."""
+        path = Path(notebook_path).as_posix()
+        return self.request("api/sessions", method="POST", timeout=60,
+                            body={"path": path, "name": Path(path).name, "type": "notebook",
+                                  "kernel": {"name": kernel_name}})
 
     def log(self, last_chars=4000):
         """The end of what the server wrote to stdout and stderr."""
@@ -121,7 +137,9 @@ def _environment(home):
     for name, folder in folders.items():
         env[name] = str(home / folder)
         (home / folder).mkdir(parents=True, exist_ok=True)
-    env.pop("JUPYTER_PATH", None)          # nothing from the machine's Jupyter path ahead of ours
+    # Jupyter searches JUPYTER_PATH before its data folder and, inside a virtual
+    # environment, the environment's own share/jupyter (which has its own python3)
+    env["JUPYTER_PATH"] = env["JUPYTER_DATA_DIR"]
     env["JUPYTER_PLATFORM_DIRS"] = "1"
     env["PYTHONPATH"] = os.pathsep.join([str(REPOSITORY)] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep)
                                                              if p])

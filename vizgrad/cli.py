@@ -6,6 +6,10 @@ then writes one self-contained HTML report: the computation graph of the last
 training step with its backward pass to replay, the loss curve, the gradient flow
 per layer over training and the decision boundary. ``python -m vizgrad demo`` does
 the same.
+
+``vizgrad lab`` opens JupyterLab on the lessons (``vizgrad.lessons.lab``);
+``vizgrad lessons check-solutions`` runs the lessons' reference solutions through
+their checkers (``vizgrad.lessons``).
 """
 
 import argparse
@@ -199,7 +203,23 @@ def build_parser():
     demo_parser.add_argument("--lr", type=float, default=0.5, help="learning rate (default 0.5)")
     demo_parser.add_argument("--points", type=_positive, default=200, help="data set size (default 200)")
     demo_parser.set_defaults(run=demo)
+
+    from .lessons import lab
+    from .lessons.__main__ import add_commands as add_lessons_commands
+    lab.add_parser(commands)
+    lessons_parser = commands.add_parser(
+        "lessons", help="the lessons' exercises: check-solutions, list",
+        description="The exercises of the lessons (lessons/*.ipynb) and their checkers.")
+    add_lessons_commands(lessons_parser.add_subparsers(dest="lessons_command", metavar="command"))
+    lessons_parser.set_defaults(run=_lessons, lessons_help=lessons_parser.print_help)
     return parser
+
+
+def _lessons(args):
+    if args.lessons_command is None:
+        args.lessons_help()
+        return 2
+    return args.lessons_run(args)
 
 
 def _positive(text):

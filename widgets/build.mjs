@@ -1,30 +1,37 @@
-// Bundle the HTML report's script and styles into vizgrad/render/static/ (package data):
-// one minified IIFE (Graphviz's WebAssembly comes embedded in @viz-js/viz) and one CSS
-// file, both safe to inline in an HTML page.
-import { mkdir, writeFile } from "node:fs/promises";
+// Bundle vizgrad's browser code (package data, written by `make build`):
+//
+// * the HTML report: src/report.js -> vizgrad/render/static/report.js (one minified IIFE,
+//   safe to inline in an HTML page) and report.css;
+// * the Jupyter widgets: every src/widgets/<name>-widget.js -> vizgrad/widgets/static/
+//   <name>-widget.js, a minified ES module exporting anywidget's `render` (and
+//   `initialize`), plus src/widgets/widgets.css -> widgets.css, the styles every widget
+//   shares. A widget module that imports CSS of its own also gets <name>-widget.css.
+//
+// Everything is inlined: Graphviz's WebAssembly comes embedded in @viz-js/viz, and no
+// bundle fetches anything from the network.
+import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 import * as esbuild from "esbuild";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const outdir = join(here, "..", "vizgrad", "render", "static");
+const reportDir = join(here, "..", "vizgrad", "render", "static");
+const widgetSources = join(here, "src", "widgets");
+const widgetDir = join(here, "..", "vizgrad", "widgets", "static");
 
 /**
  * Inside an inline <script>, "</script" ends the element and "<!--" can stop a later
- * "</script>" from ending it. In the bundle they only occur inside string literals
- * (Graphviz's text tables), where "\x3C" spells the same "<".
+ * "</script>" from ending it. In the bundles they only occur inside string literals
+ * (Graphviz's text tables), where "\x3C" spells the same "<". Widget modules get the
+ * same treatment: notebook HTML exports embed their source in a <script> element.
  */
 function inlineSafe(code) {
   return code.replace(/<(?=\/script|!--|script)/gi, "\\x3C");
 }
 
-await mkdir(outdir, { recursive: true });
-const result = await esbuild.build({
-  entryPoints: { report: join(here, "src", "report.js") },
-  outdir,
+const common = {
   bundle: true,
-  format: "iife",
   minify: true,
   target: ["es2020"],
   legalComments: "none",
@@ -32,7 +39,43 @@ const result = await esbuild.build({
   define: { "import.meta.url": "undefined" },
   logLevel: "warning",
   write: false,
-});
-for (const file of result.outputFiles) {
-  await writeFile(file.path, file.path.endsWith(".js") ? inlineSafe(file.text) : file.text);
+};
+
+async function writeOutputs(result) {
+  for (const file of result.outputFiles) {
+    await writeFile(file.path, file.path.endsWith(".js") ? inlineSafe(file.text) : file.text);
+  }
 }
+
+/** The widget entry points: {"graph-widget": ".../graph-widget.js", ...}. */
+async function widgetEntries() {
+  let names = [];
+  try {
+    names = await readdir(widgetSources);
+  } catch (error) {
+    if (error.code !== "ENOENT") throw error;
+  }
+  return Object.fromEntries(names.filter((name) => name.endsWith("-widget.js")).sort()
+    .map((name) => [name.slice(0, -".js".length), join(widgetSources, name)]));
+}
+
+await mkdir(reportDir, { recursive: true });
+await writeOutputs(await esbuild.build({
+  ...common,
+  entryPoints: { report: join(here, "src", "report.js") },
+  outdir: reportDir,
+  format: "iife",
+}));
+
+// the widget folder holds build output only: start it afresh so a removed widget leaves nothing behind
+await rm(widgetDir, { recursive: true, force: true });
+await mkdir(widgetDir, { recursive: true });
+const entries = await widgetEntries();
+if (Object.keys(entries).length) {
+  await writeOutputs(await esbuild.build({ ...common, entryPoints: entries, outdir: widgetDir, format: "esm" }));
+}
+await writeOutputs(await esbuild.build({
+  ...common,
+  entryPoints: { widgets: join(widgetSources, "widgets.css") },
+  outdir: widgetDir,
+}));

@@ -178,10 +178,14 @@ class Module:
     register_module = add_module
 
     def _rename(self, qualified):
+        previous = self._qualified_name
         object.__setattr__(self, "_qualified_name", qualified)
         for name, param in self._parameters.items():
             if param is not None:
                 param.name = _join(qualified, name)
+        for name, buffer in self._buffers.items():
+            if buffer is not None and buffer.name == _join(previous, name):   # a name register_buffer gave it
+                buffer.name = _join(qualified, name)
         for name, child in self._modules.items():
             if child is not None:
                 child._rename(_join(qualified, name))
@@ -216,7 +220,10 @@ class Module:
 
     def _named_members(self, registry, prefix, recurse, remove_duplicate=True):
         seen = set()
-        modules = self.named_modules(prefix=prefix) if recurse else [(prefix, self)]
+        if recurse:
+            modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+        else:
+            modules = [(prefix, self)]
         for module_prefix, module in modules:
             for name, value in getattr(module, registry).items():
                 if value is None or (remove_duplicate and id(value) in seen):
@@ -266,8 +273,12 @@ class Module:
     def zero_grad(self, set_to_none=True):
         """Clear every parameter's gradient (to None, or to zeros)."""
         for param in self.parameters():
-            if param.grad is not None:
-                param.grad = None if set_to_none else param.grad * 0
+            if param.grad is None:
+                continue
+            if set_to_none:
+                param.grad = None
+            else:                             # zeros even where the gradient is inf or nan
+                param.grad = Tensor._make(param._backend().xp.zeros_like(param.grad._array))
 
     def apply(self, fn):
         """Call ``fn(module)`` on every descendant, then on this module (e.g. custom init)."""

@@ -89,7 +89,12 @@ class Linear(Op):
         xp = ctx.xp
         ctx.save_for_backward(x, weight)
         out = xp.matmul(x, xp.matrix_transpose(weight))
-        return out if bias is None else out + bias
+        if bias is None:
+            return out
+        if bias.dtype == out.dtype:            # into the fresh product: one allocation fewer
+            out += bias
+            return out
+        return out + bias
 
     @staticmethod
     def backward(ctx, grad):

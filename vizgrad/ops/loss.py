@@ -282,10 +282,13 @@ def _check_targets(op, input, target, ignore_index):
                          f"{format_shape(expected)}, got {format_shape(target.shape)}")
     classes = input.shape[1]
     if target.numel():
-        counted = target != ignore_index
-        bad = counted & ((target < 0) | (target >= classes))
-        if reductions.any(bad).item():
-            value = shape.reshape(target, (-1,))[reductions.argmax(shape.reshape(bad, (-1,)).to(dtypes.int64))].item()
+        # on the raw array: a check, not part of the graph, and cheap next to a step
+        Tensor = _tensor_type()
+        xp, labels = target._backend().xp, target._array
+        bad = xp.logical_and(labels != ignore_index, xp.logical_or(labels < 0, labels >= classes))
+        if bool(xp.any(bad)):
+            bad = Tensor._make(xp.reshape(bad, (-1,)))
+            value = shape.reshape(target, (-1,))[reductions.argmax(bad.to(dtypes.int64))].item()
             raise IndexError(f"{op}: target {value} is out of bounds: class indices must be in [0, {classes}) "
                              f"(or equal ignore_index={ignore_index})")
 

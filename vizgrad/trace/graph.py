@@ -45,12 +45,15 @@ class GraphNode:
 
 @dataclass
 class GraphEdge:
-    """Data flows from ``source`` into input ``index`` of the op that made ``target``."""
+    """Data flows from ``source`` into input ``index`` of the op that made ``target``.
+    After backward, ``grad`` holds the statistics of the gradient that flowed back along
+    this edge (the target op's contribution to the source's gradient), when recorded."""
 
     source: str
     target: str
     index: int
     shape: list
+    grad: Optional[dict] = None
 
 
 @dataclass

@@ -13,19 +13,71 @@ import os
 import sys
 from collections import deque
 
+import numpy as np
+
 from .. import events
 from .graph import Graph, GraphEdge, GraphNode
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def stats_dict(tensor, bins=16):
-    """:func:`vizgrad.events.tensor_stats` as JSON-ready data (non-finite numbers become None)."""
-    data = events.tensor_stats(tensor, bins).to_dict()
+SAMPLE_SIZE = 6      # values kept of every tensor (the first ones, flattened)
+MATRIX_SIZE = 16     # a 2-D tensor keeps at most this many of its rows and columns
+
+
+def stats_dict(tensor, bins=16, detail=True):
+    """:func:`vizgrad.events.tensor_stats` as JSON-ready data (non-finite numbers become None).
+
+    With ``detail``, also ``sample`` (the first :data:`SAMPLE_SIZE` values, flattened) and,
+    for 2-D tensors, ``matrix``: at most :data:`MATRIX_SIZE` evenly spaced rows and columns
+    of the values (``matrix_rows`` / ``matrix_cols`` say which), for heatmaps.
+    """
+    host = _host_array(tensor)
+    data = events.tensor_stats(host, bins).to_dict()
     for key in ("mean", "std", "min", "max", "norm"):
         if not math.isfinite(data[key]):
             data[key] = None
+    if detail:
+        flat = np.asarray(host).reshape(-1)
+        data["sample"] = _finite_list(flat[:SAMPLE_SIZE])
+        if np.ndim(host) == 2 and np.size(host):
+            rows = _spaced(host.shape[0])
+            cols = _spaced(host.shape[1])
+            data["matrix"] = [_finite_list(row) for row in _four_digits(np.asarray(host)[np.ix_(rows, cols)])]
+            data["matrix_rows"] = rows.tolist()
+            data["matrix_cols"] = cols.tolist()
     return data
+
+
+def _host_array(tensor):
+    """A Tensor's (or backend array's) values as a NumPy array on the host."""
+    array = getattr(tensor, "_array", tensor)
+    if isinstance(array, (np.ndarray, np.generic)):
+        return array
+    from ..backends import backend_of
+    return backend_of(array).to_numpy(array)
+
+
+def _spaced(length):
+    """At most MATRIX_SIZE evenly spaced indices of ``range(length)``, first and last included."""
+    return np.unique(np.linspace(0, length - 1, min(length, MATRIX_SIZE)).round().astype(np.int64))
+
+
+def _four_digits(values):
+    """``values`` as float64 rounded to about four significant digits of their largest size
+    (short JSON; a heatmap shows no more)."""
+    values = np.asarray(values, dtype=np.float64)
+    finite = np.abs(values[np.isfinite(values)])
+    largest = float(finite.max()) if finite.size else 0.0
+    if largest == 0.0:
+        return values
+    decimals = 3 - int(math.floor(math.log10(largest)))
+    with np.errstate(invalid="ignore"):
+        return np.round(values, decimals)
+
+
+def _finite_list(values):
+    return [value if math.isfinite(value) else None for value in np.asarray(values, dtype=np.float64).tolist()]
 
 
 def _user_source():
@@ -61,13 +113,36 @@ class Recorder:
         self._ids = {}             # tensor uid -> graph node id
         self._autograd_nodes = {}  # autograd Node id -> graph node id
         self._outputs = {}         # (autograd Node id, output number) -> graph node id
+        self._inputs = {}          # graph node id -> its input edges that carry a gradient, in order
         self._backward_done = False
         self._subscription = None
+
+    @classmethod
+    def from_tensor(cls, tensor, **options):
+        """A recorder that starts from ``tensor``'s autograd history (as :func:`graph` draws
+        it) and records what happens next, e.g. the backward pass of ``tensor``: what a live
+        view of a tensor made before anyone listened needs. Not started (see :meth:`start`)."""
+        from ..autograd.function import AccumulateGrad
+        recorder = cls(**options)
+        recorder.graph, ids = _history(tensor, recorder.values)
+        if tensor.grad_fn is None:                   # a lone leaf
+            recorder._ids[tensor.uid] = recorder.graph.nodes[0].id
+        for node, node_id in ids.items():
+            if type(node) is AccumulateGrad:
+                recorder._ids[node.variable.uid] = node_id
+            elif not isinstance(node, tuple):
+                recorder._autograd_nodes[node.id] = node_id
+                recorder._outputs[(node.id, 0)] = node_id
+        if tensor.grad_fn is not None:
+            recorder._ids[tensor.uid] = ids[tensor.grad_fn]
+        for edge in recorder.graph.edges:
+            recorder._inputs.setdefault(edge.target, []).append(edge)
+        return recorder
 
     # --- lifecycle -----------------------------------------------------------
     def start(self):
         if self._subscription is None:
-            self._subscription = events.subscribe(self._on_event)
+            self._subscription = events.subscribe(self.handle)
         return self
 
     def close(self):
@@ -88,10 +163,14 @@ class Recorder:
         return [g for g in (self.last_graph, self.graph) if g is not None]
 
     # --- events --------------------------------------------------------------
-    def _on_event(self, event):
+    def handle(self, event):
+        """Record one event (what the subscription calls; a caller that manages its own
+        subscription, such as a live widget, may feed events here instead of :meth:`start`)."""
         handler = getattr(self, "_on_" + event.kind, None)
         if handler is not None:
             handler(event)
+
+    _on_event = handle
 
     def _new_iteration(self):
         self.graph.steps = list(self.steps)
@@ -100,6 +179,7 @@ class Recorder:
         self._ids = {}
         self._autograd_nodes = {}
         self._outputs = {}
+        self._inputs = {}
         self._backward_done = False
 
     def _node_for(self, tensor, kind):
@@ -147,8 +227,11 @@ class Recorder:
                 node.source = _user_source()
             for index, source_id in enumerate(input_ids):
                 if source_id is not None:
-                    source_shape = event.inputs[index].shape
-                    self.graph.edges.append(GraphEdge(source_id, node_id, index, list(source_shape)))
+                    source = event.inputs[index]
+                    edge = GraphEdge(source_id, node_id, index, list(source.shape))
+                    self.graph.edges.append(edge)
+                    if source.requires_grad:
+                        self._inputs.setdefault(node_id, []).append(edge)
             if event.node_id is not None:
                 self._outputs[(event.node_id, output_nr)] = node_id
                 if output_nr == 0:
@@ -171,6 +254,14 @@ class Recorder:
         self.graph.backward_order.append(node_id)
         if self.grads and event.grad_outputs and event.grad_outputs[0] is not None:
             node.grad = stats_dict(event.grad_outputs[0])
+        if self.grads and event.grads:
+            # the gradient each input received from this node (the chain rule's outgoing
+            # part); the non-None gradients belong, in order, to the inputs that need one
+            edges = self._inputs.get(node_id, ())
+            grads = [grad for grad in event.grads if grad is not None]
+            if len(grads) == len(edges):
+                for edge, grad in zip(edges, grads):
+                    edge.grad = stats_dict(grad)
 
     def _on_grad_accumulated(self, event):
         node_id = self._ids.get(event.tensor_id)
@@ -250,6 +341,11 @@ def graph(tensor, values=True):
     """The :class:`Graph` of ``tensor``'s autograd history, without a trace (as torchviz
     draws it). Inputs that do not require grad are not part of the history and do not
     appear; shapes come from what each op recorded."""
+    return _history(tensor, values)[0]
+
+
+def _history(tensor, values):
+    """:func:`graph`, and which graph node id each autograd node became."""
     from ..autograd.function import AccumulateGrad
     result = Graph()
     ids = {}
@@ -264,7 +360,7 @@ def graph(tensor, values=True):
         add(("tensor", id(tensor)), kind="leaf", label=tensor.name or "", name=tensor.name,
             shape=list(tensor.shape), dtype=tensor.dtype.name, device=str(tensor.device),
             requires_grad=tensor.requires_grad, value=stats_dict(tensor) if values else None)
-        return result
+        return result, ids
     # post-order depth-first walk with an explicit stack: inputs before the ops that use them
     order, done, stack = [], set(), [(tensor.grad_fn, False)]
     while stack:
@@ -305,4 +401,4 @@ def graph(tensor, values=True):
             if edge is not None and edge[0] in ids:
                 result.edges.append(GraphEdge(ids[edge[0]], ids[node], index, shapes.get(edge[0], ([], ""))[0]))
     result.edges.sort(key=lambda e: (int(e.target[1:]), e.index))
-    return result
+    return result, ids

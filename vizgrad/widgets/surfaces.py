@@ -119,7 +119,7 @@ SURFACES = {surface.name: surface for surface in [
             lr={"sgd": 0.1, "adaptive": 0.1}),
     Surface("ill_conditioned", "Ill-conditioned bowl", "x²/2 + 12.5·y²  (condition number 25)",
             _ill_conditioned, ((-3.0, 3.0), (-3.0, 3.0)), ((0.0, 0.0),), (-2.5, 1.2),
-            lr={"sgd": 0.075, "adaptive": 0.1}),
+            lr={"sgd": 0.05, "adaptive": 0.1}),
     Surface("rosenbrock", "Rosenbrock", "(1 - x)² + 100·(y - x²)²", _rosenbrock,
             ((-2.0, 2.0), (-1.0, 3.0)), ((1.0, 1.0),), (-1.2, 1.0), scale="log",
             lr={"sgd": 1e-3, "adaptive": 0.05}),

@@ -30,7 +30,9 @@ export function graphviz() {
  * Render ``graph`` (Graph JSON) laid out from ``dot`` into ``container``.
  * @param {HTMLElement} container
  * @param {{graph: object, dot: string}} data
- * @param {{onSelect?: (node: object|null) => void}} options called when the selection changes
+ * @param {{onSelect?: (node: object|null) => void, onModule?: (module: object) => void}} options
+ *   onSelect: called when the selection changes; onModule: called on a click on a module
+ *   (see moduleAt), which then selects nothing
  * @returns {Promise<GraphView>}
  */
 export async function renderGraph(container, { graph, dot }, options = {}) {
@@ -44,7 +46,7 @@ export async function renderGraph(container, { graph, dot }, options = {}) {
  *   select: (id: string|null) => void, zoomIn: () => void, zoomOut: () => void, fit: () => void,
  *   destroy: () => void}} GraphView
  */
-export function mountGraph(container, graph, svg, { onSelect = () => {} } = {}) {
+export function mountGraph(container, graph, svg, { onSelect = () => {}, onModule = null } = {}) {
   const nodes = new Map(graph.nodes.map((node) => [node.id, node]));
   const legend = takeLegend(svg);
   const { nodeElements, edgeElements } = prepareSvg(svg, nodes);
@@ -65,8 +67,14 @@ export function mountGraph(container, graph, svg, { onSelect = () => {} } = {}) 
     onSelect(selected === null ? null : nodes.get(selected));
   }
 
+  // a click on a collapsed module or on a module's cluster label goes to onModule (when given)
+  const click = (target) => {
+    const module = onModule ? moduleAt(target) : null;
+    if (module) onModule(module);
+    else select(nodeIdAt(target));
+  };
   const cleanups = [
-    attachPanZoom(svg, viewport, (target) => select(nodeIdAt(target))),
+    attachPanZoom(svg, viewport, click),
     attachTooltip(stage, svg, tooltip, nodes),
     attachZoomKeys(stage, viewport),
   ];
@@ -103,6 +111,18 @@ export function mountGraph(container, graph, svg, { onSelect = () => {} } = {}) 
 /** The graph node id under an event target, or null. */
 function nodeIdAt(target) {
   return target?.closest?.("g.vg-node")?.dataset.nodeId ?? null;
+}
+
+/**
+ * The module under an event target: {kind: "node", key} for a collapsed module (key is its
+ * DOT id, "m_..."), {kind: "cluster", name} for a module's cluster; null otherwise.
+ */
+function moduleAt(target) {
+  const node = target?.closest?.("g.vg-module");
+  if (node) return { kind: "node", key: node.dataset.moduleNode };
+  const cluster = target?.closest?.("g.cluster");
+  if (cluster?.dataset.module) return { kind: "cluster", name: cluster.dataset.module };
+  return null;
 }
 
 /** Read and remove a Graphviz element's <title> (browsers would show it as a native tooltip). */
@@ -164,7 +184,8 @@ function safeColour(value) {
 
 /**
  * Tag Graphviz's output with what the views need: graph nodes get data-node-id and
- * classes vg-node and vg-kind-<kind>; collapsed modules vg-module; edges data-source
+ * classes vg-node and vg-kind-<kind>; collapsed modules vg-module and data-module-node
+ * (their DOT id); module clusters data-module (the module's name); edges data-source
  * and data-target.
  */
 function prepareSvg(svg, nodes) {
@@ -183,9 +204,13 @@ function prepareSvg(svg, nodes) {
       nodeElements.set(key, element);
     } else if (key.startsWith("m_")) {
       element.classList.add("vg-module");
+      element.dataset.moduleNode = key;
     }
   }
-  for (const element of svg.querySelectorAll("g.cluster")) takeTitle(element);
+  for (const element of svg.querySelectorAll("g.cluster")) {
+    const key = takeTitle(element);
+    if (key.startsWith("cluster_")) element.dataset.module = key.slice("cluster_".length);
+  }
   const edgeElements = [...svg.querySelectorAll("g.edge")];
   for (const element of edgeElements) {
     const [source, target] = takeTitle(element).split("->");

@@ -1,0 +1,457 @@
+"""The widgets' foundation (bundle loading, throttling, listener ownership, static
+fallbacks) and GraphView: what its traits hold after a known computation, live
+updates, replay and collapse controls, and the recorder details it relies on
+(per-edge gradients, sample values, heatmap matrices).
+
+Needs anywidget (``pip install 'vizgrad[widgets]'``) and the built bundle (``make build``).
+"""
+
+import gc
+import json
+import math
+import subprocess
+import sys
+import time
+import weakref
+
+import numpy as np
+import pytest
+
+pytest.importorskip("anywidget", reason="the widgets need anywidget: pip install 'vizgrad[widgets]'")
+
+import vizgrad as vg  # noqa: E402
+from vizgrad import nn  # noqa: E402
+from vizgrad.autograd import observers  # noqa: E402
+from vizgrad.trace import Graph, Recorder  # noqa: E402
+from vizgrad.widgets import GraphView, base  # noqa: E402
+from vizgrad.widgets.base import Coalescer, SeriesBuffer, float32_bytes, from_float32_bytes  # noqa: E402
+from vizgrad.widgets.graph_view import effective_collapse, module_names  # noqa: E402
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+@pytest.fixture(autouse=True)
+def no_listener_leaks():
+    yield
+    assert observers.active == [], "a test left an event listener attached"
+
+
+@pytest.fixture
+def views():
+    """Widgets made by a test; closed afterwards even when it fails."""
+    made = []
+    yield made
+    for view in made:
+        view.close()
+
+
+def count_messages(widget):
+    """Count the state messages ``widget`` sends to the front end (one per sync)."""
+    sent = []
+    original = widget._send
+
+    def counting(msg, buffers=None):
+        sent.append((msg, buffers))
+        return original(msg, buffers=buffers)
+    widget._send = counting
+    return sent
+
+
+def wait_until(condition, timeout=3.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return condition()
+
+
+def mul_tanh_sum():
+    """y = sum(tanh(a * b)) with known values: a = [0.5, 1], b = [1.5, -2]."""
+    a = vg.tensor([0.5, 1.0], requires_grad=True)
+    b = vg.tensor([1.5, -2.0], requires_grad=True)
+    return a, b, (a * b).tanh().sum()
+
+
+# --- packaging and import rules ---------------------------------------------------------
+def test_the_engine_never_imports_the_widgets():
+    code = ("import sys, vizgrad as vg, vizgrad.nn, vizgrad.optim, vizgrad.trace, vizgrad.render.html, "
+            "vizgrad.diagnostics\nx = vg.ones(2, requires_grad=True)\n(x * 2).sum().backward()\n"
+            "print(sorted(m for m in sys.modules if m.startswith('vizgrad.widgets') or m in ('anywidget', 'ipywidgets')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_importing_the_widgets_without_anywidget_says_what_to_install():
+    code = ("import sys\nsys.modules['anywidget'] = None\ntry:\n    import vizgrad.widgets\n"
+            "except ImportError as error:\n    print(error)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "pip install 'vizgrad[widgets]'" in out.stdout
+
+
+def test_a_missing_bundle_says_to_run_make_build(monkeypatch, tmp_path):
+    monkeypatch.setattr(base, "STATIC_DIR", str(tmp_path))
+    monkeypatch.setattr(base, "_bundle_cache", {})
+    with pytest.raises(base.BundleMissing, match="make build"):
+        GraphView(vg.ones(2), live=False)
+    assert observers.active == []
+
+
+def test_every_widget_bundle_is_an_es_module_with_render_and_inlines_graphviz():
+    for name in ("graph-widget", "grad-flow-widget", "dashboard-widget"):
+        code = base.read_static(f"{name}.js")
+        assert "export" in code and "render" in code
+        assert "</script" not in code.lower()
+    graph = base.read_static("graph-widget.js")
+    assert "WebAssembly" in graph                          # Graphviz's wasm travels inside the module
+    assert "https://" not in graph.replace("https://graphviz.org", "")   # nothing fetched from a CDN
+    css = base.read_static("widgets.css")
+    assert ".vg-widget" in css and "body" not in css.split("{")[0]
+
+
+# --- the coalescer ---------------------------------------------------------------------------
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class FakeTimer:
+    """threading.Timer's interface, due at a time of a FakeClock; fires when a test says so."""
+
+    def __init__(self, due, function):
+        self.due, self.function, self.cancelled, self.started = due, function, False, False
+        self.daemon = False
+
+    def start(self):
+        self.started = True
+
+    def cancel(self):
+        self.cancelled = True
+
+    def fire(self):
+        if self.started and not self.cancelled:
+            self.cancelled = True
+            self.function()
+
+
+@pytest.fixture
+def fake_time():
+    """(clock, timers, timer factory) for a Coalescer that runs on a fake clock."""
+    clock = FakeClock()
+    timers = []
+
+    def factory(wait, function):
+        timers.append(FakeTimer(clock.now + wait, function))
+        return timers[-1]
+    return clock, timers, factory
+
+
+def test_a_burst_of_10000_updates_costs_at_most_max_rate_deliveries_per_second(fake_time):
+    clock, timers, factory = fake_time
+    delivered = []
+    built = []
+    coalescer = Coalescer(max_rate=20, clock=clock, timer=factory)
+    for value in range(10_000):                   # 10,000 events over one second
+        clock.now = value * 1e-4
+        for timer in timers:                      # timers whose time has come fire first
+            if clock.now >= timer.due:
+                timer.fire()
+
+        def build(value=value):
+            built.append(value)
+            delivered.append(value)
+        coalescer.request(build)
+    assert coalescer.flushes <= 1 + 20 + 1
+    assert built == delivered                     # payloads are built only when delivered
+    waiting = [timer for timer in timers if timer.started and not timer.cancelled]
+    assert len(waiting) == 1 and coalescer.pending   # the last update waits for one one-shot timer
+    clock.now = waiting[0].due
+    waiting[0].fire()
+    assert delivered[-1] == 9_999 and not coalescer.pending
+    assert coalescer.flushes <= 1 + 20 + 1
+
+
+def test_the_first_update_goes_at_once_and_a_quick_second_waits_for_one_timer(fake_time):
+    clock, fake_timers, factory = fake_time
+    delivered = []
+    coalescer = Coalescer(max_rate=10, clock=clock, timer=factory)
+    coalescer.request(lambda: delivered.append("a"))
+    assert delivered == ["a"] and not fake_timers
+    clock.now = 0.01
+    coalescer.request(lambda: delivered.append("b"))
+    coalescer.request(lambda: delivered.append("c"))     # replaces b: same key
+    coalescer.request(lambda: delivered.append("other"), key="other")
+    assert delivered == ["a"] and len(fake_timers) == 1
+    assert fake_timers[0].due == pytest.approx(0.1) and fake_timers[0].daemon
+    fake_timers[0].fire()
+    assert delivered == ["a", "c", "other"]
+
+
+def test_close_cancels_the_timer_and_ignores_later_requests(fake_time):
+    clock, fake_timers, factory = fake_time
+    delivered = []
+    coalescer = Coalescer(max_rate=10, clock=clock, timer=factory)
+    coalescer.request(lambda: delivered.append(1))
+    coalescer.request(lambda: delivered.append(2))
+    coalescer.close()
+    assert fake_timers[0].cancelled
+    coalescer.request(lambda: delivered.append(3))
+    coalescer.flush()
+    assert delivered == [1]
+
+
+def test_the_real_timer_delivers_the_last_update_after_a_burst():
+    delivered = []
+    coalescer = Coalescer(max_rate=50)
+    for value in range(1000):
+        coalescer.request(lambda value=value: delivered.append(value))
+    assert wait_until(lambda: delivered and delivered[-1] == 999, timeout=2)
+    assert coalescer.flushes < 50
+    coalescer.close()
+
+
+def test_rejects_a_non_positive_rate():
+    with pytest.raises(ValueError, match="max_rate"):
+        Coalescer(max_rate=0)
+
+
+# --- binary series ------------------------------------------------------------------------------
+def test_series_travel_as_float32_bytes():
+    data = float32_bytes([1.5, math.nan, -2.0])
+    assert isinstance(data, bytes) and len(data) == 12
+    back = from_float32_bytes(data)
+    assert back[0] == 1.5 and math.isnan(back[1]) and back[2] == -2.0
+
+
+def test_series_buffer_stays_bounded_and_spans_the_whole_history():
+    buffer = SeriesBuffer(columns=2, max_points=10)
+    for step in range(1000):
+        buffer.append(step, [step, -step])
+    assert len(buffer) <= 10
+    steps = buffer.steps
+    assert steps[0] == 0 and steps[-1] >= 1000 - buffer.stride
+    assert np.all(np.diff(steps) == buffer.stride)
+    payload = buffer.payload()
+    values = from_float32_bytes(payload["values"], columns=2)
+    assert payload["length"] == len(buffer) and payload["columns"] == 2
+    np.testing.assert_array_equal(values[:, 0], steps)
+    np.testing.assert_array_equal(values[:, 1], -steps)
+
+
+# --- GraphView: a known computation -------------------------------------------------------------
+def test_traits_hold_the_graph_its_dot_and_the_backward_timeline(views):
+    a, b, y = mul_tanh_sum()
+    view = GraphView(y)
+    views.append(view)
+    ops = [node["op"] for node in view.graph["nodes"]]
+    assert ops == [None, None, "Mul", "Tanh", "Sum"]
+    assert [(e["source"], e["target"], e["index"]) for e in view.graph["edges"]] == [
+        ("n0", "n2", 0), ("n1", "n2", 1), ("n2", "n3", 0), ("n3", "n4", 0)]
+    assert view.timeline == [] and view.step_index == -1
+    assert 'digraph vizgrad' in view.dot and '"n2"' in view.dot
+    assert view.live and view.listening
+
+    y.backward()
+    assert wait_until(lambda: len(view.timeline) == 5)
+    assert view.timeline == ["n4", "n3", "n2", "n1", "n0"]
+    assert view.step_index == 4                                    # follows to the end
+    assert view.active_node == "n0"
+    nodes = {node["id"]: node for node in view.graph["nodes"]}
+    assert [nodes[i]["backward_index"] for i in view.timeline] == [0, 1, 2, 3, 4]
+    # the chain rule's parts: the gradient each input received from Mul
+    dy = 1 - np.tanh(np.array([0.75, -2.0])) ** 2
+    edges = {(e["source"], e["target"]): e for e in view.graph["edges"]}
+    np.testing.assert_allclose(edges[("n0", "n2")]["grad"]["sample"], dy * [1.5, -2.0], rtol=1e-5)
+    np.testing.assert_allclose(edges[("n1", "n2")]["grad"]["sample"], dy * [0.5, 1.0], rtol=1e-5)
+    np.testing.assert_allclose(nodes["n2"]["grad"]["sample"], dy, rtol=1e-5)
+    np.testing.assert_allclose(nodes["n0"]["grad"]["sample"], a.grad.numpy(), rtol=1e-6)
+    assert "backward steps" in view.status and "penwidth=3" in view.dot    # coloured by gradient size
+
+
+def test_the_graph_trait_follows_the_published_schema(views):
+    jsonschema = pytest.importorskip("jsonschema")
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    with vg.trace() as tr:
+        loss = model(vg.randn(5, 3)).pow(2).mean()
+        loss.backward()
+    view = GraphView(tr)
+    views.append(view)
+    jsonschema.Draft202012Validator(Graph.schema()).validate(view.graph)
+    weight = next(n for n in view.graph["nodes"] if n["name"] == "0.weight")
+    assert weight["value"]["matrix_rows"] == [0, 1, 2, 3] and len(weight["value"]["matrix"]) == 4
+    assert weight["grad"]["matrix"] is not None and len(weight["grad"]["sample"]) == 6
+    # the optimizer/mark history is left to the other views
+    assert view.graph["steps"] == []
+
+
+def test_stats_keep_a_few_values_and_a_small_evenly_spaced_matrix():
+    from vizgrad.trace import stats_dict
+    values = np.arange(100 * 40, dtype=np.float32).reshape(100, 40)
+    values[0, 0] = np.nan
+    stats = stats_dict(vg.tensor(values))
+    assert stats["sample"] == [None, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert len(stats["matrix"]) == 16 and len(stats["matrix"][0]) == 16
+    assert stats["matrix_rows"][0] == 0 and stats["matrix_rows"][-1] == 99
+    assert stats["matrix_cols"][-1] == 39
+    assert stats["matrix"][0][0] is None
+    assert stats["matrix"][-1][-1] == pytest.approx(99 * 40 + 39, rel=1e-3)
+    assert "matrix" not in stats_dict(vg.ones(3, 4, 5))
+    json.dumps(stats, allow_nan=False)
+
+
+def test_a_recorder_started_from_a_tensor_continues_with_its_backward():
+    a, b, y = mul_tanh_sum()
+    recorder = Recorder.from_tensor(y)
+    assert [n.op for n in recorder.graph.nodes] == [n.op for n in vg.graph(y).nodes]
+    with recorder:
+        y.backward()
+    graph = recorder.result()
+    assert graph.backward_order == ["n4", "n3", "n2", "n1", "n0"]
+    assert graph.node("n0").grad["norm"] == pytest.approx(float(np.linalg.norm(a.grad.numpy())), rel=1e-6)
+
+
+def test_a_live_view_records_from_now_and_starts_afresh_each_iteration(views):
+    view = GraphView(max_rate=1000)
+    views.append(view)
+    model = nn.Linear(3, 1)
+    x = vg.randn(4, 3)
+    for _ in range(2):
+        loss = model(x).pow(2).mean()
+        loss.backward()
+    view.stop()
+    assert not view.listening and not view.live
+    ops = [n["op"] for n in view.graph["nodes"] if n["op"]]
+    assert ops == ["Linear", "Pow", "Mean"]                 # the second iteration only
+    assert len(view.timeline) == len(view.current_graph.backward_order) > 0
+    assert module_names(view.current_graph) == [] and view.modules == []
+
+
+def test_a_static_graph_is_shown_without_listening(views):
+    _, _, y = mul_tanh_sum()
+    y.backward()
+    view = GraphView(vg.graph(y), live=True)
+    views.append(view)
+    assert not view.listening and len(view.graph["nodes"]) == 5
+    with pytest.raises(TypeError, match="GraphView shows"):
+        GraphView(42)
+
+
+# --- replay, selection, collapse --------------------------------------------------------------------
+def test_step_seek_play_pause_and_select(views):
+    _, _, y = mul_tanh_sum()
+    view = GraphView(y)
+    views.append(view)
+    y.backward()
+    view._updates.flush()
+    assert view.step(-2) == 2 and view.active_node == "n2"
+    assert view.step(-10) == -1 and view.active_node is None
+    assert view.step(100) == 4
+    assert view.seek(1) == 1
+    view.step_index = 99                              # the front end cannot go past the end
+    assert view.step_index == 4
+    view.play()
+    assert view.playing and view.step_index == -1     # from the end, play restarts
+    view.pause()
+    assert not view.playing
+    view.select("n3")
+    assert view.selected == "n3" and view.node("n3").op == "Tanh"
+    with pytest.raises(KeyError):
+        view.select("n99")
+    view.select(None)
+
+
+def test_modules_collapse_and_expand_redraw_the_dot(views):
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    with vg.trace() as tr:
+        model(vg.randn(5, 3)).sum().backward()
+    view = GraphView(tr)
+    views.append(view)
+    assert view.modules == ["0", "1", "2"] and view.collapsed == []
+    assert '"m_0"' not in view.dot and 'cluster_0' in view.dot
+    view.collapse("0")
+    assert view.collapsed == ["0"] and '"m_0"' in view.dot
+    view.collapsed = ["0", "2"]                 # what a click in the browser does
+    view._updates.flush()
+    assert '"m_0"' in view.dot and '"m_2"' in view.dot
+    view.expand("0")
+    view._updates.flush()
+    assert view.collapsed == ["2"] and '"m_0"' not in view.dot
+    view.expand()
+    view._updates.flush()
+    assert view.collapsed == [] and '"m_2"' not in view.dot
+
+
+def test_large_graphs_are_summarised_and_the_collapsed_list_says_how():
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(2, 2), nn.Tanh()) for _ in range(30)])
+    with vg.trace() as tr:
+        model(vg.randn(1, 2)).sum().backward()
+    graph = tr.graph
+    assert len(graph.nodes) > 100
+    collapsed = effective_collapse(graph, None, max_nodes=100)
+    assert collapsed == sorted(str(i) for i in range(30)) or all("." in name for name in collapsed)
+    assert effective_collapse(graph, ["3"], max_nodes=100) == ["3"]
+    assert effective_collapse(graph, None, max_nodes=10_000) == []
+    view = GraphView(graph, max_nodes=100)
+    try:
+        assert view.collapsed == collapsed and '"m_' in view.dot
+    finally:
+        view.close()
+
+
+# --- throttling, cleanup, fallbacks --------------------------------------------------------------------
+def test_a_burst_of_10000_ops_becomes_a_bounded_number_of_messages_and_the_last_arrives(views):
+    view = GraphView(max_rate=20)
+    views.append(view)
+    sent = count_messages(view)
+    x = vg.tensor([0.5], requires_grad=True)
+    started = time.monotonic()
+    h = x
+    for _ in range(10_000):
+        h = h * 1.0
+    elapsed = time.monotonic() - started
+    # at most max_rate per second, plus the first and the timer's last
+    assert len(sent) <= 20 * elapsed + 3, (len(sent), elapsed)
+    assert wait_until(lambda: view.current_graph.truncated or len(view.graph["nodes"]) == len(view.current_graph.nodes))
+    final = len(view.current_graph.nodes)
+    assert wait_until(lambda: len(view.graph["nodes"]) == final)
+    assert view.revision <= len(sent) + 1
+
+
+def test_closing_a_view_leaves_no_listener_and_frees_it():
+    _, _, y = mul_tanh_sum()
+    view = GraphView(y)
+    assert observers.active != []
+    y.backward()
+    view.close()
+    assert observers.active == []
+    ref = weakref.ref(view)
+    del view
+    gc.collect()
+    assert ref() is None
+
+
+def test_every_view_brings_a_static_picture_for_front_ends_without_widgets(views):
+    _, _, y = mul_tanh_sum()
+    view = GraphView(y)
+    views.append(view)
+    data, _ = view._repr_mimebundle_()
+    assert WIDGET_MIME in data and data["text/plain"].startswith("<GraphView")
+    assert "image/svg+xml" in data or "text/html" in data
+    if "image/svg+xml" in data:
+        assert "<svg" in data["image/svg+xml"] and "Mul" in data["image/svg+xml"]
+
+
+def test_the_html_fallback_when_graphviz_is_not_installed(views, monkeypatch):
+    from vizgrad.render import svg
+    _, _, y = mul_tanh_sum()
+    view = GraphView(y, live=False)
+    views.append(view)
+
+    def unavailable(source):
+        raise svg.LayoutUnavailable("no graphviz here")
+    monkeypatch.setattr(svg, "layout_svg", unavailable)
+    data, _ = view._repr_mimebundle_()
+    assert "image/svg+xml" not in data and "<iframe" in data["text/html"]

@@ -1,0 +1,280 @@
+"""``dashboard(model, optimizer)``: one call that attaches to any training loop.
+
+It shows loss and metric curves (from :func:`vizgrad.events.mark`), gradient flow per
+layer (flagged as :mod:`vizgrad.diagnostics` does), weight and gradient histograms per
+layer, and update/parameter ratios per layer (from the optimizer's steps)::
+
+    board = dashboard(model, optimizer)
+    board
+    for step, (x, y) in enumerate(loader):
+        loss = loss_fn(model(x), y)
+        optimizer.zero_grad(); loss.backward(); optimizer.step()
+        vizgrad.events.mark("train", loss=loss, step=step)      # one curve per value
+
+Cheap by design: per step it keeps a few numbers per parameter that the optimizer step
+already computed (gradient and update norms); the curves are sent at most ``max_rate``
+times per second and the histograms, the only full pass over the weights, are computed
+at most ``histogram_rate`` times per second from a strided sample of each tensor.
+``dashboard(..., display=False)`` gives the listeners without a widget (for scripts and
+benchmarks); its :attr:`DashboardState.snapshot` holds what the widget would show.
+"""
+
+import math
+
+import numpy as np
+import traitlets
+
+from .. import events
+from ..backends import backend_of
+from .base import Coalescer, SeriesBuffer, VizgradWidget, float32_bytes, html_table, number_text
+from .grad_flow import GradFlowTracker, parameter_table, sample_norms
+
+HISTOGRAM_SAMPLE = 65536     # values read per tensor for a histogram, at most
+RATIO_REFERENCE = 1e-3       # a commonly quoted healthy update/parameter ratio
+
+
+class DashboardState:
+    """The dashboard's listeners and data, without a widget.
+
+    Args:
+        model: its parameters are the layers.
+        optimizer: when given, gradient and update norms come from its ``optimizer_step``
+            events; otherwise gradient norms are read after each backward pass.
+        apply: ``apply(name, payload)`` delivers an update (the widget sets a trait); by
+            default the payload is kept in :attr:`snapshot`.
+        hold: context manager factory around each delivery (the widget's ``hold_sync``).
+        max_rate: curve updates per second at most; histogram_rate: histogram updates per
+            second at most; max_points: history length kept per curve; bins: histogram bins.
+    """
+
+    def __init__(self, model, optimizer=None, apply=None, hold=None, max_rate=20, histogram_rate=2,
+                 max_points=2000, bins=30):
+        self.names, self._params, sizes = parameter_table(model)
+        self.optimizer = optimizer
+        self.bins = bins
+        self.max_points = max_points
+        self.flow = GradFlowTracker(self.names, sizes, max_points)
+        self.ratios = SeriesBuffer(len(self.names), max_points)
+        self.current_ratio = np.full(len(self.names), math.nan)
+        self.curves = {}            # value name -> mark name -> SeriesBuffer(1)
+        self.step = 0
+        self.snapshot = {}
+        self._mark_counts = {}
+        self._apply = apply or self.snapshot.__setitem__
+        self._index = {name: position for position, name in enumerate(self.names)}
+        for position, param in enumerate(self._params):
+            if param.name:
+                self._index.setdefault(param.name, position)
+        self._updates = Coalescer(max_rate, hold=hold)
+        self._histogram_updates = Coalescer(histogram_rate, hold=hold)
+        kinds = {"mark", "optimizer_step"} if optimizer is not None else {"mark", "backward_end"}
+        self._subscription = events.subscribe(self._on_event, kinds=kinds)
+
+    @property
+    def listening(self):
+        return self._subscription is not None and not self._subscription.closed
+
+    def close(self):
+        """Detach from the engine and cancel pending updates."""
+        if self._subscription is not None:
+            self._subscription.close()
+        self._updates.close()
+        self._histogram_updates.close()
+
+    def flush(self):
+        """Deliver pending updates now (curves and histograms)."""
+        self._updates.flush()
+        self._histogram_updates.flush()
+
+    # --- events (the per-step work: a few numbers per parameter) --------------------------
+    def _on_event(self, event):
+        if event.kind == "optimizer_step":
+            self._on_optimizer_step(event)
+        elif event.kind == "backward_end":
+            with self._updates.lock:
+                self.step += 1
+                self.flow.record(self.step, *sample_norms(self._params))
+            self._request_all()
+        else:
+            self._on_mark(event)
+
+    def _on_optimizer_step(self, event):
+        count = len(self.names)
+        norms = np.full(count, math.nan)
+        ratios = np.full(count, math.nan)
+        has_grad = np.zeros(count, dtype=bool)
+        for position, summary in enumerate(event.params):
+            index = self._index.get(summary.name, position if len(event.params) == count else None)
+            if index is None or index >= count:
+                continue
+            norms[index] = summary.grad_norm
+            ratios[index] = summary.update_ratio
+            has_grad[index] = True
+        with self._updates.lock:
+            self.step += 1
+            self.flow.record(self.step, norms, has_grad)
+            self.ratios.append(self.step, ratios)
+            self.current_ratio = ratios
+        self._request_all()
+
+    def _on_mark(self, event):
+        with self._updates.lock:
+            count = self._mark_counts.get(event.name, 0)
+            self._mark_counts[event.name] = count + 1
+            x = event.values.get("step")
+            if not isinstance(x, (int, float)) or isinstance(x, bool):
+                x = self.step if self.step else count
+            for key, value in event.values.items():
+                if key == "step" or isinstance(value, bool) or not isinstance(value, (int, float)):
+                    continue
+                buffer = self.curves.setdefault(key, {}).get(event.name)
+                if buffer is None:
+                    buffer = self.curves[key][event.name] = SeriesBuffer(1, self.max_points)
+                buffer.append(x, [value])
+        self._updates.request(self._push_curves, key="curves")
+
+    def _request_all(self):
+        self._updates.request(self._push_series, key="series")
+        self._histogram_updates.request(self._push_histograms, key="histograms")
+
+    # --- payloads (built only when delivered) ------------------------------------------------
+    def _push_series(self):
+        with self._updates.lock:
+            flow = self.flow.payload()
+            ratios = {"series": self.ratios.payload(), "reference": RATIO_REFERENCE,
+                      "current": [value if math.isfinite(value) else None for value in self.current_ratio.tolist()]}
+            step = self.step
+        self._apply("flow", flow)
+        self._apply("ratios", ratios)
+        self._apply("step", step)
+
+    def _push_curves(self):
+        with self._updates.lock:
+            curves = {key: {name: buffer.payload() for name, buffer in lines.items()}
+                      for key, lines in self.curves.items()}
+        self._apply("curves", curves)
+
+    def _push_histograms(self):
+        self._apply("histograms", self.histograms())
+
+    def histograms(self):
+        """Weight and gradient histograms per layer, from a strided sample of at most
+        :data:`HISTOGRAM_SAMPLE` values of each tensor."""
+        result = {}
+        for name, param in zip(self.names, self._params):
+            entry = {"weight": histogram(param._array, self.bins)}
+            if param.grad is not None:
+                entry["grad"] = histogram(param.grad._array, self.bins)
+            result[name] = entry
+        return result
+
+
+def histogram(array, bins=30):
+    """``{"counts": float32 bytes, "low", "high", "nan", "inf", "sampled"}`` of a backend array,
+    over a strided sample of at most :data:`HISTOGRAM_SAMPLE` values."""
+    size = int(np.prod(array.shape)) if len(array.shape) else 1
+    stride = max(1, -(-size // HISTOGRAM_SAMPLE))
+    flat = array.reshape(-1)[::stride]
+    if not isinstance(flat, np.ndarray):
+        flat = backend_of(flat).to_numpy(flat)
+    values = np.asarray(flat, dtype=np.float32)
+    finite_mask = np.isfinite(values)
+    finite = values[finite_mask] if not finite_mask.all() else values
+    nan = int(np.isnan(values).sum()) if finite.size != values.size else 0
+    inf = int(values.size - finite.size - nan)
+    if finite.size:
+        low, high = float(finite.min()), float(finite.max())
+        if high == low:
+            low, high = low - 0.5, high + 0.5
+        counts, _ = np.histogram(finite, bins=bins, range=(low, high))
+        mean, std = float(finite.mean()), float(finite.std())
+    else:
+        low, high, counts, mean, std = 0.0, 1.0, np.zeros(bins), math.nan, math.nan
+    return {"counts": float32_bytes(counts), "low": low, "high": high, "nan": nan, "inf": inf,
+            "mean": mean if math.isfinite(mean) else None, "std": std if math.isfinite(std) else None,
+            "sampled": stride > 1, "size": size}
+
+
+class Dashboard(VizgradWidget):
+    """The training dashboard widget (made by :func:`dashboard`).
+
+    Synced traits: ``layers``; ``flow`` (as :class:`~vizgrad.widgets.GradFlowView`'s);
+    ``ratios`` (``series`` of update/parameter ratios per layer, ``current``, ``reference``);
+    ``curves`` (value name → mark name → {steps, values} float32 buffers); ``histograms``
+    (layer → {weight, grad}: counts as float32 buffers, low, high, ...); ``step``.
+    """
+
+    _bundle = "dashboard-widget"
+
+    layers = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    flow = traitlets.Dict().tag(sync=True)
+    ratios = traitlets.Dict().tag(sync=True)
+    curves = traitlets.Dict().tag(sync=True)
+    histograms = traitlets.Dict().tag(sync=True)
+    step = traitlets.Int(0).tag(sync=True)
+    title = traitlets.Unicode("Training").tag(sync=True)
+
+    def __init__(self, model, optimizer=None, max_rate=20, histogram_rate=2, max_points=2000, bins=30, **kwargs):
+        super().__init__(**kwargs)
+        self.state = DashboardState(model, optimizer, apply=self._apply, hold=self.hold_sync, max_rate=max_rate,
+                                    histogram_rate=histogram_rate, max_points=max_points, bins=bins)
+        self.layers = list(self.state.names)
+        self.state._push_series()
+        self.state._push_histograms()
+
+    @property
+    def listening(self):
+        return self.state.listening
+
+    def _apply(self, name, payload):
+        setattr(self, name, payload)
+
+    def flush(self):
+        """Send pending updates now."""
+        self.state.flush()
+
+    def close(self):
+        state = getattr(self, "state", None)
+        if state is not None:
+            state.close()
+        super().close()
+
+    def _fallback_text(self):
+        state = self.state
+        latest = []
+        for key, lines in state.curves.items():
+            for name, buffer in lines.items():
+                if len(buffer):
+                    latest.append(f"{name} {key} {number_text(float(buffer.matrix()[-1, 0]))}")
+        return f"<Dashboard: step {state.step}; {', '.join(latest) or 'no marks yet'}>"
+
+    def _fallback_html(self):
+        from .grad_flow import grad_flow_table
+        state = self.state
+        rows = []
+        for key, lines in state.curves.items():
+            for name, buffer in lines.items():
+                if len(buffer):
+                    rows.append((name, key, len(buffer), number_text(float(buffer.matrix()[-1, 0]))))
+        curves = html_table(("mark", "value", "points", "latest"), rows, f"training (step {state.step})")
+        ratios = html_table(("parameter", "update / parameter"),
+                            [(name, number_text(value)) for name, value in zip(state.names, state.current_ratio.tolist())])
+        return curves + grad_flow_table(state.flow) + ratios
+
+
+def dashboard(model, optimizer=None, display=True, **options):
+    """A training dashboard for ``model`` (and ``optimizer``) that follows any training loop.
+
+    Args:
+        model: a :class:`vizgrad.nn.Module`.
+        optimizer: a :class:`vizgrad.optim.Optimizer`, for update ratios and cheap gradient norms.
+        display: False gives the listeners alone (a :class:`DashboardState`, no widget,
+            no Jupyter needed at run time); call its ``close()`` when done.
+        options: ``max_rate``, ``histogram_rate``, ``max_points``, ``bins``.
+
+    Returns:
+        A :class:`Dashboard` widget (or a :class:`DashboardState` when ``display`` is False).
+    """
+    if not display:
+        return DashboardState(model, optimizer, **options)
+    return Dashboard(model, optimizer, **options)

@@ -1,0 +1,283 @@
+"""``GraphView``: the computation graph as a live widget, with its backward pass replayed.
+
+The view shows a graph (laid out by Graphviz in the browser) and, once backward has
+run, a timeline of the backward pass that can be played, paused, stepped and
+scrubbed: the node being differentiated glows, the edges its gradient flows along are
+highlighted, and a side panel spells out that node's chain rule (the gradient it
+received, its local derivative, the gradient it passes to each input, with shapes and
+a few values). Clicking a node opens an inspector (value and gradient statistics,
+histograms, a heatmap of 2-D tensors, the source line). Modules collapse and expand
+(click a cluster, a collapsed module or the module list); nodes are coloured by
+gradient size, NaN/inf gradients flagged; large graphs are summarised.
+
+Example::
+
+    view = GraphView(loss)        # the graph of loss's history
+    view                          # show it
+    loss.backward()               # live: the view shows the backward pass as it happens
+    view.step(-3)                 # or drive it from Python: view.step_index, view.selected
+
+``GraphView()`` with no argument records everything from now on (one graph per
+forward/backward iteration, the latest shown); ``GraphView(trace)`` follows a
+``vizgrad.trace()`` block; ``GraphView(graph)`` shows a recorded :class:`vizgrad.Graph`.
+Updates reach the browser at most ``max_rate`` times per second.
+"""
+
+import html
+
+import traitlets
+
+from ..render import dot as dot_module
+from ..trace import Graph, Recorder
+from ..trace import trace as trace_block
+from .base import VizgradWidget
+
+#: Event kinds that change what the view shows.
+GRAPH_EVENTS = frozenset({"op", "backward_start", "node_backward", "grad_accumulated", "backward_end"})
+
+
+class GraphView(VizgradWidget):
+    """An interactive computation graph with its backward replay (see the module docstring).
+
+    Args:
+        source: a Tensor (its history), a ``vizgrad.trace`` block or :class:`Recorder`, a
+            :class:`Graph`, or None (record from now on).
+        live: keep listening to the engine: new ops grow the graph, backward fills the
+            timeline. Ignored for a finished :class:`Graph`.
+        max_nodes: node budget of the drawing; larger graphs are summarised by collapsing
+            modules (see :func:`vizgrad.render.dot.to_dot`).
+        max_rate: updates per second at most while live.
+        collapse: module names to draw collapsed at first.
+
+    Synced traits: ``graph`` (Graph JSON), ``dot`` (its DOT source), ``timeline`` (node ids
+    in backward order), ``step_index`` (the backward step shown: -1 before the first),
+    ``playing``, ``selected`` (a node id or None), ``collapsed`` and ``modules`` (module
+    names), ``revision`` (counts graph updates), ``live``, ``status``.
+    """
+
+    _bundle = "graph-widget"
+
+    graph = traitlets.Dict().tag(sync=True)
+    dot = traitlets.Unicode("").tag(sync=True)
+    timeline = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    step_index = traitlets.Int(-1).tag(sync=True)
+    playing = traitlets.Bool(False).tag(sync=True)
+    steps_per_second = traitlets.Float(2.0).tag(sync=True)
+    selected = traitlets.Unicode(None, allow_none=True).tag(sync=True)
+    collapsed = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    modules = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    revision = traitlets.Int(0).tag(sync=True)
+    live = traitlets.Bool(False).tag(sync=True)
+    status = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, source=None, live=True, max_nodes=300, max_rate=20, collapse=None, **kwargs):
+        super().__init__(**kwargs)
+        self.max_nodes = max_nodes
+        self._recorder = None
+        self._static = None
+        self._user_collapse = collapse is not None
+        self._pushing = False
+        self._updates = self._coalescer(max_rate)
+        if collapse is not None:
+            self.collapsed = [collapse] if isinstance(collapse, str) else list(collapse)
+
+        if isinstance(source, trace_block):
+            source = source.recorder
+        if isinstance(source, Graph):
+            self._static = source
+        elif isinstance(source, Recorder):
+            self._recorder = source
+            if live and source._subscription is not None:
+                # someone else's recorder, still recording: follow it
+                self._subscribe(self._on_followed_event, kinds=GRAPH_EVENTS)
+        elif source is None or hasattr(source, "grad_fn"):
+            self._recorder = Recorder() if source is None else Recorder.from_tensor(source)
+            if live:
+                self._subscribe(self._on_event, kinds=GRAPH_EVENTS)
+        else:
+            raise TypeError(f"GraphView shows a Tensor, a vizgrad.trace, a Recorder or a Graph; "
+                            f"got {type(source).__name__}")
+        self.live = self.listening
+        self._push()
+
+    # --- the graph ------------------------------------------------------------------
+    @property
+    def current_graph(self):
+        """The :class:`Graph` shown now."""
+        if self._static is not None:
+            return self._static
+        with self._updates.lock:
+            return self._recorder.result()
+
+    def node(self, node_id):
+        """The shown graph's node ``node_id`` (a :class:`vizgrad.trace.GraphNode`)."""
+        return self.current_graph.node(node_id)
+
+    def stop(self):
+        """Stop listening to the engine: the view keeps what it shows."""
+        self._updates.flush()
+        self._stop_listening()
+        self.live = False
+        self._set_status(self.current_graph)
+
+    # --- replay and selection ---------------------------------------------------------
+    def step(self, delta=1):
+        """Move the replay ``delta`` backward steps (clamped); stops playback."""
+        self.playing = False
+        self.step_index = max(-1, min(len(self.timeline) - 1, self.step_index + int(delta)))
+        return self.step_index
+
+    def seek(self, index):
+        """Show backward step ``index`` (-1: before backward; negative counts from the end
+        below -1 are not accepted)."""
+        self.playing = False
+        self.step_index = max(-1, min(len(self.timeline) - 1, int(index)))
+        return self.step_index
+
+    def play(self):
+        """Play the backward replay in the browser (from the start if at the end)."""
+        if self.timeline:
+            if self.step_index >= len(self.timeline) - 1:
+                self.step_index = -1
+            self.playing = True
+
+    def pause(self):
+        self.playing = False
+
+    @property
+    def active_node(self):
+        """The id of the node at the current backward step, or None."""
+        if 0 <= self.step_index < len(self.timeline):
+            return self.timeline[self.step_index]
+        return None
+
+    def select(self, node_id):
+        """Open the inspector on ``node_id`` (None closes it)."""
+        if node_id is not None and node_id not in {n["id"] for n in self.graph.get("nodes", ())}:
+            raise KeyError(f"no node {node_id!r} in the shown graph")
+        self.selected = node_id
+
+    def collapse(self, *modules):
+        """Draw ``modules`` as single nodes."""
+        self._user_collapse = True
+        self.collapsed = sorted(set(self.collapsed) | set(modules))
+
+    def expand(self, *modules):
+        """Draw ``modules`` (all when none are named) with their nodes."""
+        self._user_collapse = True
+        self.collapsed = [] if not modules else [m for m in self.collapsed if m not in modules]
+
+    @traitlets.validate("step_index")
+    def _valid_step(self, proposal):
+        return max(-1, min(len(self.timeline) - 1, proposal["value"]))
+
+    @traitlets.observe("collapsed")
+    def _collapsed_changed(self, change):
+        if self._pushing:
+            return
+        self._user_collapse = True       # the user (Python or a click) chose
+        self._updates.request(self._push, key="graph")
+
+    # --- events -------------------------------------------------------------------------
+    def _on_event(self, event):
+        with self._updates.lock:     # a delivery in the timer's thread never sees a half-recorded event
+            self._recorder.handle(event)
+        self._updates.request(self._push, key="graph")
+
+    def _on_followed_event(self, event):
+        self._updates.request(self._push, key="graph")
+
+    def _push(self):
+        """Send the current graph (runs at most ``max_rate`` times per second)."""
+        with self._updates.lock:
+            graph = self.current_graph
+            data = graph.to_dict()
+            timeline = list(graph.backward_order)
+        data["steps"] = []   # the optimizer/mark history belongs to other views
+        collapse = effective_collapse(graph, self.collapsed if self._user_collapse else None, self.max_nodes)
+        source = dot_module.to_dot(graph, collapse=collapse if (self._user_collapse or collapse) else None,
+                                   max_nodes=self.max_nodes)
+        following = self.step_index >= len(self.timeline) - 1     # at the end: stay at the end
+        self._pushing = True
+        try:
+            self.graph = data
+            self.dot = source
+            self.modules = module_names(graph)
+            if not self._user_collapse:
+                self.collapsed = collapse
+            new_iteration = timeline[:len(self.timeline)] != self.timeline
+            self.timeline = timeline
+            if following or new_iteration:
+                self.step_index = len(timeline) - 1
+            if self.selected is not None and self.selected not in {n["id"] for n in data["nodes"]}:
+                self.selected = None
+            self.revision += 1
+            self._set_status(graph)
+        finally:
+            self._pushing = False
+
+    def _set_status(self, graph):
+        ops = sum(1 for node in graph.nodes if node.op)
+        parts = [f"{len(graph.nodes)} nodes, {ops} ops"]
+        if graph.backward_order:
+            parts.append(f"{len(graph.backward_order)} backward steps")
+        if graph.truncated:
+            parts.append("truncated at the recorder's node budget")
+        bad = [node.id for node in graph.nodes if node.grad and (node.grad["nan_count"] or node.grad["inf_count"])]
+        if bad:
+            parts.append(f"NaN/inf gradient in {len(bad)} node{'s' if len(bad) > 1 else ''}")
+        if self.listening:
+            parts.append("live")
+        self.status = " · ".join(parts)
+
+    # --- static fallback --------------------------------------------------------------------
+    def _fallback_text(self):
+        graph = self.current_graph
+        return f"<GraphView: {graph!r}>"
+
+    def _fallback_svg(self):
+        from ..render.svg import LayoutUnavailable, layout_svg
+        try:
+            return layout_svg(self.dot)
+        except LayoutUnavailable:
+            return None
+
+    def _fallback_html(self):
+        from ..render.html import to_html_fragment
+        fragment = to_html_fragment(self.current_graph, max_nodes=self.max_nodes)
+        if fragment is not None:
+            return fragment
+        return f"<pre>{html.escape(self._fallback_text())}</pre>"
+
+
+def module_names(graph):
+    """Every module of ``graph`` (parents before children, in order of first appearance)."""
+    names = {}
+    for node in graph.nodes:
+        module = dot_module.module_of(node)
+        if not module:
+            continue
+        parts = module.split(".")
+        for depth in range(1, len(parts) + 1):
+            names.setdefault(".".join(parts[:depth]), None)
+    return list(names)
+
+
+def effective_collapse(graph, collapsed, max_nodes):
+    """The modules drawn collapsed: ``collapsed`` when the user chose, else what
+    :func:`vizgrad.render.dot.to_dot` picks for a graph over ``max_nodes`` (the deepest
+    module level that fits), as a sorted list of names ([] when nothing needs collapsing)."""
+    if collapsed is not None:
+        return sorted(collapsed)
+    if len(graph.nodes) <= max_nodes:
+        return []
+    paths = [dot_module.module_of(node).split(".") if dot_module.module_of(node) else [] for node in graph.nodes]
+    depth = max(map(len, paths), default=0)
+    keys = set()
+    while depth > 0:
+        keys = {".".join(parts[:depth]) for parts in paths if len(parts) >= depth}
+        shown = sum(1 for parts in paths if len(parts) < depth) + len(keys)
+        if shown <= max_nodes:
+            break
+        depth -= 1
+    return sorted(keys)

@@ -1,0 +1,43 @@
+// Which modules are drawn collapsed: pure state changes the graph widget sends to
+// Python (which redraws the DOT with vizgrad.render.dot's collapse option).
+
+/** Whether ``name`` is ``ancestor`` or lies inside it ("a.b" is inside "a", not inside "a.bc"). */
+export function isWithin(name, ancestor) {
+  return name === ancestor || name.startsWith(`${ancestor}.`);
+}
+
+/** Whether ``name`` is drawn collapsed (itself or a module around it is). */
+export function isCollapsed(collapsed, name) {
+  return collapsed.some((module) => isWithin(name, module));
+}
+
+/**
+ * The collapsed list after toggling ``name``: a collapsed module expands; any other one
+ * collapses, which subsumes its collapsed descendants. A module hidden inside a collapsed
+ * parent expands by expanding that parent. The result is sorted.
+ */
+export function toggleModule(collapsed, name) {
+  const current = new Set(collapsed);
+  if (current.has(name)) {
+    current.delete(name);
+  } else {
+    const outer = collapsed.find((module) => module !== name && isWithin(name, module));
+    if (outer !== undefined) {
+      current.delete(outer);
+    } else {
+      for (const module of collapsed) if (isWithin(module, name)) current.delete(module);
+      current.add(name);
+    }
+  }
+  return [...current].sort();
+}
+
+/** The DOT node id vizgrad.render.dot gives a collapsed module ("m_" + the name, non-alphanumerics as "_"). */
+export function moduleNodeId(name) {
+  return `m_${[...name].map((character) => (/[\p{L}\p{N}]/u.test(character) ? character : "_")).join("")}`;
+}
+
+/** The module whose collapsed node has the DOT id ``key`` (null when none does). */
+export function moduleForNodeId(modules, key) {
+  return modules.find((name) => moduleNodeId(name) === key) ?? null;
+}

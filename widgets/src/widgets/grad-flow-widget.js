@@ -1,0 +1,40 @@
+// The GradFlowView widget (vizgrad/widgets/grad_flow.py): gradient RMS per layer over
+// training steps and the current step's bars, vanishing/exploding layers flagged.
+// Redrawn at most once per animation frame; render() returns its cleanup.
+
+import { h } from "../dom.js";
+import { createFrameScheduler } from "./frame.js";
+import { gradFlowPanels } from "./grad-flow.js";
+import { onChange } from "./model.js";
+import { showError } from "./ui.js";
+
+function render({ model, el }) {
+  const root = h("div", { class: "vg-widget vg-grad-flow-widget", "data-testid": "vg-grad-flow-widget" });
+  const heading = h("h3", {});
+  const body = h("div", { class: "vg-panels" });
+  root.append(heading, body);
+  el.append(root);
+  const scheduler = createFrameScheduler();
+
+  function draw() {
+    try {
+      const flow = model.get("flow");
+      heading.textContent = model.get("title");
+      body.replaceChildren(...gradFlowPanels(flow));
+      root.dataset.step = String(flow?.step ?? "");
+      root.dataset.ready = "true";
+    } catch (error) {
+      showError(root, body, error);
+    }
+  }
+
+  const stop = onChange(model, ["flow", "title"], () => scheduler.schedule("draw", draw));
+  draw();
+  return () => {
+    stop();
+    scheduler.cancel();
+    root.remove();
+  };
+}
+
+export default { render };

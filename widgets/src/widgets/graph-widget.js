@@ -1,0 +1,298 @@
+// The GraphView widget (vizgrad/widgets/graph_view.py): the computation graph laid out
+// by Graphviz (WebAssembly, bundled), the backward replay (play, pause, step, scrub),
+// the chain rule at the active node, an inspector for the clicked node and the module
+// list (collapse/expand). State lives in the model's traits; model changes are drawn
+// at most once per animation frame; render() returns its cleanup.
+
+import { h, listen } from "../dom.js";
+import { graphviz, mountGraph } from "../graph-view.js";
+import { nodeCard } from "../node-card.js";
+import { shapeText } from "../node-info.js";
+import { stepText } from "../report-data.js";
+import { createTimeline } from "../timeline.js";
+import { chainRule } from "./chain-rule.js";
+import { isCollapsed, moduleForNodeId, toggleModule } from "./collapse.js";
+import { createFrameScheduler, drivePlayback } from "./frame.js";
+import { heatmap } from "./heatmap.js";
+import { onChange, save } from "./model.js";
+import { button, icon, section, showError } from "./ui.js";
+
+/** The chain-rule panel for ``nodeId`` (the node at the active backward step). */
+export function chainRulePanel(graph, nodeId, step) {
+  const rule = nodeId ? chainRule(graph, nodeId) : null;
+  if (!rule) {
+    return section("Chain rule", "vg-chain-rule", h("p", { class: "vg-muted" },
+      graph.backward_order?.length ? "Step through the backward pass to see the chain rule at each node."
+        : "Run backward() to replay the gradient flow here."));
+  }
+  const stat = (item) => [
+    h("div", { class: "vg-chain-stats" }, [h("span", { class: "vg-chain-shape" }, item.shape), " ", item.summary]),
+    item.sample ? h("code", { class: "vg-chain-sample" }, item.sample) : null,
+  ];
+  const outgoing = rule.outgoing.map((item) => h("li", {
+    class: `vg-chain-input${item.bad ? " vg-bad" : ""}`, "data-testid": "vg-chain-input", "data-source": item.source,
+  }, [
+    h("div", { class: "vg-chain-to" }, `to ${item.name} ← ${item.sourceTitle} (${item.source})`),
+    h("div", { class: "vg-formula" }, item.formula),
+    item.broadcast ? h("div", { class: "vg-muted" }, `summed over broadcast dimensions to ${item.shape}`) : null,
+    ...stat(item),
+  ]));
+  return section(`Chain rule · step ${step + 1}: ${rule.title} (${rule.id})`, "vg-chain-rule", [
+    h("div", { class: "vg-formula vg-chain-forward", "data-testid": "vg-chain-forward" }, rule.forward),
+    rule.known ? null : h("div", { class: "vg-muted" }, "no formula text for this op: the generic chain rule applies"),
+    h("div", { class: `vg-chain-block${rule.incoming.bad ? " vg-bad" : ""}`, "data-testid": "vg-chain-incoming" }, [
+      h("div", { class: "vg-card-heading" }, "incoming gradient"),
+      h("div", {}, rule.incoming.label),
+      ...stat(rule.incoming),
+    ]),
+    rule.leaf ? null : h("div", { class: "vg-chain-block", "data-testid": "vg-chain-outgoing" }, [
+      h("div", { class: "vg-card-heading" }, "outgoing gradients (local derivative × incoming)"),
+      outgoing.length ? h("ol", { class: "vg-chain-list" }, outgoing) : h("p", { class: "vg-muted" }, "no input needs a gradient"),
+    ]),
+  ]);
+}
+
+/** The inspector for the selected node: statistics, histograms, heatmaps, source. */
+export function inspectorPanel(node, onClose) {
+  if (!node) {
+    return { element: section("Inspector", "vg-inspector", h("p", { class: "vg-muted" }, "Click a node to inspect its value and gradient.")), remove: () => {} };
+  }
+  const close = button("close the inspector", "×", onClose, "vg-inspector-close");
+  const maps = [["value", node.value], ["gradient", node.grad]].map(([name, stats]) => {
+    const picture = heatmap(stats, { label: `${name} heatmap` });
+    if (!picture) return null;
+    const rows = stats.matrix_rows?.length ?? stats.matrix.length;
+    const cols = stats.matrix_cols?.length ?? stats.matrix[0].length;
+    const sampled = rows < (stats.shape?.[0] ?? rows) || cols < (stats.shape?.[1] ?? cols);
+    return h("div", { class: "vg-heatmap-box", "data-testid": `vg-heatmap-${name === "value" ? "value" : "grad"}` }, [
+      h("div", { class: "vg-card-heading" }, `${name} heatmap ${sampled ? `(${rows}×${cols} of ${shapeText(stats.shape)}, evenly spaced)` : ""}`),
+      picture,
+    ]);
+  });
+  const element = section("Inspector", "vg-inspector", [nodeCard(node, { histograms: true }), ...maps], close.element);
+  element.dataset.nodeId = node.id;
+  return { element, remove: close.remove };
+}
+
+/** The module list: one toggle per module, collapsed ones checked. */
+function modulesPanel(modules, collapsed, onToggle) {
+  if (!modules.length) return { element: null, remove: () => {} };
+  const removers = [];
+  const items = modules.map((name) => {
+    const depth = name.split(".").length - 1;
+    const hidden = !collapsed.includes(name) && isCollapsed(collapsed, name);
+    const box = h("input", { type: "checkbox", checked: collapsed.includes(name), disabled: hidden, "aria-label": `collapse ${name}` });
+    removers.push(listen(box, "change", () => onToggle(name)));
+    return h("label", { class: "vg-module-toggle", style: `padding-left:${depth * 12}px`, "data-testid": "vg-module-toggle", "data-module": name },
+      [box, " ", name]);
+  });
+  const element = section("Modules", "vg-modules", [h("div", { class: "vg-muted" }, "checked: drawn as one node"), ...items]);
+  return { element, remove: () => removers.forEach((remove) => remove()) };
+}
+
+function render({ model, el }) {
+  const root = h("div", { class: "vg-widget vg-graph-widget", "data-testid": "vg-graph-widget", tabindex: "-1" });
+  el.append(root);
+  const cleanups = [];
+  const scheduler = createFrameScheduler();
+  cleanups.push(() => scheduler.cancel());
+  let destroyed = false;
+  let view = null;
+  let timeline = null;
+  let stopPlayback = () => {};
+  let unsubscribeTimeline = () => {};
+  let panelCleanups = [];
+  const add = ({ element, remove }) => {
+    cleanups.push(remove);
+    return element;
+  };
+
+  // --- layout ----------------------------------------------------------------------
+  const slider = h("input", { type: "range", class: "vg-slider", min: 0, max: 0, step: 1, value: 0,
+    "aria-label": "backward step", "data-testid": "vg-step-slider" });
+  const stepLabel = h("span", { class: "vg-step-text", "aria-live": "polite", "data-testid": "vg-step-text" });
+  const playButton = button("play the backward pass", icon("play"), () => timeline?.toggle(), "vg-play");
+  const status = h("span", { class: "vg-status", "data-testid": "vg-status" });
+  const alert = h("span", { class: "vg-alert", role: "status", "data-testid": "vg-nan-alert", hidden: true }, "NaN/inf gradient");
+  const host = h("div", { class: "vg-graph-host", "data-testid": "vg-graph-stage" });
+  const side = h("aside", { class: "vg-side" });
+  root.append(
+    h("div", { class: "vg-toolbar", "data-testid": "vg-timeline" }, [
+      h("div", { class: "vg-button-group" }, [
+        add(button("before backward", icon("first"), () => timeline?.seek(0), "vg-step-first")),
+        add(button("previous step", icon("previous"), () => timeline?.step(-1), "vg-step-prev")),
+        add(playButton),
+        add(button("next step", icon("next"), () => timeline?.step(1), "vg-step-next")),
+        add(button("all steps", icon("last"), () => timeline?.seek(timeline.length), "vg-step-last")),
+      ]),
+      slider, stepLabel, h("span", { class: "vg-spacer" }), alert, status,
+      h("div", { class: "vg-button-group" }, [
+        add(button("zoom out", "−", () => view?.zoomOut(), "vg-zoom-out")),
+        add(button("zoom in", "+", () => view?.zoomIn(), "vg-zoom-in")),
+        add(button("fit the graph", "fit", () => view?.fit(), "vg-zoom-fit")),
+      ]),
+    ]),
+    h("div", { class: "vg-graph-body" }, [host, side]),
+  );
+
+  // --- the replay timeline (rebuilt when the number of backward steps changes) ----
+  function buildTimeline() {
+    unsubscribeTimeline();
+    stopPlayback();
+    const length = model.get("timeline").length;
+    timeline = createTimeline(length, {
+      position: Math.max(0, Math.min(length, model.get("step_index") + 1)),
+      stepsPerSecond: model.get("steps_per_second") || 2,
+    });
+    slider.max = String(length);
+    unsubscribeTimeline = timeline.subscribe((state) => {
+      const changes = {};
+      if (state.activeStep !== model.get("step_index")) changes.step_index = state.activeStep;
+      if (state.playing !== model.get("playing")) changes.playing = state.playing;
+      if (Object.keys(changes).length) save(model, changes);
+      scheduler.schedule("step", drawStep);
+    });
+    stopPlayback = drivePlayback(timeline);
+    if (model.get("playing")) timeline.play();
+  }
+
+  // --- drawing (each runs at most once per animation frame) ------------------------
+  function drawStep() {
+    const graph = model.get("graph");
+    const state = timeline.state;
+    slider.value = String(state.position);
+    stepLabel.textContent = graph.nodes ? stepText(graph, state.activeStep) : "";
+    playButton.element.replaceChildren(icon(state.playing ? "pause" : "play"));
+    playButton.element.setAttribute("aria-label", state.playing ? "pause" : "play the backward pass");
+    root.dataset.step = String(state.activeStep);
+    root.dataset.playing = String(state.playing);
+    view?.setActiveStep(state.activeStep);
+    drawSide();
+  }
+
+  function drawSide() {
+    panelCleanups.forEach((remove) => remove());
+    panelCleanups = [];
+    const graph = model.get("graph");
+    if (!graph.nodes) {
+      side.replaceChildren();
+      return;
+    }
+    const active = model.get("timeline")[timeline.activeStep] ?? null;
+    const selectedId = model.get("selected");
+    const selected = graph.nodes.find((node) => node.id === selectedId) ?? null;
+    const inspector = inspectorPanel(selected, () => save(model, { selected: null }));
+    const modules = modulesPanel(model.get("modules"), model.get("collapsed"), toggle);
+    panelCleanups.push(inspector.remove, modules.remove);
+    side.replaceChildren(...[chainRulePanel(graph, active, timeline.activeStep), inspector.element, modules.element].filter(Boolean));
+  }
+
+  function toggle(name) {
+    save(model, { collapsed: toggleModule(model.get("collapsed"), name) });
+  }
+
+  function drawStatus() {
+    status.textContent = model.get("status");
+    const graph = model.get("graph");
+    alert.hidden = !(graph.nodes ?? []).some((node) => node.grad && (node.grad.nan_count || node.grad.inf_count));
+  }
+
+  let laying = false;
+  let layAgain = false;
+  async function layout() {
+    if (laying) {
+      layAgain = true;
+      return;
+    }
+    laying = true;
+    try {
+      const viz = await graphviz();
+      if (destroyed) return;
+      const graph = model.get("graph");
+      const dot = model.get("dot");
+      if (!dot || !graph.nodes) {
+        view?.destroy();
+        view = null;
+        host.replaceChildren(h("p", { class: "vg-muted vg-empty-graph" }, "No graph yet: run some operations."));
+      } else {
+        const svg = viz.renderSVGElement(dot);
+        view?.destroy();
+        host.replaceChildren();
+        view = mountGraph(host, graph, svg, {
+          onSelect: (node) => {
+            const id = node?.id ?? null;
+            if (model.get("selected") !== id) save(model, { selected: id });
+          },
+          onModule: (module) => {
+            const name = module.kind === "cluster" ? module.name : moduleForNodeId(model.get("modules"), module.key);
+            if (name !== null) toggle(name);
+          },
+        });
+        view.select(model.get("selected"));
+        view.setActiveStep(timeline.activeStep);
+      }
+      root.dataset.revision = String(model.get("revision"));
+      root.dataset.ready = "true";
+      delete root.dataset.error;
+    } catch (error) {
+      showError(root, host, error);
+    } finally {
+      laying = false;
+      if (layAgain && !destroyed) {
+        layAgain = false;
+        scheduler.schedule("layout", layout);
+      }
+    }
+  }
+
+  // --- wiring --------------------------------------------------------------------------
+  cleanups.push(
+    onChange(model, ["graph", "dot"], () => scheduler.schedule("layout", layout)),
+    onChange(model, ["timeline"], () => {
+      buildTimeline();
+      scheduler.schedule("step", drawStep);
+    }),
+    onChange(model, ["step_index"], () => {
+      const step = model.get("step_index");
+      if (step !== timeline.activeStep) timeline.seek(step + 1);
+    }),
+    onChange(model, ["playing"], () => {
+      const playing = model.get("playing");
+      if (playing && !timeline.playing) timeline.play();
+      else if (!playing && timeline.playing) timeline.pause();
+    }),
+    onChange(model, ["selected"], () => {
+      view?.select(model.get("selected"));
+      scheduler.schedule("side", drawSide);
+    }),
+    onChange(model, ["modules", "collapsed"], () => scheduler.schedule("side", drawSide)),
+    onChange(model, ["status", "graph"], () => scheduler.schedule("status", drawStatus)),
+    listen(slider, "input", () => timeline.seek(Number(slider.value))),
+    listen(root, "keydown", (event) => {
+      if (event.target === slider || event.target.tagName === "BUTTON" || event.target.tagName === "INPUT") return;
+      const moves = { ArrowLeft: -1, ArrowRight: 1 };
+      if (event.key in moves && !event.ctrlKey && !event.metaKey && !event.altKey) {
+        event.preventDefault();
+        event.stopPropagation(); // the notebook's own shortcuts never see keys the replay used
+        timeline.step(moves[event.key]);
+      }
+    }),
+  );
+
+  buildTimeline();
+  drawStep();
+  drawStatus();
+  layout();
+
+  return () => {
+    destroyed = true;
+    cleanups.forEach((cleanup) => cleanup());
+    panelCleanups.forEach((remove) => remove());
+    unsubscribeTimeline();
+    stopPlayback();
+    view?.destroy();
+    root.remove();
+  };
+}
+
+export default { render };

@@ -1,0 +1,74 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import {
+  boundaryImage, choices, CLASS_COLOURS, decodeSeries, editHidden, lossGeometry, maxAbs, unitImage,
+} from "../src/widgets/playground-core.js";
+
+function pixel(image, r, row, column) {
+  const p = 4 * (row * r + column);
+  return [...image.slice(p, p + 4)];
+}
+
+test("the boundary mixes class colours by probability and flips rows (row 0 is the bottom)", () => {
+  // 2 x 2 grid, two classes: the bottom row is sure of class 0, the top row undecided
+  const probabilities = new Float32Array([1, 1, 0.5, 0.5, /* class 1 */ 0, 0, 0.5, 0.5]);
+  const image = boundaryImage(probabilities, 2, 2);
+  const bottom = pixel(image, 2, 1, 0);
+  const top = pixel(image, 2, 0, 0);
+  const orange = CLASS_COLOURS[0];
+  const sure = 0.75; // 0.15 + 0.6 * certainty 1
+  assert.deepEqual(bottom, [...orange.map((c) => Math.round(255 * (1 - sure) + c * sure)), 255]);
+  assert.ok(top[0] > 200 && top[1] > 200 && top[2] > 200, "uncertain regions are pale");
+  assert.equal(boundaryImage(new Float32Array(3), 2, 2).every((v) => v === 0), true, "short buffers draw nothing");
+});
+
+test("unit images use the diverging map scaled by the unit's own largest |value|", () => {
+  const units = new Float32Array([0, 0, 0, 0, /* unit 1 */ -2, 0, 0, 2]);
+  assert.equal(maxAbs(units, 4, 4), 2);
+  assert.equal(maxAbs(new Float32Array(4)), 1);
+  const image = unitImage(units, 1, 2);
+  const negative = pixel(image, 2, 1, 0); // cell 0 is the bottom-left
+  const positive = pixel(image, 2, 0, 1);
+  const zero = pixel(image, 2, 1, 1);
+  assert.ok(negative[0] > negative[2], "negative is orange");
+  assert.ok(positive[2] > positive[0], "positive is blue");
+  assert.deepEqual(zero, [248, 248, 248, 255]);
+});
+
+test("loss series decode from binary buffers and fit the chart box", () => {
+  const steps = new Float32Array([0, 1, 2]);
+  const values = new Float32Array([1, 2, 0.5, 1, 0, 0.5]);
+  const { steps: decoded, series } = decodeSeries({ steps: new DataView(steps.buffer), values: new DataView(values.buffer), columns: 2, length: 3 });
+  assert.deepEqual([...decoded], [0, 1, 2]);
+  assert.deepEqual([...series[0]], [1, 0.5, 0]);
+  assert.deepEqual([...series[1]], [2, 1, 0.5]);
+  const margin = { left: 10, right: 10, top: 10, bottom: 10 };
+  const geometry = lossGeometry(decoded, series, 120, 60, margin);
+  assert.equal(geometry.yMax, 2);
+  assert.deepEqual([...geometry.lines[1]], [10, 10, 60, 30, 110, 40]);
+  assert.deepEqual([...geometry.lines[0].slice(-2)], [110, 50]);
+  assert.equal(decodeSeries(null).series.length, 0);
+  const gaps = lossGeometry(new Float32Array([0, 1]), [new Float32Array([NaN, 1])], 100, 100, margin);
+  assert.equal(gaps.lines[0].length, 2, "non-finite losses are skipped");
+});
+
+test("editing the network's shape respects the limits", () => {
+  const limits = { maxLayers: 3, maxWidth: 4 };
+  assert.deepEqual(editHidden([4, 2], { op: "add-layer" }, limits), [4, 2, 2]);
+  assert.deepEqual(editHidden([4, 2, 2], { op: "add-layer" }, limits), [4, 2, 2]);
+  assert.deepEqual(editHidden([], { op: "add-layer" }, limits), [4]);
+  assert.deepEqual(editHidden([4, 2], { op: "remove-layer" }, limits), [4]);
+  assert.deepEqual(editHidden([], { op: "remove-layer" }, limits), []);
+  assert.deepEqual(editHidden([4, 2], { op: "add-unit", layer: 0 }, limits), [4, 2]);
+  assert.deepEqual(editHidden([4, 2], { op: "add-unit", layer: 1 }, limits), [4, 3]);
+  assert.deepEqual(editHidden([4, 1], { op: "remove-unit", layer: 1 }, limits), [4, 1]);
+  const original = [3];
+  editHidden(original, { op: "add-unit", layer: 0 });
+  assert.deepEqual(original, [3], "the input is not changed");
+});
+
+test("select choices include the current value", () => {
+  assert.deepEqual(choices([0.01, 0.1], 0.05), [0.01, 0.05, 0.1]);
+  assert.deepEqual(choices([0.01, 0.1], 0.1), [0.01, 0.1]);
+});
