@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPOSITORY = Path(__file__).resolve().parent.parent
+# What JupyterLab calls the kernel (its toolbar and status bar show it once connected).
+KERNEL_DISPLAY_NAME = "Python 3 (vizgrad tests)"
 
 # User settings JupyterLab reads from JUPYTERLAB_SETTINGS_DIR (plugin id -> values).
 LAB_SETTINGS = {
@@ -84,16 +86,6 @@ class JupyterLab:
             answer = response.read()
         return json.loads(answer) if answer else None
 
-    def start_kernel_for(self, notebook_path, kernel_name="python3"):
-        """Start a kernel session for ``notebook_path`` (relative to ``root_dir``) before a
-        page opens the notebook: the page then joins the running kernel instead of
-        choosing one (JupyterLab asks with a "Select Kernel" dialog when the kernel specs
-        are still loading as the notebook opens). Returns the session's JSON."""
-        path = Path(notebook_path).as_posix()
-        return self.request("api/sessions", method="POST", timeout=60,
-                            body={"path": path, "name": Path(path).name, "type": "notebook",
-                                  "kernel": {"name": kernel_name}})
-
     def log(self, last_chars=4000):
         """The end of what the server wrote to stdout and stderr."""
         try:
@@ -114,7 +106,7 @@ def write_kernelspec(data_dir, python=sys.executable):
     folder = Path(data_dir) / "kernels" / "python3"
     folder.mkdir(parents=True, exist_ok=True)
     spec = {"argv": [python, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-            "display_name": "Python 3 (vizgrad tests)", "language": "python",
+            "display_name": KERNEL_DISPLAY_NAME, "language": "python",
             "metadata": {"debugger": False}}
     (folder / "kernel.json").write_text(json.dumps(spec, indent=1), encoding="utf-8")
     return folder

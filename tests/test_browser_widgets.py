@@ -2,20 +2,29 @@
 Chromium driven by Playwright.
 
 The test starts JupyterLab (tests/lab_server.py), opens tests/notebooks/widgets.ipynb,
-runs every cell from the Run menu and checks what a person would see: each widget
-draws (graph nodes in the GraphView's SVG, painted chart canvases), the GraphView's
-step control moves the highlight along the graph's backward order, the Playground's
-loss falls when it trains, the optimizer race steps, and the page logs no errors. It
-also times how long a 300-node graph takes to lay out and draw, and prints it.
+runs every cell from the Run menu and checks what a person would see:
+- GraphView draws one SVG node per graph node, and its "next step" button moves the
+  highlight along the graph's backward order;
+- GradFlowView and the dashboard draw a line per parameter (and the loss curve, the
+  update ratios and a histogram per parameter);
+- OptimizerView steps the race and shows Adam's moments;
+- Playground's train loss falls when it trains;
+- a 300-node graph is laid out and drawn in the browser (the time is printed);
+- the page logs no console or page errors, asks no host but the server for anything,
+  and no cell writes to stderr.
 Screenshots go to test-artifacts/browser-widgets/.
 
 Notebook cells carry a tag naming what they show; a cell that knows something the page
-should agree with (the graph's backward order, its node count) prints it on a
+should agree with (the graph's backward order, the parameter names) prints it on a
 ``VG-FACTS {json}`` line, which the test reads back from the page.
+
+The module's tests share one server and one notebook run (about 10 s to open it and run
+its cells): they stay on one xdist worker (``--dist loadgroup`` in the Makefile).
 
 Skipped only where Chromium cannot be (no /usr/bin/chromium outside CI); under CI
 (``CI=true``, where .ci/run installs it) a missing browser fails the test, and so does a
-missing JupyterLab, anywidget or Playwright everywhere (they come with ``.[dev]``).
+missing JupyterLab, ipykernel, anywidget, ipywidgets or Playwright everywhere (they come
+with ``.[dev]``).
 """
 
 import importlib.util
@@ -28,7 +37,7 @@ from pathlib import Path
 
 import pytest
 
-from lab_server import running_jupyterlab
+from lab_server import KERNEL_DISPLAY_NAME, running_jupyterlab
 
 # one JupyterLab and one notebook run for the whole module: keep its tests on one xdist worker
 pytestmark = pytest.mark.xdist_group("jupyterlab")
@@ -77,10 +86,9 @@ def lab(tmp_path_factory):
 class Notebook:
     """The notebook open in a page, its cells by tag, and what the page reported."""
 
-    def __init__(self, page, tags, lab):
+    def __init__(self, page, tags):
         self.page = page
         self.tags = tags                    # cell index -> its tags
-        self.lab = lab
         self.problems = []
         self.stderr_seen = 0
 
@@ -121,7 +129,7 @@ def notebook(browser, lab):
     cells = json.loads(NOTEBOOK.read_text(encoding="utf-8"))["cells"]
     # tall enough that the tallest widget (the dashboard) fits in a screenshot
     page = browser.new_page(viewport={"width": 1400, "height": 2000})
-    nb = Notebook(page, [cell.get("metadata", {}).get("tags", []) for cell in cells], lab)
+    nb = Notebook(page, [cell.get("metadata", {}).get("tags", []) for cell in cells])
     page.on("console", lambda message: nb.problems.append(f"console {message.type}: {message.text}")
             if message.type == "error" else None)
     page.on("pageerror", lambda error: nb.problems.append(f"page error: {error}"))
@@ -131,10 +139,10 @@ def notebook(browser, lab):
             if not request.url.startswith((lab.base_url, "data:", "blob:", "about:")) else None)
     try:
         started = time.perf_counter()
-        lab.start_kernel_for(NOTEBOOK.name)
         page.goto(lab.url(f"lab/tree/{NOTEBOOK.name}"))
         page.locator(".jp-Notebook .jp-Cell").nth(len(cells) - 1).wait_for(timeout=60_000)
-        page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]').wait_for(timeout=60_000)
+        # Run All before the notebook has its kernel would ask for one in a dialog instead
+        page.locator(".jp-StatusBar-Widget", has_text=f"{KERNEL_DISPLAY_NAME} | Idle").wait_for(timeout=60_000)
         _time_the_drawing(page, nb.index("big_graph"))
         nb.cell("setup").click()            # the notebook is the current widget: Run All acts on it
         page.locator(".lm-MenuBar-item", has_text="Run").first.click()
@@ -206,7 +214,8 @@ def _wait_for_training(view, steps):
     """Wait until a training widget has shown ``steps`` steps (the last update comes
     throttled, after the cell finished) and drawn them; fail on its error."""
     view.page.wait_for_function(
-        "([el, steps]) => el.dataset.error !== undefined || (el.dataset.ready === 'true' && Number(el.dataset.step) >= steps)",
+        "([el, steps]) => el.dataset.error !== undefined"
+        " || (el.dataset.ready === 'true' && Number(el.dataset.step) >= steps)",
         arg=[view.element_handle(), steps], timeout=30_000)
     assert view.get_attribute("data-error") is None, f"the widget could not draw: {view.get_attribute('data-error')}"
 

@@ -90,13 +90,17 @@ def test_lesson_runs_top_to_bottom(path, kernel_manager_factory, record_property
     from nbclient.exceptions import CellExecutionError
 
     notebook = nbformat.read(path, as_version=4)
-    client = NotebookClient(notebook, km=kernel_manager_factory(), timeout=CELL_TIMEOUT, allow_errors=False,
+    manager = kernel_manager_factory()
+    client = NotebookClient(notebook, km=manager, timeout=CELL_TIMEOUT, allow_errors=False,
                             resources={"metadata": {"path": LESSONS_DIR}})
     started = time.perf_counter()
     try:
         client.execute()
     except CellExecutionError as error:
         pytest.fail(f"{os.path.basename(path)} failed:\n{error}", pytrace=False)
+    finally:
+        if manager.has_kernel:          # a kernel manager we pass in is ours to stop, not nbclient's
+            manager.shutdown_kernel(now=True)
     seconds = time.perf_counter() - started
     name = os.path.basename(path)
     RUNTIMES[name] = seconds

@@ -13,7 +13,6 @@ from .. import creation, no_grad
 from ..autograd import gradcheck
 from ..autograd.gradcheck import GradcheckError
 from ..errors import DTypeError, ShapeError
-from ..tensor import Tensor
 from . import expect
 from .framework import LearnerError, Mistake, call, exercise, learner_code
 from .gradients import as_numpy, check_function, close, diagnose, find_wrong_nodes
@@ -551,9 +550,10 @@ def exercise_4_2(bce_with_logits):
     labels = (rng.random(8) > 0.5).astype(np.float64)
     cases = [("y of shape (8, 1)", logits_np, labels[:, None]), ("y of shape (8,)", logits_np, labels),
              ("large logits (±60)", np.array([[60.0], [-60.0], [55.0], [-58.0]]), np.array([0.0, 1.0, 1.0, 0.0]))]
+    cases.append(("integer labels of shape (8,)", logits_np, labels.astype(np.int64)))
     for title, z, y in cases:
         logits = _t(z, name="logits")
-        target = _t(y, requires_grad=False, name="y")
+        target = creation.tensor(y, name="y") if y.dtype.kind == "i" else _t(y, requires_grad=False, name="y")
         what = f"your bce_with_logits for {title}"
         loss = expect.tensor(call(bce_with_logits, logits, target, what=what), what)
         if loss.numel() != 1:
@@ -586,7 +586,8 @@ def exercise_4_2(bce_with_logits):
                           "Use `.mean()`, so the learning rate does not depend on the batch size.", kind="sum")
         raise Mistake(f"For {title} your loss is {value:.6g}; expected {want:.6g}.",
                       "BCE with logits z: mean of relu(z) - y·z + log1p(exp(-|z|)).", kind="values")
-    return ["right value for y of shape (n, 1) and (n,)", "finite for logits of ±60", "right gradient"]
+    return ["right value for y of shape (n, 1) and (n,), floats or integers", "finite for logits of ±60",
+            "right gradient"]
 
 
 @exercise("4.3", "one step of gradient descent", lesson="04", solution="lesson04:sgd_step")

@@ -36,8 +36,8 @@ class GraphFigure:
             extra.append(f'  {quote(node_id)} [color="{HIGHLIGHT}", fontcolor="{HIGHLIGHT}", penwidth=3.5, '
                          f'fillcolor="#fde0dc", style={style}];')
             if position == 0 and self.note:
-                extra.append(f'  vizgrad_note [label={quote(self.note)}, shape=note, style=filled, fillcolor="#fff5f4", '
-                             f'color="{HIGHLIGHT}", fontcolor="{HIGHLIGHT}", fontsize=9];')
+                extra.append(f'  vizgrad_note [label={quote(self.note)}, shape=note, style=filled, '
+                             f'fillcolor="#fff5f4", color="{HIGHLIGHT}", fontcolor="{HIGHLIGHT}", fontsize=9];')
                 extra.append(f'  vizgrad_note -> {quote(node_id)} [style=dashed, color="{HIGHLIGHT}", arrowsize=0.6];')
         body, _, _ = text.rstrip().rpartition("}")
         return body + "\n".join(extra) + "\n}\n"
@@ -96,14 +96,17 @@ class LossCurve:
         w, h, pad = self.width, self.height, 36
         parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" '
                  'font-family="sans-serif" font-size="11">',
+                 f'<rect width="{w}" height="{h}" fill="white"/>',
                  f'<text x="{pad}" y="14" font-weight="bold">{html.escape(self.title)}</text>']
         if finite.size:
             shown = np.log10(np.maximum(values, 1e-12)) if self.log else values
             low, high = float(np.nanmin(shown[np.isfinite(shown)])), float(np.nanmax(shown[np.isfinite(shown)]))
             high = high if high > low else low + 1.0
             steps = max(1, len(values) - 1)
-            points = " ".join(f"{pad + (w - pad - 10) * i / steps:.1f},{h - 24 - (h - 48) * (v - low) / (high - low):.1f}"
-                              for i, v in enumerate(shown) if np.isfinite(v))
+
+            def point(i, v):
+                return f"{pad + (w - pad - 10) * i / steps:.1f},{h - 24 - (h - 48) * (v - low) / (high - low):.1f}"
+            points = " ".join(point(i, v) for i, v in enumerate(shown) if np.isfinite(v))
             parts += [f'<line x1="{pad}" y1="{h - 24}" x2="{w - 10}" y2="{h - 24}" stroke="#999"/>',
                       f'<line x1="{pad}" y1="24" x2="{pad}" y2="{h - 24}" stroke="#999"/>',
                       f'<polyline fill="none" stroke="#4c72b0" stroke-width="2" points="{points}"/>',
@@ -158,13 +161,15 @@ class DecisionBoundary:
             f'<circle cx="{s * (x - xmin) / (xmax - xmin):.1f}" cy="{s * (ymax - y) / (ymax - ymin):.1f}" r="3.2" '
             f'fill="{colours[int(label) % 2]}" stroke="white" stroke-width="0.8"/>'
             for (x, y), label in zip(self.points, self.labels))
-        title = f'<div style="font:bold 12px sans-serif">{html.escape(self.title)}</div>' if self.title else ""
+        title = (f'<div style="font:bold 12px sans-serif;padding:2px 0">{html.escape(self.title)}</div>'
+                 if self.title else "")
         image = ""
         if self.probabilities is not None:
             uri = decision_boundary_panel(self.probabilities, self.extent)["image"]
             image = (f'<image href="{uri}" x="0" y="0" width="{s}" height="{s}" '
                      'preserveAspectRatio="none"/>')
-        return (f'<div class="vizgrad-boundary">{title}<svg xmlns="http://www.w3.org/2000/svg" width="{s}" height="{s}" '
+        return (f'<div class="vizgrad-boundary" style="display:inline-block;background:white;color:#212121;'
+                f'padding:4px">{title}<svg xmlns="http://www.w3.org/2000/svg" width="{s}" height="{s}" '
                 f'viewBox="0 0 {s} {s}">{image}{dots}<rect x="0" y="0" width="{s}" height="{s}" fill="none" '
                 'stroke="#999"/></svg></div>')
 

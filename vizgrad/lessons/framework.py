@@ -164,7 +164,7 @@ class Result:
     def _repr_html_(self):
         colour, background = _COLOURS[self.status], _BACKGROUNDS[self.status]
         parts = [f'<div class="vizgrad-check vizgrad-check-{self.status.replace(" ", "-")}" '
-                 f'style="border-left:5px solid {colour};background:{background};padding:8px 12px;'
+                 f'style="border-left:5px solid {colour};background:{background};color:#212121;padding:8px 12px;'
                  f'margin:4px 0;border-radius:4px;font-family:system-ui,sans-serif;line-height:1.45">',
                  f'<div style="font-weight:600;color:{colour}">{_SYMBOLS[self.status]} '
                  f'{html.escape(self.headline())}</div>',
@@ -265,7 +265,7 @@ def run(exercise, learner, options=None):
         return result(ERROR, learner_error_message(error.error, error.what), mistake="exception",
                       hint=error_hint(error.error))
     except TypeError as error:
-        if _is_signature_error(error, exercise.checker):
+        if _is_signature_error(error):
             return result(ERROR, f"This check takes {_arguments(exercise)}; it was called with "
                                  f"{len(learner)} argument{'s' if len(learner) != 1 else ''}.",
                           mistake="usage")
@@ -284,7 +284,8 @@ def _checker_failure(result, exercise, error):
                          "your code: please report it.", mistake="checker-bug")
 
 
-def _is_signature_error(error, checker):
+def _is_signature_error(error):
+    """A TypeError raised by calling the checker itself (the wrong number of arguments)."""
     frames = traceback.extract_tb(error.__traceback__)
     return len(frames) == 1 and ("positional argument" in str(error) or "keyword argument" in str(error))
 

@@ -349,9 +349,11 @@ def record_graph(fn, args):
                                          shape=list(output.shape), dtype=output.dtype.name, requires_grad=True))
             for index, source in enumerate(sources):
                 graph.edges.append(GraphEdge(source, node_id, index, list(event.inputs[index].shape)))
-            op = output.grad_fn.op if output.grad_fn is not None else None
-            if position == 0 and is_custom_function(op):
-                applications.append((node_id, op, [t.detach().clone() for t in event.inputs]))
+            node = output.grad_fn
+            # re-applying needs every argument: only Functions called with tensors alone are checked
+            if (position == 0 and node is not None and is_custom_function(node.op)
+                    and len(node.next_edges) == len(event.inputs)):
+                applications.append((node_id, node.op, [t.detach().clone() for t in event.inputs]))
 
     for position, value in enumerate(args):
         if isinstance(value, Tensor):
@@ -367,12 +369,23 @@ def record_graph(fn, args):
 def find_wrong_nodes(fn, *args, seed=0):
     """Run ``fn(*args)``, check each custom Function node locally (its backward against
     finite differences of its forward, at the inputs it really got), and return a
-    :class:`GradientReport` whose figure highlights the wrong nodes."""
+    :class:`GradientReport` whose figure highlights the wrong nodes.
+
+    Functions applied to anything but tensors (``Scale.apply(x, 3.0)``) cannot be re-run
+    from what the graph recorded, and are not checked."""
+    from .framework import LearnerError, NotDone, learner_error_message
     _, graph, applications = record_graph(fn, args)
     checks = []
     for node_id, op, inputs in applications:
         names = [graph.node(source).label for source in graph.inputs_of(node_id)]
-        check = check_function(op, inputs, names if len(names) == len(inputs) else None, seed=seed)
+        try:
+            check = check_function(op, inputs, names if len(names) == len(inputs) else None, seed=seed)
+        except NotDone:
+            check = FunctionCheck(op.__name__, False, Diagnosis(
+                "not-done", f"`{op.__name__}` still raises NotImplementedError.", "Write its forward and backward."))
+        except LearnerError as error:
+            check = FunctionCheck(op.__name__, False, Diagnosis(
+                "exception", learner_error_message(error.error, error.what)))
         check.node_id = node_id
         checks.append(check)
     return GradientReport(graph, checks)

@@ -21,7 +21,8 @@ def solutions_dir():
     next to the vizgrad package (a source checkout), else under the current directory."""
     candidates = [os.environ.get(ENV_VARIABLE)]
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    candidates += [os.path.join(package_parent, "lessons", "solutions"), os.path.join(os.getcwd(), "lessons", "solutions")]
+    candidates += [os.path.join(package_parent, "lessons", "solutions"),
+                   os.path.join(os.getcwd(), "lessons", "solutions")]
     for candidate in candidates:
         if candidate and os.path.isdir(candidate):
             return candidate

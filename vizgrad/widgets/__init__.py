@@ -22,22 +22,23 @@ except ImportError as error:  # pragma: no cover - exercised in a clean environm
                       "pip install 'vizgrad[widgets]'") from error
 
 from .base import Coalescer, VizgradWidget  # noqa: E402
+from .graph_view import GraphView  # noqa: E402
+from .grad_flow import GradFlowView  # noqa: E402
+from .dashboard import Dashboard, DashboardState  # noqa: E402
+from .dashboard import dashboard  # noqa: E402  (the function, not the submodule of the same name)
 
 _LAZY = {
-    "GraphView": "graph_view",
-    "GradFlowView": "grad_flow",
-    "Dashboard": "dashboard",
-    "dashboard": "dashboard",
     "OptimizerView": "optimizer_view",
     "OptimizerRace": "optimizer_view",
     "Playground": "playground",
 }
 
-__all__ = ["Coalescer", "VizgradWidget", *_LAZY]
+__all__ = ["Coalescer", "Dashboard", "DashboardState", "GradFlowView", "GraphView", "VizgradWidget", "dashboard",
+           *_LAZY]
 
 
 def __getattr__(name):
-    """Widgets load on first use, so one widget's module never slows down another's import."""
+    """The optimizer and playground widgets load on first use (they bring their own surfaces)."""
     module_name = _LAZY.get(name)
     if module_name is None:
         raise AttributeError(f"module 'vizgrad.widgets' has no attribute {name!r}")

@@ -162,6 +162,8 @@ class Coalescer:
     seconds wait for a single one-shot :class:`threading.Timer`, which delivers the last
     of them when the interval is over: a burst costs at most ``max_rate`` deliveries per
     second plus one, and its final state always arrives. ``close()`` cancels the timer.
+    The interval counts from the end of a delivery and stretches to four times the
+    delivery's duration when that is longer, so slow payloads cannot take over the loop.
 
     Args:
         max_rate: deliveries per second at most.
@@ -169,6 +171,8 @@ class Coalescer:
             ``hold_sync``, so one delivery is one message to the front end).
         clock, timer: injectable for tests (``time.monotonic``, ``threading.Timer``).
     """
+
+    COST_FACTOR = 4.0   # wait at least this many times the last delivery's duration
 
     def __init__(self, max_rate=DEFAULT_RATE, hold=None, clock=time.monotonic, timer=threading.Timer):
         if not max_rate > 0:
@@ -182,6 +186,7 @@ class Coalescer:
         self._pending = {}
         self._timer = None
         self._last = -math.inf
+        self._gap = self.interval
         self._closed = False
 
     @property
@@ -194,7 +199,7 @@ class Coalescer:
             if self._closed:
                 return
             self._pending[key] = build
-            wait = self._last + self.interval - self._clock()
+            wait = self._last + self._gap - self._clock()
             if wait <= 0:
                 self._deliver()
             elif self._timer is None:
@@ -213,6 +218,7 @@ class Coalescer:
         with self.lock:
             self._closed = True
             self._pending.clear()
+            self._hold = None          # a cancelled timer's thread may outlive us briefly: keep nothing alive
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
@@ -232,15 +238,21 @@ class Coalescer:
             self._timer = None
         builds = list(self._pending.values())
         self._pending.clear()
-        self._last = self._clock()
         self.flushes += 1
-        if self._hold is None:
-            for build in builds:
-                build()
-        else:
-            with self._hold():
+        started = self._clock()
+        try:
+            if self._hold is None:
                 for build in builds:
                     build()
+            else:
+                with self._hold():
+                    for build in builds:
+                        build()
+        finally:
+            # The interval runs from the end of a delivery, and a costly delivery (a large
+            # graph) stretches it, so updates never take more than a fifth of the time.
+            self._last = self._clock()
+            self._gap = max(self.interval, self.COST_FACTOR * (self._last - started))
 
 
 # --- binary series -------------------------------------------------------------------

@@ -215,6 +215,7 @@ class Dashboard(VizgradWidget):
     title = traitlets.Unicode("Training").tag(sync=True)
 
     def __init__(self, model, optimizer=None, max_rate=20, histogram_rate=2, max_points=2000, bins=30, **kwargs):
+        parameter_table(model)            # refuse a model without parameters before opening a comm
         super().__init__(**kwargs)
         self.state = DashboardState(model, optimizer, apply=self._apply, hold=self.hold_sync, max_rate=max_rate,
                                     histogram_rate=histogram_rate, max_points=max_points, bins=bins)

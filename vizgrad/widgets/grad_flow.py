@@ -147,8 +147,8 @@ class GradFlowView(VizgradWidget):
 
     def __init__(self, model, every=1, max_points=2000, max_rate=20, vanishing=diagnostics.VANISHING,
                  exploding=diagnostics.EXPLODING, relative=diagnostics.RELATIVE, **kwargs):
+        names, self._params, sizes = parameter_table(model)     # refuse a model without parameters first
         super().__init__(**kwargs)
-        names, self._params, sizes = parameter_table(model)
         self.tracker = GradFlowTracker(names, sizes, max_points, vanishing, exploding, relative)
         self.every = max(1, int(every))
         self._backwards = 0
