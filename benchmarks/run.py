@@ -61,16 +61,17 @@ class Benchmark:
     references: tuple        # the peers the ratios are relative to
     setups: callable         # () -> {peer: setup}
     description: str = ""
+    teardown: callable = None  # run after the bench (e.g. to detach listeners its steps attached)
 
 
 BENCHMARKS = {}
 
 
-def benchmark(key, name, unit, scale, references):
+def benchmark(key, name, unit, scale, references, teardown=None):
     """Register a benchmark: ``function()`` returns ``{peer: setup}``, setup() returns step()."""
     def register(function):
         BENCHMARKS[key] = Benchmark(key, name, unit, scale, tuple(references), function,
-                                    (function.__doc__ or "").strip().splitlines()[0])
+                                    (function.__doc__ or "").strip().splitlines()[0], teardown)
         return function
     return register
 
@@ -663,6 +664,74 @@ def conv_step():
     return {VIZGRAD: vizgrad_setup, TORCH: torch_setup, NUMPY: numpy_setup}
 
 
+# --- B5 -------------------------------------------------------------------------
+BARE, NOOP, RECORDER, DASHBOARD = "bare", "no-op listener", "trace Recorder", "dashboard (headless)"
+_b5_attached = {"key": None, "detach": None}
+
+
+def _b5_attach(key, attach):
+    """Give the engine ``key``'s listeners alone. The peers run in interleaved rounds, so a
+    peer's listeners must be off while the others are timed: the first step of a round
+    detaches the previous peer's and attaches its own (``attach()`` returns the detach)."""
+    if _b5_attached["key"] is key:
+        return
+    if _b5_attached["detach"] is not None:
+        _b5_attached["detach"]()
+    _b5_attached.update(key=None, detach=None)
+    if key is not None:
+        _b5_attached.update(key=key, detach=attach())
+
+
+def _b5_detach():
+    _b5_attach(None, None)
+
+
+@benchmark("B5", "observed_step", "ms", 1e3, references=(BARE,), teardown=_b5_detach)
+def observed_step():
+    """B1 (MLP 784-512-512-10, Adam) with no listener, a no-op event listener, a trace Recorder, the dashboard's listeners."""
+    x_np, y_np, params_np = _mlp_data()
+
+    def observed(attach):
+        def setup():
+            import vizgrad as vg
+            import vizgrad.nn.functional as F
+            model = vg.nn.MLP([784, 512, 512, 10])
+            _load_linear_layers(model[::2], params_np, _vizgrad_copy)
+            optimizer = vg.optim.Adam(model.parameters(), **ADAM)
+            x, y = vg.tensor(x_np), vg.tensor(y_np)
+            key = object()
+
+            def step():
+                _b5_attach(key, lambda: attach(model, optimizer))
+                optimizer.zero_grad()
+                loss = F.cross_entropy(model(x), y)
+                loss.backward()
+                optimizer.step()
+                return loss
+            return step
+        return setup
+
+    def bare(model, optimizer):
+        return None
+
+    def noop(model, optimizer):
+        import vizgrad as vg
+        return vg.events.subscribe(lambda event: None).close
+
+    def recorder(model, optimizer):
+        from vizgrad.trace import Recorder
+        return Recorder().start().close
+
+    def board(model, optimizer):
+        try:
+            from vizgrad.widgets import dashboard
+        except ImportError:
+            raise Skipped("anywidget not installed (pip install 'vizgrad[widgets]')") from None
+        return dashboard(model, optimizer, display=False).close
+
+    return {BARE: observed(bare), NOOP: observed(noop), RECORDER: observed(recorder), DASHBOARD: observed(board)}
+
+
 # --- measuring (in the worker process) -----------------------------------------
 @dataclass
 class Result:
@@ -742,6 +811,8 @@ def worker(args):
     for key in args.only:
         bench = BENCHMARKS[key]
         results = measure(bench, args.min_reps, args.budget, args.warmup, log)
+        if bench.teardown is not None:
+            bench.teardown()
         output["benchmarks"][key] = [vars(r) for r in results]
     Path(args.worker_out).write_text(json.dumps(output))
 

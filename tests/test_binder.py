@@ -38,6 +38,9 @@ import pytest
 
 from lab_server import REPOSITORY, JupyterLab, free_port, stop, wait_until_ready
 
+# One worker builds the environment once for all the tests here (make test runs xdist's loadgroup).
+pytestmark = pytest.mark.xdist_group("binder")
+
 WELCOME = "lessons/00-welcome.ipynb"
 WIDGET_EXTENSIONS = ("anywidget", "@jupyter-widgets/jupyterlab-manager")
 # Files the copy must not take from this checkout: built or installed here, absent from a clone.

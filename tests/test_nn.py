@@ -1172,3 +1172,17 @@ def test_a_small_cnn_matches_pytorch_given_the_same_weights():
         np.testing.assert_allclose(arr(p.grad), q.grad.numpy(), atol=1e-10, err_msg=name)
     for (name, b), c in zip(ours.named_buffers(), theirs.buffers()):
         np.testing.assert_allclose(arr(b), c.numpy(), atol=1e-12, err_msg=name)
+
+
+def test_deepcopy_of_a_model_copies_parameters_and_keeps_their_class():
+    import copy
+    model = vg.nn.Sequential(vg.nn.Linear(2, 3), vg.nn.ReLU(), vg.nn.Linear(3, 1))
+    clone = copy.deepcopy(model)
+    for (name, original), (clone_name, copied) in zip(model.named_parameters(), clone.named_parameters()):
+        assert name == clone_name and isinstance(copied, vg.nn.Parameter) and copied.name == original.name
+        assert np.array_equal(copied.detach().numpy(), original.detach().numpy())
+        assert not np.shares_memory(copied.detach().numpy(), original.detach().numpy())
+    clone(vg.randn(4, 2)).sum().backward()
+    assert all(p.grad is None for p in model.parameters())
+    with pytest.raises(vg.BackwardError, match="only leaf tensors"):
+        copy.deepcopy(vg.randn(2, requires_grad=True) * 2)

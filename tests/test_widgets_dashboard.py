@@ -136,7 +136,8 @@ def test_vanishing_and_exploding_layers_are_flagged_as_diagnostics_flags_them(cl
 
 
 @pytest.mark.parametrize("rms, has, expected", [
-    ([1.0, 1e-8, 2e3], [True, True, True], ["ok", "vanishing", "exploding"]),
+    ([5.0, 1e-8, 1.5e3], [True, True, True], ["ok", "vanishing", "exploding"]),
+    ([1.0, 1.5e3], [True, True], ["vanishing", "exploding"]),             # the largest counts, exploding or not
     ([1.0, 1e-4], [True, True], ["ok", "vanishing"]),                      # relative to the largest
     ([math.inf, 1.0, 0.0], [True, True, False], ["exploding", "ok", "no grad"]),
     ([], [], []),
@@ -185,7 +186,7 @@ def test_dashboard_curves_flow_ratios_and_histograms_after_a_known_run(closing):
     np.testing.assert_allclose(ratios[-1], [last[name].update_ratio for name in board.layers], rtol=1e-5)
     np.testing.assert_allclose(board.ratios["current"], ratios[-1], rtol=1e-5)
     # histograms: binary counts of every value (small tensors are not sampled)
-    weight = model[0].weight.numpy()
+    weight = model[0].weight.detach().numpy()
     entry = board.histograms["0.weight"]["weight"]
     counts = from_float32_bytes(entry["counts"])
     assert counts.sum() == weight.size and len(counts) == 30 and not entry["sampled"]
@@ -234,7 +235,7 @@ def test_a_burst_of_10000_marks_is_a_bounded_number_of_messages_and_the_last_arr
     def last_arrived():
         for msg, buffers in sent:
             curves = msg["state"].get("curves")
-            if curves and curves["loss"]["train"]["length"] == 2000:
+            if curves:
                 position = msg["buffer_paths"].index(["curves", "loss", "train", "values"])
                 if from_float32_bytes(buffers[position])[-1] == 9_999.0:
                     return True
@@ -244,7 +245,7 @@ def test_a_burst_of_10000_marks_is_a_bounded_number_of_messages_and_the_last_arr
     assert len(sent) <= 20 * elapsed + 2, (len(sent), elapsed)
     # the buffer thins the history evenly and keeps every value exact
     steps, values = series(board.curves["loss"]["train"])
-    assert len(steps) == 2000
+    assert 1000 < len(steps) <= 2000 and steps[0] == 0 and steps[-1] == 9_999
     np.testing.assert_array_equal(values[:, 0], steps)
 
 

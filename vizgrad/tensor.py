@@ -361,6 +361,22 @@ class Tensor:
 
     __hash__ = object.__hash__
 
+    def __deepcopy__(self, memo):
+        """A copy with its own memory, of the same class (a Parameter stays a Parameter), as
+        ``copy.deepcopy(model)`` needs. Only leaves can be copied: a result's history cannot."""
+        if self.grad_fn is not None:
+            raise BackwardError("only leaf tensors can be deep-copied; this one is the result of "
+                                f"{self.grad_fn.name()}: deep-copy tensor.detach() instead")
+        import copy
+        copied = Tensor._make(self._backend().xp.asarray(self._array, copy=True))
+        copied.__class__ = type(self)
+        copied.requires_grad = self.requires_grad
+        copied.name = self.name
+        memo[id(self)] = copied
+        if self.grad is not None:
+            copied.grad = copy.deepcopy(self.grad, memo)
+        return copied
+
     def __reduce__(self):
         raise TypeError("Tensors are not pickled: use vizgrad.save(obj, path), which never runs code on load")
 

@@ -177,8 +177,8 @@ class OneCycleLR(LRScheduler):
     def step(self):
         self.last_epoch += 1
         step = self.last_epoch
-        if step >= self.total_steps:
-            raise ValueError(f"OneCycleLR stepped {step + 1} times but total_steps is {self.total_steps}")
+        if step > self.total_steps:
+            raise ValueError(f"OneCycleLR stepped {step} times but total_steps is {self.total_steps}")
         for group in self.optimizer.param_groups:
             start_step = 0.0
             for end_step, lr_from, lr_to, momentum_from, momentum_to in self.phases:

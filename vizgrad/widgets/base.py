@@ -270,7 +270,8 @@ def from_float32_bytes(data, columns=None):
 class SeriesBuffer:
     """Rows of numbers over training steps, bounded: past ``max_points`` rows, every other
     row is dropped and only every second later step is kept, so a long run still spans its
-    whole history in at most ``max_points`` rows.
+    whole history in at most ``max_points`` rows. The latest row is always shown (after
+    the kept ones), so a curve ends at the current step.
 
     Each row is ``columns`` numbers for one step (e.g. one gradient norm per layer).
     """
@@ -284,16 +285,18 @@ class SeriesBuffer:
         self._steps = []
         self._rows = []
         self._seen = 0
+        self._latest = None       # (step, row) of the latest append when the stride skipped it
 
     def __len__(self):
-        return len(self._steps)
+        return len(self._steps) + (self._latest is not None)
 
     def append(self, step, row):
-        """Add ``row`` (``columns`` numbers) for ``step``; returns whether it was kept."""
+        """Add ``row`` (``columns`` numbers) for ``step``; returns whether it is kept for good."""
         self._seen += 1
+        self._latest = (step, row)
         if (self._seen - 1) % self.stride:
             return False
-        if len(self._steps) >= self.max_points:
+        if len(self._steps) >= self.max_points - 1:          # one place stays for the latest row
             self._steps = self._steps[::2]
             self._rows = self._rows[::2]
             self.stride *= 2
@@ -301,17 +304,20 @@ class SeriesBuffer:
                 return False
         self._steps.append(step)
         self._rows.append(row)
+        self._latest = None
         return True
 
     @property
     def steps(self):
-        return np.asarray(self._steps, dtype=np.float64)
+        steps = self._steps + ([self._latest[0]] if self._latest is not None else [])
+        return np.asarray(steps, dtype=np.float64)
 
     def matrix(self):
         """The rows as a (len, columns) float64 array."""
-        if not self._rows:
+        rows = self._rows + ([self._latest[1]] if self._latest is not None else [])
+        if not rows:
             return np.zeros((0, self.columns))
-        return np.asarray(self._rows, dtype=np.float64).reshape(len(self._rows), self.columns)
+        return np.asarray(rows, dtype=np.float64).reshape(len(rows), self.columns)
 
     def payload(self):
         """``{"steps": bytes, "values": bytes, "columns": n, "length": len}`` for a trait."""

@@ -123,11 +123,12 @@ export function derivativeOf(op) {
   return key ? DERIVATIVES[key] : null;
 }
 
-/** ∂L/∂y ⊙ local, simplified for 1 and −1. */
+/** ∂L/∂y ⊙ local, simplified for 1 and −1, with parentheses around compound terms. */
 function compose(local) {
   if (local === "1") return "∂L/∂y";
   if (local === "−1") return "−∂L/∂y";
-  return `∂L/∂y ⊙ ${local}`;
+  const outside = local.replace(/\([^()]*\)/g, ""); // what is not already in parentheses
+  return /[\s+−]/.test(outside) ? `∂L/∂y ⊙ (${local})` : `∂L/∂y ⊙ ${local}`;
 }
 
 /** The gradient formula for input ``index`` named ``name`` of ``op``. */

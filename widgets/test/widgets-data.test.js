@@ -1,0 +1,95 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { curveCharts, histogramStats, latestValue, ratioLines, wantsLog } from "../src/widgets/dashboard-widget.js";
+import { flaggedLayers, flagText, flowBars, flowLines } from "../src/widgets/grad-flow.js";
+import { divergingColour, matrixLimit } from "../src/widgets/heatmap.js";
+import { floats, onChange, seriesColumns } from "../src/widgets/model.js";
+
+/** float32 bytes as ipywidgets hands them over: a DataView. */
+function buffer(values) {
+  return new DataView(Float32Array.from(values).buffer);
+}
+
+test("float32 buffers arrive as DataView, ArrayBuffer, typed or plain arrays, even unaligned", () => {
+  assert.deepEqual([...floats(buffer([1.5, -2]))], [1.5, -2]);
+  assert.deepEqual([...floats(Float32Array.from([3]).buffer)], [3]);
+  assert.deepEqual([...floats([1, null])].map(String), ["1", "NaN"]);
+  const bytes = new Uint8Array(9);
+  bytes.set(new Uint8Array(Float32Array.from([7, 8]).buffer), 1);
+  assert.deepEqual([...floats(new DataView(bytes.buffer, 1, 8))], [7, 8]);
+  assert.equal(floats(undefined).length, 0);
+  assert.throws(() => floats("1,2"), TypeError);
+});
+
+test("a series payload becomes one [step, value] list per column, NaN as a gap", () => {
+  const payload = { steps: buffer([1, 2, 3]), values: buffer([10, 20, 11, Number.NaN, 12, 22]), columns: 2, length: 3 };
+  assert.deepEqual(seriesColumns(payload), [[[1, 10], [2, 11], [3, 12]], [[1, 20], [2, null], [3, 22]]]);
+  assert.deepEqual(seriesColumns(null), []);
+});
+
+test("onChange listens to each trait and its cleanup stops listening", () => {
+  const handlers = new Map();
+  const model = {
+    on: (event, handler) => handlers.set(event, handler),
+    off: (event, handler) => handlers.get(event) === handler && handlers.delete(event),
+  };
+  let calls = 0;
+  const stop = onChange(model, ["graph", "dot"], () => (calls += 1));
+  assert.deepEqual([...handlers.keys()], ["change:graph", "change:dot"]);
+  handlers.get("change:dot")();
+  stop();
+  assert.equal(handlers.size, 0);
+  assert.equal(calls, 1);
+});
+
+const flow = {
+  layers: ["0.weight", "0.bias", "2.weight"],
+  step: 3,
+  series: { steps: buffer([1, 2, 3]), values: buffer([1, 2, 3, 1, 2, 3, 1, 2e-9, 3]), columns: 3, length: 3 },
+  current: { rms: [1, 2e-9, null], norm: [2, 1e-8, null], status: ["ok", "vanishing", "exploding"] },
+  thresholds: { vanishing: 1e-7, exploding: 1e3, relative: 1e-3 },
+};
+
+test("gradient flow: one line per layer, bars coloured by status, flagged layers listed", () => {
+  const lines = flowLines(flow);
+  assert.deepEqual(lines.map((line) => line.name), flow.layers);
+  assert.deepEqual(lines[1].points.map(([step]) => step), [1, 2, 3]);
+  assert.ok(Math.abs(lines[1].points[2][1] - 2e-9) < 1e-15);
+  const bars = flowBars(flow);
+  assert.deepEqual(bars.map((bar) => bar.note), ["ok", "vanishing", "exploding"]);
+  assert.equal(bars[2].colour, "#d62728");
+  assert.deepEqual(flaggedLayers(flow).map((item) => [item.name, item.status]), [["0.bias", "vanishing"], ["2.weight", "exploding"]]);
+  assert.equal(flagText(flaggedLayers(flow)[1]), "exploding: 2.weight (RMS —)");
+  assert.deepEqual(flowLines(null), []);
+});
+
+test("dashboard curves: one chart per value, one line per mark, latest finite value", () => {
+  const curves = {
+    loss: { train: { steps: buffer([0, 1]), values: buffer([2, 1]), columns: 1 }, val: { steps: buffer([1]), values: buffer([1.5]), columns: 1 } },
+    accuracy: { train: { steps: buffer([0, 1]), values: buffer([0.5, Number.NaN]), columns: 1 } },
+  };
+  const charts = curveCharts(curves);
+  assert.deepEqual(charts.map((chart) => [chart.key, chart.lines.map((line) => line.name)]), [["loss", ["train", "val"]], ["accuracy", ["train"]]]);
+  assert.equal(latestValue(charts[1].lines[0].points), 0.5);
+  assert.equal(latestValue([]), null);
+  assert.equal(wantsLog([{ points: [[0, 100], [1, 1]] }]), true);
+  assert.equal(wantsLog([{ points: [[0, 2], [1, 1]] }]), false);
+  assert.equal(wantsLog([{ points: [[0, 100], [1, -1]] }]), false);
+});
+
+test("update ratios per layer and histogram counts from buffers", () => {
+  const ratios = { series: { steps: buffer([1]), values: buffer([1e-3, 2e-3]), columns: 2 } };
+  assert.deepEqual(ratioLines(ratios, ["w", "b"]).map((line) => line.points[0][0]), [1, 1]);
+  assert.deepEqual(histogramStats({ counts: buffer([0, 3, 1]) }), { histogram: [0, 3, 1] });
+  assert.equal(histogramStats(undefined), null);
+});
+
+test("heatmap colours diverge from white at 0 to blue and red, grey for missing", () => {
+  assert.equal(divergingColour(0, 1), "rgb(247,247,247)");
+  assert.equal(divergingColour(1, 1), "rgb(215,48,39)");
+  assert.equal(divergingColour(-5, 1), "rgb(49,54,149)"); // clamped
+  assert.equal(divergingColour(null, 1), "rgb(160,160,160)");
+  assert.equal(divergingColour(3, 0), "rgb(247,247,247)");
+  assert.equal(matrixLimit([[1, -4], [null, 2]]), 4);
+});
