@@ -329,6 +329,21 @@ def test_a_live_view_records_from_now_and_starts_afresh_each_iteration(views):
     assert module_names(view.current_graph) == [] and view.modules == []
 
 
+def test_a_view_follows_a_trace_that_is_still_recording(views):
+    with vg.trace() as tr:
+        view = GraphView(tr, max_rate=1000)
+        views.append(view)
+        x = vg.tensor([1.0, -2.0], requires_grad=True)
+        loss = (x.exp() * x).sum()
+        loss.backward()
+        view._updates.flush()
+        assert view.listening
+        assert [n["op"] for n in view.graph["nodes"] if n["op"]] == ["Exp", "Mul", "Sum"]
+        assert view.timeline == tr.graph.backward_order and view.step_index == len(view.timeline) - 1
+    view.stop()
+    assert not view.listening
+
+
 def test_a_static_graph_is_shown_without_listening(views):
     _, _, y = mul_tanh_sum()
     y.backward()

@@ -107,7 +107,7 @@ class Optimizer:
                     else:
                         _follow_parameter(state, param._array)
                     state["step"] += 1
-                    before = param._backend().xp.asarray(param._array, copy=True) if summaries is not None else None
+                    before = self._copy_before_update(param) if summaries is not None else None
                     self.update(param._array, grad, state, group)
                     param._bump_version()
                     if summaries is not None:
@@ -120,6 +120,20 @@ class Optimizer:
 
     def update(self, param, grad, state, group):  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def _copy_before_update(self, param):
+        """``param``'s values before its update, for the ``optimizer_step`` summary (only while
+        someone listens). The copy goes into one buffer kept per parameter, so an observed
+        step allocates nothing: fresh multi-megabyte copies every step cost page faults."""
+        scratch = self.__dict__.setdefault("_before", {})
+        array = param._array
+        buffer = scratch.get(param)
+        if (buffer is None or type(buffer) is not type(array) or buffer.shape != array.shape
+                or buffer.dtype != array.dtype or getattr(buffer, "device", None) != getattr(array, "device", None)):
+            buffer = scratch[param] = param._backend().xp.asarray(array, copy=True)
+        else:
+            buffer[...] = array
+        return buffer
 
     def register_step_pre_hook(self, hook):
         """``hook(optimizer, args, kwargs)`` runs before each step. Returns a removable handle."""
@@ -194,14 +208,15 @@ def _norm(array):
         squares = float(vecdot(flat, flat))
         if math.isfinite(squares) or not bool(xp.all(xp.isfinite(flat))):
             return math.sqrt(squares)
-        # float32 squares overflowed although every value is finite: redo it in float64
+        # float32 squares overflowed although every value is finite (NumPy warns): redo in float64
     return float(xp.sqrt(xp.sum(xp.astype(array, xp.float64) ** 2)))
 
 
 def _summary(param, grad, before, state, group, position):
     """What one step did to ``param``: norms of its gradient, update and value, and of each
     state buffer (the event layer's ``optimizer_step``)."""
-    update_norm = _norm(param._array - before)
+    before -= param._array                  # in place: the buffer now holds minus the update
+    update_norm = _norm(before)
     param_norm = _norm(param._array)
     return {"name": param.name or f"param{position}", "lr": float(group.get("lr", 0.0)),
             "grad_norm": _norm(grad), "update_norm": update_norm, "param_norm": param_norm,

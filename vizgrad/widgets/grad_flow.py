@@ -143,7 +143,7 @@ class GradFlowView(VizgradWidget):
     _bundle = "grad-flow-widget"
 
     flow = traitlets.Dict().tag(sync=True)
-    title = traitlets.Unicode("Gradient flow").tag(sync=True)
+    title = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, model, every=1, max_points=2000, max_rate=20, vanishing=diagnostics.VANISHING,
                  exploding=diagnostics.EXPLODING, relative=diagnostics.RELATIVE, **kwargs):

@@ -20,6 +20,7 @@ function render({ model, el }) {
     try {
       const flow = model.get("flow");
       heading.textContent = model.get("title");
+      heading.hidden = !model.get("title");
       body.replaceChildren(...gradFlowPanels(flow));
       root.dataset.step = String(flow?.step ?? "");
       root.dataset.ready = "true";
