@@ -77,7 +77,8 @@ def mul_tanh_sum():
 def test_the_engine_never_imports_the_widgets():
     code = ("import sys, vizgrad as vg, vizgrad.nn, vizgrad.optim, vizgrad.trace, vizgrad.render.html, "
             "vizgrad.diagnostics\nx = vg.ones(2, requires_grad=True)\n(x * 2).sum().backward()\n"
-            "print(sorted(m for m in sys.modules if m.startswith('vizgrad.widgets') or m in ('anywidget', 'ipywidgets')))")
+            "print(sorted(m for m in sys.modules\n"
+            "             if m.startswith('vizgrad.widgets') or m in ('anywidget', 'ipywidgets')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -185,9 +186,18 @@ def test_the_first_update_goes_at_once_and_a_quick_second_waits_for_one_timer(fa
     coalescer.request(lambda: delivered.append("c"))     # replaces b: same key
     coalescer.request(lambda: delivered.append("other"), key="other")
     assert delivered == ["a"] and len(fake_timers) == 1
-    assert fake_timers[0].due == pytest.approx(0.1) and fake_timers[0].daemon
+    assert fake_timers[0].due == pytest.approx(0.2) and fake_timers[0].daemon   # one interval after it could go
     fake_timers[0].fire()
     assert delivered == ["a", "c", "other"]
+    # while requests keep coming, the first one after the interval delivers and cancels the timer
+    clock.now = 0.25
+    coalescer.request(lambda: delivered.append("d"))                 # after a quiet spell: at once
+    clock.now = 0.27
+    coalescer.request(lambda: delivered.append("e"))                 # too soon: a timer waits
+    assert delivered[-1] == "d" and len(fake_timers) == 2 and not fake_timers[1].cancelled
+    clock.now = 0.36
+    coalescer.request(lambda: delivered.append("f"))                 # the interval is over: delivered here
+    assert delivered[-2:] == ["d", "f"] and fake_timers[1].cancelled
 
 
 def test_close_cancels_the_timer_and_ignores_later_requests(fake_time):
@@ -300,6 +310,20 @@ def test_stats_keep_a_few_values_and_a_small_evenly_spaced_matrix():
     assert stats["matrix"][-1][-1] == pytest.approx(99 * 40 + 39, rel=1e-3)
     assert "matrix" not in stats_dict(vg.ones(3, 4, 5))
     json.dumps(stats, allow_nan=False)
+
+
+def test_edges_keep_a_cheap_summary_of_the_gradient_they_carried():
+    from vizgrad.trace import summary_dict
+    values = np.array([[3.0, -4.0], [0.0, 1.0]], dtype=np.float32)
+    summary = summary_dict(vg.tensor(values))
+    assert summary == {"shape": [2, 2], "mean": 0.0, "norm": pytest.approx(math.sqrt(26)), "min": -4.0, "max": 3.0,
+                       "nan_count": 0, "inf_count": 0, "sample": [3.0, -4.0, 0.0, 1.0]}
+    bad = summary_dict(np.array([1.0, np.nan, np.inf, -np.inf], dtype=np.float32))
+    assert (bad["nan_count"], bad["inf_count"], bad["norm"], bad["sample"]) == (1, 2, 1.0, [1.0, None, None, None])
+    huge = summary_dict(np.full(4, 1e30, dtype=np.float32))         # float32 squares overflow, values do not
+    assert huge["norm"] == pytest.approx(2e30, rel=1e-6) and huge["inf_count"] == 0
+    empty = summary_dict(np.zeros((0, 3), dtype=np.float32))
+    assert empty["mean"] is None and empty["norm"] is None and empty["sample"] == []
 
 
 def test_a_recorder_started_from_a_tensor_continues_with_its_backward():

@@ -2,7 +2,7 @@
 ``Graph`` and its JSON form."""
 
 from .graph import SCHEMA_VERSION, Graph, GraphEdge, GraphNode, schema
-from .recorder import Recorder, graph, stats_dict, trace
+from .recorder import Recorder, graph, stats_dict, summary_dict, trace
 
 __all__ = ["Graph", "GraphEdge", "GraphNode", "Recorder", "SCHEMA_VERSION", "graph", "schema", "stats_dict",
-           "trace"]
+           "summary_dict", "trace"]

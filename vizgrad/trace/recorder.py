@@ -49,6 +49,33 @@ def stats_dict(tensor, bins=16, detail=True):
     return data
 
 
+def summary_dict(tensor):
+    """Cheap statistics of a gradient (what an edge of the graph records): shape, mean, norm,
+    min, max, NaN/inf counts and ``sample``; no histogram, and one dot product instead of
+    a float64 copy when every value is finite. Non-finite statistics become None."""
+    values = np.asarray(_host_array(tensor))
+    flat = values.reshape(-1)
+    if flat.dtype.kind != "f" or flat.dtype.itemsize < 4:
+        flat = flat.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):   # overflow is handled below
+        squares = float(np.dot(flat, flat)) if flat.size else 0.0
+    nan_count = inf_count = 0
+    finite = flat
+    if not math.isfinite(squares):
+        mask = np.isfinite(flat)
+        nan_count = int(np.isnan(flat).sum())
+        inf_count = int(flat.size - mask.sum()) - nan_count
+        finite = flat[mask].astype(np.float64)      # float64: finite values whose squares overflowed float32
+        squares = float(np.dot(finite, finite))
+    if finite.size:
+        summary = [float(finite.mean(dtype=np.float64)), math.sqrt(squares), float(finite.min()), float(finite.max())]
+    else:
+        summary = [math.nan] * 4
+    mean, norm, low, high = (value if math.isfinite(value) else None for value in summary)
+    return {"shape": list(values.shape), "mean": mean, "norm": norm, "min": low, "max": high,
+            "nan_count": nan_count, "inf_count": inf_count, "sample": _finite_list(flat[:SAMPLE_SIZE])}
+
+
 def _host_array(tensor):
     """A Tensor's (or backend array's) values as a NumPy array on the host."""
     array = getattr(tensor, "_array", tensor)
@@ -261,7 +288,7 @@ class Recorder:
             grads = [grad for grad in event.grads if grad is not None]
             if len(grads) == len(edges):
                 for edge, grad in zip(edges, grads):
-                    edge.grad = stats_dict(grad)
+                    edge.grad = summary_dict(grad)
 
     def _on_grad_accumulated(self, event):
         node_id = self._ids.get(event.tensor_id)

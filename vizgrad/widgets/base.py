@@ -22,7 +22,7 @@ import warnings
 
 import anywidget
 import numpy as np
-import traitlets
+import traitlets  # noqa: F401  (re-exported: widget modules take their trait types from here)
 
 from ..render.html import BundleMissing
 
@@ -159,9 +159,11 @@ class Coalescer:
     applies it, e.g. sets traits); requests with the same key replace each other, so
     only the latest runs, and nothing is built until it is delivered. The first request
     after a quiet period is delivered at once; those that follow within ``1/max_rate``
-    seconds wait for a single one-shot :class:`threading.Timer`, which delivers the last
-    of them when the interval is over: a burst costs at most ``max_rate`` deliveries per
-    second plus one, and its final state always arrives. ``close()`` cancels the timer.
+    seconds are delivered by the first request after the interval, in the caller's thread;
+    a single one-shot :class:`threading.Timer` delivers the last of them when no request
+    follows (at most two intervals after it): a burst costs at most ``max_rate``
+    deliveries per second plus one, and its final state always arrives. ``close()``
+    cancels the timer.
     The interval counts from the end of a delivery and stretches to four times the
     delivery's duration when that is longer, so slow payloads cannot take over the loop.
 
@@ -203,7 +205,10 @@ class Coalescer:
             if wait <= 0:
                 self._deliver()
             elif self._timer is None:
-                self._timer = self._timer_factory(wait, self._on_timer)
+                # The timer is the fallback for the end of a burst: while requests keep coming,
+                # the first one after the interval delivers in the caller's thread (no second
+                # thread competing with a training loop), and the timer is cancelled.
+                self._timer = self._timer_factory(wait + self._gap, self._on_timer)
                 self._timer.daemon = True
                 self._timer.start()
 
@@ -341,5 +346,5 @@ def number_text(value):
     return f"{value:.4g}"
 
 
-__all__ = ["Coalescer", "SeriesBuffer", "VizgradWidget", "float32_bytes", "from_float32_bytes", "read_static",
-           "traitlets"]
+__all__ = ["BundleMissing", "Coalescer", "SeriesBuffer", "VizgradWidget", "float32_bytes", "from_float32_bytes",
+           "read_static", "traitlets"]

@@ -259,7 +259,8 @@ class Dashboard(VizgradWidget):
                     rows.append((name, key, len(buffer), number_text(float(buffer.matrix()[-1, 0]))))
         curves = html_table(("mark", "value", "points", "latest"), rows, f"training (step {state.step})")
         ratios = html_table(("parameter", "update / parameter"),
-                            [(name, number_text(value)) for name, value in zip(state.names, state.current_ratio.tolist())])
+                            [(name, number_text(value))
+                             for name, value in zip(state.names, state.current_ratio.tolist())])
         return curves + grad_flow_table(state.flow) + ratios
 
 
