@@ -163,8 +163,13 @@ class TensorStats:
                 "histogram": list(self.histogram), "bin_edges": list(self.bin_edges)}
 
 
+HISTOGRAM_SAMPLE = 8192
+
+
 def tensor_stats(tensor, bins=16):
-    """Statistics of ``tensor`` (a Tensor or a backend array), computed on the host."""
+    """Statistics of ``tensor`` (a Tensor or a backend array), computed on the host: mean,
+    std, min, max and norm over the finite values, the NaN and inf counts, and a histogram
+    (of an evenly strided sample of at most ``HISTOGRAM_SAMPLE`` values for large tensors)."""
     array = getattr(tensor, "_array", tensor)
     if isinstance(array, (np.ndarray, np.generic)):
         # NumPy turns 0-d results into scalars (np.float32), so a gradient flowing through
@@ -173,18 +178,27 @@ def tensor_stats(tensor, bins=16):
     else:
         from .backends import backend_of
         host = backend_of(array).to_numpy(array)
-    values = np.asarray(host, dtype=np.float64)
-    finite = values[np.isfinite(values)]
-    nan_count = int(np.isnan(values).sum())
-    inf_count = int(np.isinf(values).sum())
+    values = np.asarray(host)
+    shape = tuple(values.shape)
+    flat = values.reshape(-1)
+    if flat.dtype.kind != "f":
+        flat = flat.astype(np.float64)
+    finite_mask = np.isfinite(flat)
+    finite = flat if finite_mask.all() else flat[finite_mask]
+    nan_count = int(np.isnan(flat).sum()) if finite.size != flat.size else 0
+    inf_count = flat.size - finite.size - nan_count
     if finite.size:
-        counts, edges = np.histogram(finite, bins=bins)
-        summary = (float(finite.mean()), float(finite.std()), float(finite.min()), float(finite.max()),
-                   float(np.sqrt(np.square(finite).sum())))
+        mean = float(finite.mean(dtype=np.float64))
+        std = float(finite.std(dtype=np.float64))
+        low, high = float(finite.min()), float(finite.max())
+        # the histogram of a large tensor is drawn from an evenly strided sample
+        sample = finite[::-(-finite.size // HISTOGRAM_SAMPLE)]
+        counts, edges = np.histogram(sample, bins=bins, range=(low, high) if high > low else None)
+        summary = (mean, std, low, high, math.sqrt(finite.size * (std * std + mean * mean)))
     else:
         counts, edges = np.zeros(bins, dtype=np.int64), np.zeros(bins + 1)
         summary = (math.nan,) * 5
-    return TensorStats(tuple(values.shape), *summary, nan_count, inf_count,
+    return TensorStats(shape, *summary, nan_count, inf_count,
                        tuple(int(c) for c in counts), tuple(float(e) for e in edges))
 
 
