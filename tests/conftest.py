@@ -92,3 +92,20 @@ def _same_sequence(original, items):
 def as_tensors():
     """:func:`to_tensors`, the sample-arguments-to-tensors conversion, as a fixture."""
     return to_tensors
+
+
+@pytest.fixture
+def no_listener_leaks():
+    """Fails the test if it left an event listener attached to the engine."""
+    from vizgrad.autograd import observers
+    yield
+    assert observers.active == [], "a test left an event listener attached"
+
+
+@pytest.fixture
+def closing():
+    """Widgets (or anything with close()) made by a test; closed afterwards even when it fails."""
+    made = []
+    yield made
+    for item in made:
+        item.close()

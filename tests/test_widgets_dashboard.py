@@ -26,19 +26,7 @@ from vizgrad.widgets.grad_flow import classify  # noqa: E402
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 
-@pytest.fixture(autouse=True)
-def no_listener_leaks():
-    yield
-    assert observers.active == [], "a test left an event listener attached"
-
-
-@pytest.fixture
-def closing():
-    """Widgets and headless states made by a test; closed afterwards even when it fails."""
-    made = []
-    yield made
-    for item in made:
-        item.close()
+pytestmark = pytest.mark.usefixtures("no_listener_leaks")
 
 
 def small_model():

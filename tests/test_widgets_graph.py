@@ -30,19 +30,7 @@ from vizgrad.widgets.graph_view import effective_collapse, module_names  # noqa:
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 
-@pytest.fixture(autouse=True)
-def no_listener_leaks():
-    yield
-    assert observers.active == [], "a test left an event listener attached"
-
-
-@pytest.fixture
-def views():
-    """Widgets made by a test; closed afterwards even when it fails."""
-    made = []
-    yield made
-    for view in made:
-        view.close()
+pytestmark = pytest.mark.usefixtures("no_listener_leaks")
 
 
 def count_messages(widget):
@@ -252,10 +240,10 @@ def test_series_buffer_stays_bounded_and_spans_the_whole_history():
 
 
 # --- GraphView: a known computation -------------------------------------------------------------
-def test_traits_hold_the_graph_its_dot_and_the_backward_timeline(views):
+def test_traits_hold_the_graph_its_dot_and_the_backward_timeline(closing):
     a, b, y = mul_tanh_sum()
     view = GraphView(y)
-    views.append(view)
+    closing.append(view)
     ops = [node["op"] for node in view.graph["nodes"]]
     assert ops == [None, None, "Mul", "Tanh", "Sum"]
     assert [(e["source"], e["target"], e["index"]) for e in view.graph["edges"]] == [
@@ -281,19 +269,19 @@ def test_traits_hold_the_graph_its_dot_and_the_backward_timeline(views):
     assert "backward steps" in view.status and "penwidth=3" in view.dot    # coloured by gradient size
 
 
-def test_the_graph_trait_follows_the_published_schema(views):
+def test_the_graph_trait_follows_the_published_schema(closing):
     jsonschema = pytest.importorskip("jsonschema")
     model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
     with vg.trace() as tr:
         loss = model(vg.randn(5, 3)).pow(2).mean()
         loss.backward()
     view = GraphView(tr)
-    views.append(view)
+    closing.append(view)
     jsonschema.Draft202012Validator(Graph.schema()).validate(view.graph)
     weight = next(n for n in view.graph["nodes"] if n["name"] == "0.weight")
     assert weight["value"]["matrix_rows"] == [0, 1, 2, 3] and len(weight["value"]["matrix"]) == 4
     assert weight["grad"]["matrix"] is not None and len(weight["grad"]["sample"]) == 6
-    # the optimizer/mark history is left to the other views
+    # the optimizer/mark history is left to the other closing
     assert view.graph["steps"] == []
 
 
@@ -337,9 +325,9 @@ def test_a_recorder_started_from_a_tensor_continues_with_its_backward():
     assert graph.node("n0").grad["norm"] == pytest.approx(float(np.linalg.norm(a.grad.numpy())), rel=1e-6)
 
 
-def test_a_live_view_records_from_now_and_starts_afresh_each_iteration(views):
+def test_a_live_view_records_from_now_and_starts_afresh_each_iteration(closing):
     view = GraphView(max_rate=1000)
-    views.append(view)
+    closing.append(view)
     model = nn.Linear(3, 1)
     x = vg.randn(4, 3)
     for _ in range(2):
@@ -353,10 +341,10 @@ def test_a_live_view_records_from_now_and_starts_afresh_each_iteration(views):
     assert module_names(view.current_graph) == [] and view.modules == []
 
 
-def test_a_view_follows_a_trace_that_is_still_recording(views):
+def test_a_view_follows_a_trace_that_is_still_recording(closing):
     with vg.trace() as tr:
         view = GraphView(tr, max_rate=1000)
-        views.append(view)
+        closing.append(view)
         x = vg.tensor([1.0, -2.0], requires_grad=True)
         loss = (x.exp() * x).sum()
         loss.backward()
@@ -368,21 +356,21 @@ def test_a_view_follows_a_trace_that_is_still_recording(views):
     assert not view.listening
 
 
-def test_a_static_graph_is_shown_without_listening(views):
+def test_a_static_graph_is_shown_without_listening(closing):
     _, _, y = mul_tanh_sum()
     y.backward()
     view = GraphView(vg.graph(y), live=True)
-    views.append(view)
+    closing.append(view)
     assert not view.listening and len(view.graph["nodes"]) == 5
     with pytest.raises(TypeError, match="GraphView shows"):
         GraphView(42)
 
 
 # --- replay, selection, collapse --------------------------------------------------------------------
-def test_step_seek_play_pause_and_select(views):
+def test_step_seek_play_pause_and_select(closing):
     _, _, y = mul_tanh_sum()
     view = GraphView(y)
-    views.append(view)
+    closing.append(view)
     y.backward()
     view._updates.flush()
     assert view.step(-2) == 2 and view.active_node == "n2"
@@ -402,12 +390,12 @@ def test_step_seek_play_pause_and_select(views):
     view.select(None)
 
 
-def test_modules_collapse_and_expand_redraw_the_dot(views):
+def test_modules_collapse_and_expand_redraw_the_dot(closing):
     model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
     with vg.trace() as tr:
         model(vg.randn(5, 3)).sum().backward()
     view = GraphView(tr)
-    views.append(view)
+    closing.append(view)
     assert view.modules == ["0", "1", "2"] and view.collapsed == []
     assert '"m_0"' not in view.dot and 'cluster_0' in view.dot
     view.collapse("0")
@@ -441,9 +429,9 @@ def test_large_graphs_are_summarised_and_the_collapsed_list_says_how():
 
 
 # --- throttling, cleanup, fallbacks --------------------------------------------------------------------
-def test_a_burst_of_10000_ops_becomes_a_bounded_number_of_messages_and_the_last_arrives(views):
+def test_a_burst_of_10000_ops_becomes_a_bounded_number_of_messages_and_the_last_arrives(closing):
     view = GraphView(max_rate=20)
-    views.append(view)
+    closing.append(view)
     sent = count_messages(view)
     x = vg.tensor([0.5], requires_grad=True)
     started = time.monotonic()
@@ -475,10 +463,10 @@ def test_closing_a_view_leaves_no_listener_and_frees_it():
     assert ref() is None
 
 
-def test_every_view_brings_a_static_picture_for_front_ends_without_widgets(views):
+def test_every_view_brings_a_static_picture_for_front_ends_without_widgets(closing):
     _, _, y = mul_tanh_sum()
     view = GraphView(y)
-    views.append(view)
+    closing.append(view)
     data, _ = view._repr_mimebundle_()
     assert WIDGET_MIME in data and data["text/plain"].startswith("<GraphView")
     assert "image/svg+xml" in data or "text/html" in data
@@ -486,11 +474,11 @@ def test_every_view_brings_a_static_picture_for_front_ends_without_widgets(views
         assert "<svg" in data["image/svg+xml"] and "Mul" in data["image/svg+xml"]
 
 
-def test_the_html_fallback_when_graphviz_is_not_installed(views, monkeypatch):
+def test_the_html_fallback_when_graphviz_is_not_installed(closing, monkeypatch):
     from vizgrad.render import svg
     _, _, y = mul_tanh_sum()
     view = GraphView(y, live=False)
-    views.append(view)
+    closing.append(view)
 
     def unavailable(source):
         raise svg.LayoutUnavailable("no graphviz here")

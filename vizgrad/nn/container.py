@@ -19,7 +19,51 @@ def _index(container, idx):
     return idx % size
 
 
-class Sequential(Module):
+class _ModuleSequence(Module):
+    """What Sequential and ModuleList share: children named by position, renumbered after
+    deletions and insertions."""
+
+    def _renumber(self, modules):
+        self._modules.clear()
+        for position, module in enumerate(modules):
+            self.add_module(str(position), module)
+
+    def __delitem__(self, idx):
+        modules = list(self._modules.values())
+        if isinstance(idx, slice):
+            del modules[idx]
+        else:
+            del modules[_index(self, idx)]
+        self._renumber(modules)
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def append(self, module):
+        """Add ``module`` at the end; returns self."""
+        self.add_module(str(len(self)), module)
+        return self
+
+    def extend(self, modules):
+        for module in modules:
+            self.append(module)
+        return self
+
+    def _insert(self, index, module):
+        modules = list(self._modules.values())
+        modules.insert(index, module)
+        self._renumber(modules)
+
+    def pop(self, key):
+        module = self[key]
+        del self[key]
+        return module
+
+
+class Sequential(_ModuleSequence):
     """Modules applied one after the other: ``Sequential(a, b, c)(x) == c(b(a(x)))``.
 
     Takes modules, or one OrderedDict of named modules. Supports ``len``, indexing
@@ -42,11 +86,6 @@ class Sequential(Module):
             for position, module in enumerate(args):
                 self.add_module(str(position), module)
 
-    def _renumber(self, modules):
-        self._modules.clear()
-        for position, module in enumerate(modules):
-            self.add_module(str(position), module)
-
     def __getitem__(self, idx):
         if isinstance(idx, slice):          # a plain Sequential: subclasses (MLP) take other arguments
             return Sequential(OrderedDict(list(self._modules.items())[idx]))
@@ -56,48 +95,17 @@ class Sequential(Module):
         name = list(self._modules)[_index(self, idx)]
         self.add_module(name, module)
 
-    def __delitem__(self, idx):
-        modules = list(self._modules.values())
-        if isinstance(idx, slice):
-            del modules[idx]
-        else:
-            del modules[_index(self, idx)]
-        self._renumber(modules)
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
     def __add__(self, other):
         if not isinstance(other, Sequential):
             raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
         return Sequential(*self, *other)
 
-    def append(self, module):
-        """Add ``module`` at the end; returns self."""
-        self.add_module(str(len(self)), module)
-        return self
-
-    def extend(self, modules):
-        for module in modules:
-            self.append(module)
-        return self
-
     def insert(self, index, module):
         """Put ``module`` before position ``index`` (which may equal the length)."""
-        modules = list(self._modules.values())
-        if not -len(modules) <= index <= len(modules):
+        if not -len(self) <= index <= len(self):
             raise IndexError(f"Index out of range: {index}")
-        modules.insert(index, module)
-        self._renumber(modules)
+        self._insert(index, module)
         return self
-
-    def pop(self, key):
-        module = self[key]
-        del self[key]
-        return module
 
     def forward(self, input):
         for module in self._modules.values():
@@ -105,7 +113,7 @@ class Sequential(Module):
         return input
 
 
-class ModuleList(Module):
+class ModuleList(_ModuleSequence):
     """A list of modules whose parameters belong to the owner (a plain list would hide them).
 
     Example::
@@ -120,11 +128,6 @@ class ModuleList(Module):
         if modules is not None:
             self.extend(modules)
 
-    def _renumber(self, modules):
-        self._modules.clear()
-        for position, module in enumerate(modules):
-            self.add_module(str(position), module)
-
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             return type(self)(list(self._modules.values())[idx])
@@ -133,45 +136,14 @@ class ModuleList(Module):
     def __setitem__(self, idx, module):
         self.add_module(str(_index(self, idx)), module)
 
-    def __delitem__(self, idx):
-        modules = list(self._modules.values())
-        if isinstance(idx, slice):
-            del modules[idx]
-        else:
-            del modules[_index(self, idx)]
-        self._renumber(modules)
-
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
-
     def __iadd__(self, modules):
         return self.extend(modules)
 
     def __add__(self, other):
         return ModuleList(list(self) + list(other))
 
-    def append(self, module):
-        """Add ``module`` at the end; returns self."""
-        self.add_module(str(len(self)), module)
-        return self
-
-    def extend(self, modules):
-        for module in modules:
-            self.append(module)
-        return self
-
     def insert(self, index, module):
-        modules = list(self._modules.values())
-        modules.insert(index, module)
-        self._renumber(modules)
-
-    def pop(self, key):
-        module = self[key]
-        del self[key]
-        return module
+        self._insert(index, module)
 
 
 class ModuleDict(Module):

@@ -556,16 +556,23 @@ def min(input, dim=None, keepdim=False):
     return _extremum("min", input, dim, keepdim, Min, MinDim, binary.minimum, _MinResult)
 
 
-class Argmax(Op):
+class IndexOrTruthReduction(Op):
+    """Base of the reductions without a gradient (argmax, argmin, all, any): ``function``
+    names the Array API function."""
+
     differentiable = False
-    function = "argmax"
+    function = ""
 
     @classmethod
     def forward(cls, ctx, a, axis, keepdim):
         return getattr(ctx.xp, cls.function)(a, axis=axis, keepdims=keepdim)
 
 
-class Argmin(Argmax):
+class Argmax(IndexOrTruthReduction):
+    function = "argmax"
+
+
+class Argmin(IndexOrTruthReduction):
     function = "argmin"
 
 
@@ -818,16 +825,11 @@ def cumsum(input, dim, *, dtype=None):
 
 # --- all, any, count_nonzero (no gradient) --------------------------------------------
 
-class All(Op):
-    differentiable = False
+class All(IndexOrTruthReduction):
     function = "all"
 
-    @classmethod
-    def forward(cls, ctx, a, axes, keepdim):
-        return getattr(ctx.xp, cls.function)(a, axis=axes, keepdims=keepdim)
 
-
-class Any(All):
+class Any(IndexOrTruthReduction):
     function = "any"
 
 
@@ -865,7 +867,7 @@ def all(input, dim=None, keepdim=False):
 
         vizgrad.tensor([[True, False], [True, True]]).all(dim=1)   # tensor([False,  True])
     """
-    return All.apply(input, axes=_axes("all", input, dim), keepdim=keepdim)
+    return All.apply(input, axis=_axes("all", input, dim), keepdim=keepdim)
 
 
 @register(lambda x, dim=None, keepdim=False: np.any(x, axis=_np_axis(x, dim), keepdims=keepdim),
@@ -877,7 +879,7 @@ def any(input, dim=None, keepdim=False):
 
         vizgrad.tensor([0.0, 0.0, 2.0]).any()   # tensor(True)
     """
-    return Any.apply(input, axes=_axes("any", input, dim), keepdim=keepdim)
+    return Any.apply(input, axis=_axes("any", input, dim), keepdim=keepdim)
 
 
 @register(lambda x, dim=None: np.count_nonzero(x, axis=_np_axis(x, dim)), _count_samples, differentiable=False)
