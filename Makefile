@@ -1,24 +1,30 @@
 # Every target creates (or reuses) the virtual environment .venv and installs what it
 # needs itself; a stamp file per extra skips the install until pyproject.toml changes.
+# vizgrad goes in editable; the package build's own npm step is skipped (SKIP_JUPYTER_BUILDER):
+# this Makefile builds widgets/ itself, only when a source changed.
 
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-PIP := $(PY) -m pip install --quiet
+PIP := SKIP_JUPYTER_BUILDER=1 $(PY) -m pip install --quiet
 # Two workers suit a 2-core machine; override with `make test PYTEST_ARGS=...`. loadgroup
 # keeps the tests marked with one xdist_group on one worker (the JupyterLab tests share a server).
 PYTEST_ARGS ?= -n 2 --dist loadgroup
 
 # The browser bundle (the HTML report's script and styles, package data under
-# vizgrad/render/static/) is built from widgets/ with Node.js and npm: `npm ci` reruns
-# only when the lock file changes, the bundle only when a source does.
+# vizgrad/render/static/) is built from widgets/ with Node.js and npm (`npm run build`):
+# `npm ci` reruns only when the lock file changes, the bundle only when a source does.
 WIDGETS := widgets
 NODE_MODULES := $(WIDGETS)/node_modules/.stamp-ci
 # The widgets' bundles (vizgrad/widgets/static/: one ES module per src/widgets/*-widget.js
 # and the shared widgets.css) come from the same build.
 WIDGET_BUNDLE := $(patsubst $(WIDGETS)/src/widgets/%,vizgrad/widgets/static/%,$(wildcard $(WIDGETS)/src/widgets/*-widget.js)) \
 	vizgrad/widgets/static/widgets.css
-BUNDLE := vizgrad/render/static/report.js vizgrad/render/static/report.css $(WIDGET_BUNDLE)
+# The JupyterLab extension (vizgrad/labextension/, built by the Jupyter builder from
+# src/lab/) too. An editable install copies it into .venv/share/jupyter/labextensions, so
+# the environments that run JupyterLab (dev, lab) are reinstalled when it changes.
+LABEXTENSION := vizgrad/labextension/package.json
+BUNDLE := vizgrad/render/static/report.js vizgrad/render/static/report.css $(WIDGET_BUNDLE) $(LABEXTENSION)
 NEED_NPM = command -v npm >/dev/null || { echo "Building vizgrad's browser bundle needs Node.js 18+ and npm (on Debian: apt-get install nodejs npm)." >&2; exit 1; }
 
 .PHONY: demo lab test build bench clean
@@ -43,15 +49,17 @@ $(NODE_MODULES): $(WIDGETS)/package.json $(WIDGETS)/package-lock.json
 	cd $(WIDGETS) && npm ci --no-audit --no-fund
 	touch $@
 
-$(BUNDLE) &: $(NODE_MODULES) $(WIDGETS)/build.mjs $(wildcard $(WIDGETS)/src/*) $(wildcard $(WIDGETS)/src/widgets/*)
-	cd $(WIDGETS) && node build.mjs
+$(BUNDLE) &: $(NODE_MODULES) $(VENV)/.stamp-builder $(WIDGETS)/build.mjs $(wildcard $(WIDGETS)/src/*) \
+		$(wildcard $(WIDGETS)/src/widgets/*) $(wildcard $(WIDGETS)/src/lab/*)
+	cd $(WIDGETS) && PATH="$(abspath $(VENV))/bin:$$PATH" npm run build --silent
 	touch $(BUNDLE)
 
 bench: $(VENV)/.stamp-bench
 	$(PY) benchmarks/run.py
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis test-artifacts $(WIDGETS)/node_modules vizgrad/render/static vizgrad/widgets/static
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis test-artifacts $(WIDGETS)/node_modules \
+		vizgrad/render/static vizgrad/widgets/static vizgrad/labextension
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +
 
 $(PY):
@@ -61,14 +69,19 @@ $(VENV)/.stamp-base: pyproject.toml | $(PY)
 	$(PIP) -e .
 	touch $@
 
-$(VENV)/.stamp-dev: pyproject.toml | $(PY)
+$(VENV)/.stamp-dev: pyproject.toml $(LABEXTENSION) | $(PY)
 	$(PIP) -e ".[dev]"
 	touch $@
 
-$(VENV)/.stamp-lab: pyproject.toml | $(PY)
+$(VENV)/.stamp-lab: pyproject.toml $(LABEXTENSION) | $(PY)
 	$(PIP) -e ".[lab]"
 	touch $@
 
 $(VENV)/.stamp-bench: pyproject.toml | $(PY)
 	$(PIP) -e ".[bench]"
+	touch $@
+
+# The Jupyter builder's command line (`jupyter-builder build`), which builds the JupyterLab extension.
+$(VENV)/.stamp-builder: | $(PY)
+	$(PIP) "jupyter-builder>=1.3"
 	touch $@

@@ -174,8 +174,9 @@ def stop(lab, timeout=10.0):
 
 
 @contextlib.contextmanager
-def running_jupyterlab(root_dir, token=None):
-    """Start JupyterLab serving ``root_dir``; yield a :class:`JupyterLab`; always stop it."""
+def running_jupyterlab(root_dir, token=None, options=()):
+    """Start JupyterLab serving ``root_dir``; yield a :class:`JupyterLab`; always stop it.
+    ``options``: more command-line options, e.g. ``["--LabApp.notebook_starts_kernel=False"]``."""
     root_dir = Path(root_dir)
     with tempfile.TemporaryDirectory(prefix="vizgrad-jupyter-") as home:
         home = Path(home)
@@ -185,7 +186,7 @@ def running_jupyterlab(root_dir, token=None):
         log_path = home / "server.log"
         command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
                    f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
-                   f"--ServerApp.root_dir={root_dir}"]
+                   f"--ServerApp.root_dir={root_dir}", *options]
         with open(log_path, "wb") as log:
             process = subprocess.Popen(command, cwd=root_dir, env=env, stdout=log, stderr=subprocess.STDOUT,
                                        stdin=subprocess.DEVNULL)

@@ -10,15 +10,16 @@
    half the install time; Python compiles on first import instead).
 3. ``binder/postBuild`` runs from the copy's root with that environment first on PATH
    (npm is asked to prefer its cache).
-4. Checks: ``jupyter labextension list`` in the environment shows the widget front ends
-   (anywidget, @jupyter-widgets/jupyterlab-manager) enabled; vizgrad imported there is
+4. Checks: ``jupyter labextension list`` in the environment shows vizgrad's extension
+   (built by the package build from widgets/ during the pip install) and the widget front
+   ends (anywidget, @jupyter-widgets/jupyterlab-manager) enabled; vizgrad imported there is
    the copy, with its built bundles; JupyterLab started from the environment redirects
-   ``/`` to the welcome lesson and its page lists the widget extensions, whose code it
+   ``/`` to the welcome lesson and its page lists those extensions, whose code it
    serves; every module the lessons import is installed there (with scikit-learn's
    digits); the welcome lesson executes top to bottom on that environment's kernel.
 
-Slow by nature (it installs JupyterLab into an empty environment): about a minute with
-a warm pip cache, most of it the install. It needs ``python -m venv`` and Node.js with npm; without npm it is
+Slow by nature (it installs JupyterLab into an empty environment and builds widgets/):
+about two minutes with warm pip and npm caches, most of it the install. It needs ``python -m venv`` and Node.js with npm; without npm it is
 skipped, except under CI (``CI=true``), where it fails.
 """
 
@@ -42,10 +43,12 @@ from lab_server import REPOSITORY, JupyterLab, free_port, stop, wait_until_ready
 pytestmark = pytest.mark.xdist_group("binder")
 
 WELCOME = "lessons/00-welcome.ipynb"
-WIDGET_EXTENSIONS = ("anywidget", "@jupyter-widgets/jupyterlab-manager")
+# JupyterLab extensions the environment must have: vizgrad's own (graph outputs, the side panel)
+# and the widgets' front ends.
+EXTENSIONS = ("vizgrad", "anywidget", "@jupyter-widgets/jupyterlab-manager")
 # Files the copy must not take from this checkout: built or installed here, absent from a clone.
 NOT_IN_A_CLONE = shutil.ignore_patterns(".git", ".venv", "node_modules", "__pycache__", "*.egg-info", ".pytest_cache",
-                                        ".hypothesis", "test-artifacts", "static", "build", "dist")
+                                        ".hypothesis", "test-artifacts", "static", "labextension", "build", "dist")
 
 
 def _in_ci():
@@ -121,6 +124,7 @@ def binder_build(tmp_path_factory):
     _copy_repository(repo)
     assert (repo / "binder" / "requirements.txt").is_file() and (repo / "binder" / "postBuild").is_file()
     assert not (repo / "vizgrad" / "widgets" / "static").exists(), "the copy must start without built bundles"
+    assert not (repo / "vizgrad" / "labextension").exists(), "the copy must start without the built extension"
     timings["copy"] = time.perf_counter() - started
     env = _environment(venv, home)
 
@@ -137,12 +141,12 @@ def binder_build(tmp_path_factory):
           + f" (total {total:.1f} s)")
 
 
-def test_widget_front_ends_are_installed_and_enabled(binder_build):
+def test_vizgrad_and_widget_front_ends_are_installed_and_enabled(binder_build):
     output, binder_build["timings"]["labextension list"] = _run(
         [str(binder_build["venv"] / "bin" / "jupyter"), "labextension", "list"], binder_build["repo"],
         binder_build["env"], 120, "jupyter labextension list")
     text = re.sub(r"\x1b\[[0-9;]*m", "", output)            # no colour codes
-    for name in WIDGET_EXTENSIONS:
+    for name in EXTENSIONS:
         line = next((line for line in text.splitlines() if line.strip().startswith(name + " ")), None)
         assert line is not None, f"{name} is not among the JupyterLab extensions:\n{text}"
         assert "enabled" in line and "OK" in line, f"{name} is not enabled and OK: {line.strip()}"
@@ -215,7 +219,7 @@ def test_jupyterlab_opens_the_welcome_lesson_with_the_widgets(binder_build):
         match = re.search(r'<script id="jupyter-config-data" type="application/json">(.*?)</script>', page, re.S)
         assert match, "the JupyterLab page has no page config"
         federated = {entry["name"]: entry for entry in json.loads(match.group(1)).get("federated_extensions", [])}
-        for name in WIDGET_EXTENSIONS:
+        for name in EXTENSIONS:
             assert name in federated, f"JupyterLab does not load {name}; it loads {sorted(federated)}"
             entry = federated[name]
             _, code = _get(f"{lab.base_url}lab/extensions/{name}/{entry['load']}", token)

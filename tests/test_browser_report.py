@@ -10,43 +10,25 @@ Skipped only where Chromium cannot be (no /usr/bin/chromium outside CI); under C
 """
 
 import json
-import os
 import re
 from pathlib import Path
 
 import pytest
 
+import chromium
 import vizgrad as vg
 from vizgrad import cli, nn
+from vizgrad.render.html import to_html_fragment
 
-CHROMIUM = "/usr/bin/chromium"
-# without the networking flags Chromium keeps trying hosts that a closed network refuses
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "browser-report"
 EVIL = "</script><img src=x onerror=alert(1)>"
 READY = "#vizgrad-report[data-ready], #vizgrad-report[data-error]"
 
 
-def _in_ci():
-    return os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
-
-
 @pytest.fixture(scope="module")
 def browser():
-    if not os.path.exists(CHROMIUM):
-        message = f"Debian's Chromium is not installed at {CHROMIUM} (apt-get install -y chromium)"
-        if _in_ci():
-            pytest.fail(message + "; under CI the browser tests must run (.ci/run installs it)")
-        pytest.skip(message)
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("Playwright for Python is missing: pip install -e '.[dev]'")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+    with chromium.launch() as browser:
+        yield browser
 
 
 @pytest.fixture
@@ -178,7 +160,7 @@ def test_the_notebook_fragment_draws_inside_its_frame(open_page, tmp_path):
         (x.tanh() * x).sum().backward()
     graph = recorded.graph
     path = tmp_path / "notebook.html"
-    path.write_text(f"<!DOCTYPE html><html><body><p>a notebook cell</p>{graph._repr_html_()}</body></html>",
+    path.write_text(f"<!DOCTYPE html><html><body><p>a notebook cell</p>{to_html_fragment(graph)}</body></html>",
                     encoding="utf-8")
     page = open_page(path)
     frame = page.frame_locator("iframe.vizgrad-graph")

@@ -274,7 +274,7 @@ def test_to_svg_needs_no_dot_program_on_path(monkeypatch):
     svg = traced().to_svg()
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg and "</svg>" in svg
     assert ">Tanh</text>" in svg
-    assert traced()._repr_svg_().count("<svg") == 1
+    assert traced()._repr_mimebundle_()[0]["image/svg+xml"].count("<svg") == 1
 
 
 def test_without_any_graphviz_binding_the_error_says_what_to_do(monkeypatch):
@@ -286,7 +286,7 @@ def test_without_any_graphviz_binding_the_error_says_what_to_do(monkeypatch):
     assert isinstance(info.value, svg_module.LayoutUnavailable)
     message = str(info.value)
     assert "pip install 'vizgrad[svg]'" in message and "pygraphviz" in message and "to_html" in message
-    assert graph._repr_svg_() is None                              # notebooks fall back quietly
+    assert "image/svg+xml" not in graph._repr_mimebundle_()[0]     # notebooks fall back quietly
     graph.to_dot()                                                 # DOT itself needs nothing
 
 

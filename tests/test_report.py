@@ -92,7 +92,7 @@ def test_dot_options_reach_the_layout():
 
 
 def test_the_notebook_fragment_is_a_sandboxed_frame():
-    fragment = evil_graph()._repr_html_()
+    fragment = report.to_html_fragment(evil_graph())
     assert fragment.startswith("<iframe") and 'sandbox="allow-scripts"' in fragment
     assert "<script" not in fragment and "<img" not in fragment     # the page is an escaped attribute
     document = html.unescape(re.search(r'srcdoc="([^"]*)"', fragment).group(1))

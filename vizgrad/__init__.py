@@ -31,6 +31,7 @@ from . import events
 from . import trace as _trace_module
 from .trace import Graph, graph, trace
 from .serialization import load, save
+from .render.notebook import show
 from . import _tensor_methods  # noqa: F401  (operators and methods that are not registered ops)
 
 globals().update({name: info.function for name, info in _OPS.items()})
@@ -38,3 +39,9 @@ globals().update({alias: _OPS[name].function for alias, name in _ops.registry.AL
 
 half, float, double, long = float16, float32, float64, int64  # noqa: A001  (PyTorch's aliases)
 __version__ = "0.1.0"
+
+
+def _jupyter_labextension_paths():
+    """Where JupyterLab finds vizgrad's prebuilt extension (graph outputs drawn without a
+    kernel, the graph side panel): ``jupyter labextension develop`` reads this."""
+    return [{"src": "labextension", "dest": "vizgrad"}]

@@ -40,11 +40,3 @@ def to_svg(graph, **options):
     from .dot import to_dot
     return layout_svg(to_dot(graph, **options))
 
-
-def to_svg_or_none(graph):
-    """SVG for notebooks' ``_repr_svg_``: None (so another representation is used) when no
-    Graphviz binding is installed."""
-    try:
-        return to_svg(graph)
-    except LayoutUnavailable:
-        return None

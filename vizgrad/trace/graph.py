@@ -134,13 +134,11 @@ class Graph:
         from ..render.html import to_html
         return to_html(self, path, **options)
 
-    def _repr_svg_(self):
-        from ..render.svg import to_svg_or_none
-        return to_svg_or_none(self)
-
-    def _repr_html_(self):
-        from ..render.html import to_html_fragment
-        return to_html_fragment(self)
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """The notebook output (see :mod:`vizgrad.render.notebook`): interactive in
+        JupyterLab with vizgrad's extension, kernel or not; a picture elsewhere."""
+        from ..render.notebook import mimebundle
+        return mimebundle(self)
 
 
 def _finite(value):

@@ -218,10 +218,15 @@ function prepareSvg(svg, nodes) {
     element.dataset.target = target;
   }
   // Graphviz writes DOT tooltips as xlink:title; the view's own tooltip replaces them.
+  // Links go too: a saved notebook's DOT is not trusted, and a URL attribute in it would
+  // become a clickable (even javascript:) link.
   for (const link of svg.querySelectorAll("a")) {
-    link.removeAttributeNS(XLINK, "title");
-    link.removeAttribute("title");
+    for (const name of ["title", "href", "target"]) {
+      link.removeAttributeNS(XLINK, name);
+      link.removeAttribute(name);
+    }
   }
+  for (const image of svg.querySelectorAll("image")) image.remove(); // nothing is fetched
   return { nodeElements, edgeElements };
 }
 

@@ -1,0 +1,164 @@
+"""Graph outputs and the JupyterLab extension that ships in the package.
+
+- ``Graph`` objects and ``vizgrad.show`` emit ``application/vnd.vizgrad.graph+json`` (the
+  Graph JSON, valid against its schema, with the DOT layout in the output's metadata)
+  plus an SVG picture (or, without Graphviz, the self-contained HTML view).
+- ``vizgrad.show`` displays in a notebook and opens a page in the browser elsewhere.
+- The wheel carries the prebuilt extension as shared data; ``pip install`` of that wheel
+  is all it takes: ``jupyter labextension list`` shows it installed and enabled.
+
+The extension in a real JupyterLab and browser: tests/test_browser_labextension.py.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+import vizgrad as vg
+from vizgrad import nn
+from vizgrad.render import notebook, svg
+from vizgrad.render.dot import to_dot
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+MIME = "application/vnd.vizgrad.graph+json"
+
+
+def traced():
+    vg.manual_seed(0)
+    model = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
+    with vg.trace() as recording:
+        loss = model(vg.randn(4, 2)).square().mean()
+        loss.backward()
+    return recording
+
+
+def test_a_graph_output_carries_its_json_its_layout_and_a_picture():
+    graph = traced().graph
+    data, metadata = graph._repr_mimebundle_()
+    assert set(data) == {MIME, "image/svg+xml", "text/plain"}
+    jsonschema.validate(data[MIME], graph.schema())
+    assert data[MIME] == json.loads(graph.to_json())
+    assert vg.Graph.from_dict(data[MIME]) == graph                    # nothing lost on the way
+    assert metadata == {MIME: {"dot": to_dot(graph), "vizgrad": vg.__version__}}
+    picture = data["image/svg+xml"]
+    assert picture.startswith("<svg") and all(f"<title>{node.id}</title>" in picture for node in graph.nodes)
+    assert data["text/plain"] == repr(graph)
+
+
+def test_ipython_shows_the_bundle_and_nothing_else():
+    from IPython.core.interactiveshell import InteractiveShell
+    graph = traced().graph
+    data, metadata = InteractiveShell.instance().display_formatter.format(graph)
+    assert set(data) == {MIME, "image/svg+xml", "text/plain"}      # no second, heavier HTML copy
+    assert metadata[MIME]["dot"].startswith("digraph")
+
+
+def test_without_graphviz_the_fallback_is_the_self_contained_page(monkeypatch):
+    def unavailable(dot_source):
+        raise svg.LayoutUnavailable("no Graphviz here")
+    monkeypatch.setattr(svg, "layout_svg", unavailable)
+    data, metadata = traced().graph._repr_mimebundle_()
+    assert set(data) == {MIME, "text/html", "text/plain"}
+    assert data["text/html"].startswith('<iframe class="vizgrad-graph"') and 'sandbox="allow-scripts"' in data["text/html"]
+    assert MIME in metadata
+
+
+def test_dot_options_reach_the_layout():
+    graph = traced().graph
+    _, collapsed = notebook.mimebundle(graph, collapse=["0"])
+    assert collapsed[MIME]["dot"] == to_dot(graph, collapse=["0"]) != to_dot(graph)
+
+
+def test_show_displays_graphs_tensors_and_traces_in_a_notebook(monkeypatch):
+    shown = []
+    monkeypatch.setattr(notebook, "_in_notebook", lambda: True)
+    monkeypatch.setattr("IPython.display.display", lambda data, metadata=None, raw=False: shown.append((data, metadata, raw)))
+    recording = traced()
+    x = vg.tensor([1.0, 2.0], requires_grad=True)
+    y = (x * x).sum()
+    assert vg.show(recording) is None
+    vg.show(recording.graph, rankdir="LR")
+    vg.show(y)
+    vg.show(recording.recorder)
+    assert [raw for _, _, raw in shown] == [True] * 4
+    assert shown[0][0][MIME] == json.loads(recording.graph.to_json()) == shown[3][0][MIME]
+    assert "rankdir=LR" in shown[1][1][MIME]["dot"].replace(" ", "")
+    assert [node["op"] for node in shown[2][0][MIME]["nodes"]] == [None, "Mul", "Sum"]
+
+
+def test_show_outside_a_notebook_opens_the_page_in_the_browser(monkeypatch, tmp_path):
+    opened = []
+    monkeypatch.setattr(notebook, "_in_notebook", lambda: False)
+    monkeypatch.setattr("webbrowser.open", opened.append)
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path))
+    path = vg.show(traced())
+    assert Path(path).parent == tmp_path and opened == [Path(path).as_uri()]
+    page = Path(path).read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") and 'id="vizgrad-data"' in page
+
+
+def test_show_names_what_it_cannot_draw():
+    with pytest.raises(TypeError, match=r"vizgrad.show\(\) draws a Graph, a Tensor.*not list"):
+        vg.show([1, 2])
+
+
+def test_no_notebook_means_no_kernel():
+    assert notebook._in_notebook() is False                         # pytest runs no kernel
+
+
+# --- the package --------------------------------------------------------------------
+def _run(command, **options):
+    result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, **options)
+    assert result.returncode == 0, f"{' '.join(map(str, command))} failed:\n{result.stdout}"
+    return result.stdout
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    """The wheel that `pip wheel .` builds from this checkout (its widgets/ build is fresh:
+    `make test` built it, so the package build's npm step is skipped)."""
+    if not (REPOSITORY / "vizgrad" / "labextension" / "package.json").is_file():
+        pytest.fail("the JupyterLab extension is not built: run `make build`")
+    out = tmp_path_factory.mktemp("wheel")
+    env = dict(os.environ, SKIP_JUPYTER_BUILDER="1")
+    _run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", str(out),
+          str(REPOSITORY)], env=env, timeout=300)
+    (path,) = out.glob("vizgrad-*.whl")
+    return path
+
+
+def test_the_wheel_ships_the_prebuilt_extension_as_shared_data(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        shared = f"vizgrad-{vg.__version__}.data/data/share/jupyter/labextensions/vizgrad/"
+        package = json.loads(archive.read(shared + "package.json"))
+        install = json.loads(archive.read(shared + "install.json"))
+    assert package["name"] == "vizgrad" and package["version"] == vg.__version__
+    assert package["jupyterlab"]["_build"]["mimeExtension"] == "./mimeExtension"
+    assert package["jupyterlab"]["_build"]["extension"] == "./extension"
+    assert shared + package["jupyterlab"]["_build"]["load"] in names
+    assert install == {"packageManager": "python", "packageName": "vizgrad",
+                       "uninstallInstructions": install["uninstallInstructions"]}
+    assert not any(name.startswith("vizgrad/labextension/") for name in names)     # shipped once
+    assert "vizgrad/widgets/static/graph-widget.js" in names and "vizgrad/render/static/report.js" in names
+
+
+def test_pip_install_is_all_jupyterlab_needs(wheel, tmp_path):
+    prefix = tmp_path / "prefix"
+    _run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile", "--prefix", str(prefix),
+          str(wheel)], timeout=300)
+    data = prefix / "share" / "jupyter"
+    env = dict(os.environ, JUPYTER_PATH=str(data), JUPYTER_PLATFORM_DIRS="1")
+    listing = _run([Path(sys.executable).parent / "jupyter-labextension", "list"], env=env, timeout=120)
+    # the listing names each folder, then the extensions found there
+    section = listing.split(str(data / "labextensions"), 1)
+    assert len(section) == 2, listing
+    found = section[1].split("\n/", 1)[0]
+    assert re.search(rf"vizgrad v{re.escape(vg.__version__)} \S*enabled\S* \S*OK\S* \(python, vizgrad\)", found), listing

@@ -1,0 +1,108 @@
+"""Graphs in notebooks: the output that :class:`vizgrad.Graph` objects and
+:func:`vizgrad.show` emit.
+
+One output carries several representations; each front end draws the best it can:
+
+- ``application/vnd.vizgrad.graph+json``: the Graph JSON (``graph.schema.json``), with the
+  DOT layout source in the output's metadata under the same key (``{"dot": ...,
+  "vizgrad": version}``). vizgrad's JupyterLab extension draws it interactively (pan, zoom,
+  node details, backward replay) from the saved notebook, with no kernel running.
+- ``image/svg+xml``: the graph laid out by Graphviz (``pip install 'vizgrad[svg]'``), a
+  picture for front ends without the extension; without Graphviz, ``text/html``: the
+  self-contained interactive page in a sandboxed frame.
+- ``text/plain``: the graph's repr.
+"""
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+MIME_TYPE = "application/vnd.vizgrad.graph+json"
+
+
+def mimebundle(graph, **dot_options):
+    """``(data, metadata)`` for IPython's display of ``graph``; ``dot_options`` go to
+    :func:`vizgrad.render.dot.to_dot` (``collapse``, ``max_nodes``, ``rankdir``, ...)."""
+    from .. import __version__
+    from .dot import to_dot
+    from .html import to_html_fragment
+    from .svg import LayoutUnavailable, layout_svg
+
+    dot = to_dot(graph, **dot_options)
+    data = {MIME_TYPE: json.loads(graph.to_json()), "text/plain": repr(graph)}
+    try:
+        svg = layout_svg(dot)
+        data["image/svg+xml"] = svg[svg.find("<svg"):]
+    except LayoutUnavailable:
+        fragment = to_html_fragment(graph, **dot_options)
+        if fragment is not None:
+            data["text/html"] = fragment
+    return data, {MIME_TYPE: {"dot": dot, "vizgrad": __version__}}
+
+
+def as_graph(obj):
+    """The :class:`vizgrad.Graph` that ``obj`` stands for: a Graph, a tensor (its
+    autograd history), a ``vizgrad.trace()`` block or a Recorder (what it recorded)."""
+    from ..tensor import Tensor
+    from ..trace import Graph, Recorder, graph, trace
+
+    if isinstance(obj, Graph):
+        return obj
+    if isinstance(obj, Tensor):
+        return graph(obj)
+    if isinstance(obj, trace):
+        return obj.graph
+    if isinstance(obj, Recorder):
+        return obj.result()
+    raise TypeError(f"vizgrad.show() draws a Graph, a Tensor, a vizgrad.trace() block or a Recorder, "
+                    f"not {type(obj).__name__}")
+
+
+def show(obj, **dot_options):
+    """Show a computation graph.
+
+    In Jupyter, display it as a graph output: interactive in JupyterLab with vizgrad's
+    extension, even after the notebook is saved and reopened with no kernel (and a
+    picture elsewhere). Outside a notebook, write it as a self-contained HTML page and
+    open that in the web browser.
+
+    Args:
+        obj: a :class:`vizgrad.Graph`, a tensor (its autograd history, as
+            :func:`vizgrad.graph`), a ``vizgrad.trace()`` block or a Recorder.
+        dot_options: passed to :func:`vizgrad.render.dot.to_dot` (``collapse``,
+            ``max_nodes``, ``rankdir``, ...).
+
+    Returns:
+        None in a notebook; elsewhere the path of the page written.
+
+    Example::
+
+        x = vizgrad.tensor([1.0, 2.0], requires_grad=True)
+        loss = (x * x).sum()
+        loss.backward()
+        vizgrad.show(loss)
+    """
+    graph = as_graph(obj)
+    if _in_notebook():
+        from IPython.display import display
+        data, metadata = mimebundle(graph, **dot_options)
+        display(data, metadata=metadata, raw=True)
+        return None
+    import webbrowser
+    from .html import to_html
+    handle, path = tempfile.mkstemp(prefix="vizgrad-graph-", suffix=".html")
+    os.close(handle)
+    to_html(graph, path, **dot_options)
+    webbrowser.open(Path(path).as_uri())
+    return path
+
+
+def _in_notebook():
+    """True inside a Jupyter kernel (not a terminal IPython, not a script)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return getattr(shell, "kernel", None) is not None
