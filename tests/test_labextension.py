@@ -39,6 +39,10 @@ def traced():
     return recording
 
 
+def no_layout(dot_source):
+    raise svg.LayoutUnavailable("no Graphviz here")
+
+
 def test_a_graph_output_carries_its_json_its_layout_and_a_picture():
     graph = traced().graph
     data, metadata = graph._repr_mimebundle_()
@@ -60,10 +64,17 @@ def test_ipython_shows_the_bundle_and_nothing_else():
     assert metadata[MIME]["dot"].startswith("digraph")
 
 
+def test_the_repr_methods_give_a_picture_or_else_the_page(monkeypatch):
+    graph = traced().graph
+    assert graph._repr_svg_().lstrip().startswith("<?xml") and graph._repr_html_() is None
+    monkeypatch.setattr(svg, "layout_available", lambda: False)
+    monkeypatch.setattr(svg, "layout_svg", no_layout)
+    assert graph._repr_svg_() is None
+    assert graph._repr_html_().startswith('<iframe class="vizgrad-graph"')
+
+
 def test_without_graphviz_the_fallback_is_the_self_contained_page(monkeypatch):
-    def unavailable(dot_source):
-        raise svg.LayoutUnavailable("no Graphviz here")
-    monkeypatch.setattr(svg, "layout_svg", unavailable)
+    monkeypatch.setattr(svg, "layout_svg", no_layout)
     data, metadata = traced().graph._repr_mimebundle_()
     assert set(data) == {MIME, "text/html", "text/plain"}
     assert data["text/html"].startswith('<iframe class="vizgrad-graph"') and 'sandbox="allow-scripts"' in data["text/html"]

@@ -21,6 +21,20 @@ def _layout_with_graphviz(dot_source):
     return graphviz.Source(dot_source).pipe(format="svg").decode("utf-8")
 
 
+def layout_available():
+    """Whether :func:`layout_svg` can run here (without laying anything out)."""
+    try:
+        import pygraphviz  # noqa: F401
+        return True
+    except ImportError:
+        pass
+    try:
+        import graphviz  # noqa: F401
+    except ImportError:
+        return False
+    return shutil.which("dot") is not None
+
+
 def layout_svg(dot_source):
     """SVG text for DOT source, using the first available Graphviz binding."""
     errors = []

@@ -140,6 +140,21 @@ class Graph:
         from ..render.notebook import mimebundle
         return mimebundle(self)
 
+    def _repr_svg_(self):
+        """An SVG picture laid out by Graphviz; None where Graphviz's layout is missing."""
+        from ..render.svg import LayoutUnavailable
+        try:
+            return self.to_svg()
+        except LayoutUnavailable:
+            return None
+
+    def _repr_html_(self):
+        """The interactive page in a sandboxed frame, only where no SVG picture can be
+        drawn (no Graphviz): elsewhere the notebook output keeps one light picture."""
+        from ..render.html import to_html_fragment
+        from ..render.svg import layout_available
+        return None if layout_available() else to_html_fragment(self)
+
 
 def _finite(value):
     raise TypeError(f"{type(value).__name__} is not JSON serializable")
