@@ -62,16 +62,17 @@ class Benchmark:
     setups: callable         # () -> {peer: setup}
     description: str = ""
     teardown: callable = None  # run after the bench (e.g. to detach listeners its steps attached)
+    target: float = None       # a bench without peers: the target, in its unit (B6: under 2 s)
 
 
 BENCHMARKS = {}
 
 
-def benchmark(key, name, unit, scale, references, teardown=None):
+def benchmark(key, name, unit, scale, references, teardown=None, target=None):
     """Register a benchmark: ``function()`` returns ``{peer: setup}``, setup() returns step()."""
     def register(function):
         BENCHMARKS[key] = Benchmark(key, name, unit, scale, tuple(references), function,
-                                    (function.__doc__ or "").strip().splitlines()[0], teardown)
+                                    (function.__doc__ or "").strip().splitlines()[0], teardown, target)
         return function
     return register
 
@@ -734,6 +735,30 @@ def observed_step():
     return {BARE: observed(bare), NOOP: observed(noop), DASHBOARD: observed(board), RECORDER: observed(recorder)}
 
 
+# --- B6 -------------------------------------------------------------------------
+B6_BLOCKS = 250            # Linear + Tanh blocks: about 1,000 graph nodes with the parameters
+
+
+@benchmark("B6", "report", "ms", 1e3, references=(), target=2000)
+def report():
+    """Build and write the HTML report (DOT, JSON, the bundled page) of a recorded 1,000-node graph."""
+    def vizgrad_setup():
+        import vizgrad as vg
+        vg.manual_seed(0)
+        model = vg.nn.Sequential(*[layer for _ in range(B6_BLOCKS) for layer in (vg.nn.Linear(8, 8), vg.nn.Tanh())])
+        with vg.trace() as recording:
+            model(vg.randn(16, 8)).square().mean().backward()
+        graph = recording.graph
+        folder = tempfile.mkdtemp(prefix="vizgrad-b6-")
+
+        def step():
+            graph.to_html(os.path.join(folder, "report.html"))
+            return float(len(graph.nodes))
+        return step
+
+    return {VIZGRAD: vizgrad_setup}
+
+
 # --- measuring (in the worker process) -----------------------------------------
 @dataclass
 class Result:
@@ -875,6 +900,8 @@ def format_table(report, args):
                 entry = report["settings"][setting]["benchmarks"][key][i]
                 if "median" in entry:
                     ratios = ", ".join(f"{v:.2f}x {_short(ref)}" for ref, v in entry["ratios"].items())
+                    if bench.target is not None:
+                        ratios = f"{entry['median'] / bench.target:.2f}x target ({bench.target:g} {bench.unit})"
                     line += [f"{entry['median']:.2f} {bench.unit}", ratios or "(reference)"]
                     if "warning" in entry:
                         line[-1] += f"  [{entry['warning']}]"
@@ -918,7 +945,8 @@ def main(argv=None):
                          "warmup": args.warmup},
               "definitions": {k: {"name": BENCHMARKS[k].name, "unit": BENCHMARKS[k].unit,
                                   "description": BENCHMARKS[k].description,
-                                  "references": list(BENCHMARKS[k].references)} for k in args.only},
+                                  "references": list(BENCHMARKS[k].references),
+                                  "target": BENCHMARKS[k].target} for k in args.only},
               "settings": {}}
     for setting in args.settings:
         measured = run_setting(setting, args)

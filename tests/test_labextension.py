@@ -163,8 +163,11 @@ def test_the_wheel_ships_the_prebuilt_extension_as_shared_data(wheel):
 
 def test_pip_install_is_all_jupyterlab_needs(wheel, tmp_path):
     prefix = tmp_path / "prefix"
-    _run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile", "--prefix", str(prefix),
-          str(wheel)], timeout=300)
+    # --ignore-installed: pip must not uninstall the vizgrad of the environment running the tests
+    _run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile", "--ignore-installed",
+          "--prefix", str(prefix), str(wheel)], timeout=300)
+    here = _run([sys.executable, "-c", "import vizgrad; print(vizgrad.__file__)"], cwd=tmp_path, timeout=60)
+    assert Path(here.strip()).parent == REPOSITORY / "vizgrad"
     data = prefix / "share" / "jupyter"
     env = dict(os.environ, JUPYTER_PATH=str(data), JUPYTER_PLATFORM_DIRS="1")
     listing = _run([Path(sys.executable).parent / "jupyter-labextension", "list"], env=env, timeout=120)
