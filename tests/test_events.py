@@ -393,6 +393,32 @@ def test_tensor_stats_of_no_finite_values_and_of_arrays():
     assert scalar.shape == () and scalar.norm == 2.0 and scalar.min == -2.0
 
 
+def test_tensor_stats_of_float32_values_a_few_ulps_apart_and_of_constants():
+    # saturated tanh units: float32 values whose range is too small for np.histogram's bins
+    close = np.float32(0.7) + np.arange(100, dtype=np.float32) * np.float32(1e-8)
+    stats = events.tensor_stats(close)
+    assert sum(stats.histogram) == 100 and stats.histogram[0] > 0 and stats.histogram[-1] > 0
+    assert (stats.min, stats.max) == (float(close.min()), float(close.max()))
+    constant = events.tensor_stats(np.full(5, 3.0, np.float32), bins=4)
+    assert constant.histogram == (0, 0, 5, 0) and constant.bin_edges == (2.5, 2.75, 3.0, 3.25, 3.5)
+    assert constant.std == 0.0 and constant.mean == 3.0
+
+
+def test_tensor_stats_of_large_float32_tensors_keep_float64_precision():
+    rng = np.random.default_rng(0)
+    values = (1000.0 + rng.standard_normal(1_000_003)).astype(np.float32)   # mean dwarfs the spread
+    stats = events.tensor_stats(values)
+    exact = values.astype(np.float64)
+    assert stats.mean == pytest.approx(exact.mean(), rel=1e-9)
+    assert stats.std == pytest.approx(exact.std(), rel=1e-6)
+    assert stats.norm == pytest.approx(np.linalg.norm(exact), rel=1e-9)
+    # squares beyond float32's range: no overflow to inf
+    huge = events.tensor_stats(np.full(10, 1e30, np.float32))
+    assert huge.norm == pytest.approx(math.sqrt(10) * 1e30, rel=1e-6) and huge.inf_count == 0
+    # a sample of at most HISTOGRAM_SAMPLE values makes the histogram
+    assert sum(stats.histogram) <= events.HISTOGRAM_SAMPLE
+
+
 def test_node_backward_gradients_of_scalar_chains_can_be_summarised():
     w = vg.tensor([0.5, -0.5], requires_grad=True)
     norms = []

@@ -169,7 +169,10 @@ HISTOGRAM_SAMPLE = 8192
 def tensor_stats(tensor, bins=16):
     """Statistics of ``tensor`` (a Tensor or a backend array), computed on the host: mean,
     std, min, max and norm over the finite values, the NaN and inf counts, and a histogram
-    (of an evenly strided sample of at most ``HISTOGRAM_SAMPLE`` values for large tensors)."""
+    (of an evenly strided sample of at most ``HISTOGRAM_SAMPLE`` values for large tensors).
+
+    Sums run in the tensor's own float32 or float64 (other dtypes as float64) and in float64
+    across blocks (see :func:`block_sums`): without a float64 copy of a large tensor."""
     array = getattr(tensor, "_array", tensor)
     if isinstance(array, (np.ndarray, np.generic)):
         # NumPy turns 0-d results into scalars (np.float32), so a gradient flowing through
@@ -180,26 +183,74 @@ def tensor_stats(tensor, bins=16):
         host = backend_of(array).to_numpy(array)
     values = np.asarray(host)
     shape = tuple(values.shape)
-    flat = values.reshape(-1)
-    if flat.dtype.kind != "f":
-        flat = flat.astype(np.float64)
-    finite_mask = np.isfinite(flat)
-    finite = flat if finite_mask.all() else flat[finite_mask]
-    nan_count = int(np.isnan(flat).sum()) if finite.size != flat.size else 0
-    inf_count = flat.size - finite.size - nan_count
-    if finite.size:
-        mean = float(finite.mean(dtype=np.float64))
-        std = float(finite.std(dtype=np.float64))
-        low, high = float(finite.min()), float(finite.max())
-        # the histogram of a large tensor is drawn from an evenly strided sample
-        sample = finite[::-(-finite.size // HISTOGRAM_SAMPLE)]
-        counts, edges = np.histogram(sample, bins=bins, range=(low, high) if high > low else None)
-        summary = (mean, std, low, high, math.sqrt(finite.size * (std * std + mean * mean)))
-    else:
-        counts, edges = np.zeros(bins, dtype=np.int64), np.zeros(bins + 1)
-        summary = (math.nan,) * 5
-    return TensorStats(shape, *summary, nan_count, inf_count,
-                       tuple(int(c) for c in counts), tuple(float(e) for e in edges))
+    finite = values.reshape(-1)
+    if finite.dtype != np.float32 and finite.dtype != np.float64:
+        finite = finite.astype(np.float64)
+    size, nan_count, inf_count = finite.size, 0, 0
+    low, high = (float(finite.min()), float(finite.max())) if size else (math.nan, math.nan)
+    if not (math.isfinite(low) and math.isfinite(high)):   # min and max propagate NaN; an inf is one of them
+        nan_count = int(np.isnan(finite).sum())
+        finite = finite[np.isfinite(finite)]
+        inf_count = size - finite.size - nan_count
+        if finite.size:
+            low, high = float(finite.min()), float(finite.max())
+    if not finite.size:
+        return TensorStats(shape, *(math.nan,) * 5, nan_count, inf_count, (0,) * bins, (0.0,) * (bins + 1))
+    mean, std = _mean_std(finite, max(-low, high))
+    norm = math.sqrt(finite.size) * math.hypot(mean, std)
+    counts, edges = _histogram(finite[::-(-finite.size // HISTOGRAM_SAMPLE)], bins, low, high)
+    return TensorStats(shape, mean, std, low, high, norm, nan_count, inf_count, counts, edges)
+
+
+def _mean_std(values, extent):
+    """Mean and standard deviation of finite float values whose largest size is ``extent``;
+    in units of ``extent`` where squares could overflow or underflow."""
+    if extent and (extent < 1e-12 or values.size * extent * extent > 1e37):
+        mean, std = _mean_std(values / values.dtype.type(extent), 1.0)
+        return mean * extent, std * extent
+    total, squares = block_sums(values)
+    mean = total / values.size
+    variance = squares / values.size - mean * mean
+    if variance < mean * mean:
+        # the mean dwarfs the spread, and the difference of squares lost its digits: sum
+        # squares about the mean instead (the corrected two-pass formula)
+        shift = values.dtype.type(mean)
+        total, squares = block_sums(values - shift)
+        offset = total / values.size                    # the mean is shift + offset
+        mean, variance = float(shift) + offset, squares / values.size - offset * offset
+    return mean, math.sqrt(max(variance, 0.0))
+
+
+SUM_BLOCK = 4096
+
+
+def block_sums(values):
+    """Σx and Σx² of flat float values: vectorised in their own type (einsum, BLAS) within
+    blocks of SUM_BLOCK values, added up across blocks in float64, so that rounding errors
+    stay those of one block however large the tensor."""
+    if values.size <= SUM_BLOCK:
+        return float(np.einsum("i->", values)), float(np.dot(values, values))
+    whole = values.size - values.size % SUM_BLOCK
+    blocks, rest = values[:whole].reshape(-1, SUM_BLOCK), values[whole:]
+    total = float(np.einsum("ij->i", blocks).sum(dtype=np.float64)) + float(np.einsum("i->", rest))
+    squares = float(np.vecdot(blocks, blocks).sum(dtype=np.float64)) + float(np.dot(rest, rest))
+    return total, squares
+
+
+def _histogram(values, bins, low, high):
+    """What ``np.histogram(values, bins, (low, high))`` counts (``low == high`` widened by 0.5
+    each way), without its overhead: edges in the values' float type, bin i holding
+    [edges[i], edges[i + 1]) and the last one also its right edge."""
+    if low == high:
+        low, high = low - 0.5, high + 0.5
+    edges = np.arange(bins + 1) * ((high - low) / bins) + low     # np.linspace's arithmetic, without its overhead
+    edges[-1] = high
+    edges = edges.astype(values.dtype)
+    # how many values reach each inner edge, by vectorised comparisons (a binary search per
+    # value would stall on its unpredictable branches); a bin holds those between its edges
+    reached = [int(np.count_nonzero(row)) for row in np.ascontiguousarray(values) >= edges[1:-1, None]]
+    counts = tuple(above - beyond for above, beyond in zip([values.size, *reached], [*reached, 0]))
+    return counts, tuple(edges.tolist())
 
 
 # --- subscriptions ----------------------------------------------------------------

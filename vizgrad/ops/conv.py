@@ -71,11 +71,14 @@ def window_view(xp, x, windows, value=0.0):
 
 def _fold_arrays(xp, cols, windows):
     """Sum windows back where they came from: (..., *out, ..., *kernel) -> (..., *size, ...).
-    One strided add per kernel offset; the padding is cropped at the end."""
+    Windows that tile the input only need moving (one copy); others take one strided add
+    per kernel offset. The padding is cropped at the end."""
     ndim = cols.ndim - len(windows.kernel)
     shape, crop = list(cols.shape[:ndim]), [slice(None)] * ndim
     for axis, n, (before, after) in zip(windows.axes, windows.size, windows.pads):
         shape[axis], crop[axis] = n + before + after, slice(before, before + n)
+    if _tiles(windows):
+        return _untile(xp, cols, windows)[tuple(crop)]
     out = xp.zeros(tuple(shape), dtype=cols.dtype, device=cols.device)
     every = (slice(None),) * ndim
     # per spatial dim, where tap i of every window lands: i·dilation + j·stride for window j
@@ -87,6 +90,29 @@ def _fold_arrays(xp, cols, windows):
             target[axis] = where
         out[tuple(target)] += cols[every + offset]
     return out[tuple(crop)]
+
+
+def _tiles(windows):
+    """Whether the windows tile the padded input: side by side, without gaps or overlaps, up to
+    its far end (as the default 2x2 max pooling does), so that no tap lands twice."""
+    return all(stride == k and dilation == 1 and n * k >= before + size
+               for k, stride, dilation, n, size, (before, after) in
+               zip(windows.kernel, windows.stride, windows.dilation, windows.out, windows.size, windows.pads))
+
+
+def _untile(xp, cols, windows):
+    """Tiling windows put back side by side, (..., *out, ..., *kernel) -> (..., *(out·kernel), ...):
+    each kernel axis moved next to its window axis, (..., out, k, ...), and the pair merged.
+    The result spans the padded input from its start (one copy)."""
+    ndim = cols.ndim - len(windows.kernel)
+    order, shape = [], list(cols.shape[:ndim])
+    for axis in range(ndim):
+        order.append(axis)
+        if axis in windows.axes:
+            i = windows.axes.index(axis)
+            order.append(ndim + i)
+            shape[axis] *= windows.kernel[i]
+    return xp.reshape(xp.permute_dims(cols, tuple(order)), tuple(shape))
 
 
 class Unfold(Op):
@@ -138,17 +164,19 @@ def is_tensor(value):
 
 # --- convolution as matrix products ------------------------------------------------------
 # Inside, images are laid out (C, *size, N): the windows copied into a matrix and the sums
-# of col2im then run over long contiguous stretches of (columns × batch).
+# of col2im then run over long contiguous stretches of (columns × batch). The outputs keep
+# that layout in memory (a (N, O, *out) view of it), and pooling works in it too, so a
+# network of convolutions and poolings never shuffles the batch back and forth.
 
-_BATCH_LAST_AXES = {1: (1,), 2: (1, 2)}   # the spatial axes of (C, *size, N)
+BATCH_LAST_AXES = {1: (1,), 2: (1, 2)}   # the spatial axes of (C, *size, N)
 
 
-def _batch_last(xp, x):
+def batch_last(xp, x):
     """(N, C, *size) -> (C, *size, N), a view."""
     return xp.permute_dims(x, (*range(1, x.ndim), 0))
 
 
-def _batch_first(xp, x):
+def batch_first(xp, x):
     """(C, *size, N) -> (N, C, *size), a view."""
     return xp.permute_dims(x, (x.ndim - 1, *range(x.ndim - 1)))
 
@@ -156,7 +184,7 @@ def _batch_first(xp, x):
 def _columns(xp, x, windows, groups):
     """im2col, one matrix per group: (N, C, *size) -> (groups, C/groups · K, P · N), copied once."""
     d = len(windows.size)
-    cols = unfold_windows(xp, _batch_last(xp, x), windows)                         # (C, *out, N, *kernel)
+    cols = unfold_windows(xp, batch_last(xp, x), windows)                          # (C, *out, N, *kernel)
     cols = xp.permute_dims(cols, (0, *range(2 + d, 2 + 2 * d), *range(1, 2 + d)))  # (C, *kernel, *out, N)
     return xp.reshape(cols, (groups, x.shape[1] // groups * math.prod(windows.kernel),
                              math.prod(windows.out) * x.shape[0]))
@@ -167,17 +195,17 @@ def _fold_columns(xp, cols, windows, channels, batch):
     d = len(windows.size)
     cols = xp.reshape(cols, (channels, *windows.kernel, *windows.out, batch))
     cols = xp.permute_dims(cols, (0, *range(1 + d, 2 + 2 * d), *range(1, 1 + d)))  # (C, *out, N, *kernel)
-    return _batch_first(xp, fold_windows(xp, cols, windows))
+    return batch_first(xp, fold_windows(xp, cols, windows))
 
 
 def _matrices(xp, y, groups):
     """(N, O, *out) -> (groups, O/groups, P · N)."""
-    return xp.reshape(_batch_last(xp, y), (groups, y.shape[1] // groups, math.prod(y.shape[2:]) * y.shape[0]))
+    return xp.reshape(batch_last(xp, y), (groups, y.shape[1] // groups, math.prod(y.shape[2:]) * y.shape[0]))
 
 
 def _images(xp, y, windows, batch):
     """(groups, O/groups, P · N) -> (N, O, *out), the inverse of :func:`_matrices` (a view)."""
-    return _batch_first(xp, xp.reshape(y, (y.shape[0] * y.shape[1], *windows.out, batch)))
+    return batch_first(xp, xp.reshape(y, (y.shape[0] * y.shape[1], *windows.out, batch)))
 
 
 def _weight_matrices(xp, weight, groups):
@@ -372,7 +400,7 @@ def _conv(op, d, input, weight, bias, stride, padding, dilation, groups):
         pads = _conv_padding(op, padding, kernel, stride, dilation, d)
         size = tuple(x.shape[2:])
         counts = window_count(op, size, kernel, stride, pads, dilation)
-        windows = Windows(kernel, stride, dilation, pads, size, counts, axes=_BATCH_LAST_AXES[d])
+        windows = Windows(kernel, stride, dilation, pads, size, counts, axes=BATCH_LAST_AXES[d])
         return Conv.apply(x, weight, bias, windows=windows, groups=groups)
     return _batched(op, input, d, run)
 
@@ -404,7 +432,7 @@ def _conv_transpose(op, d, input, weight, bias, stride, padding, output_padding,
             raise ShapeError(f"{op}: the output size {format_shape(size)} would not be positive (input size "
                              f"{format_shape(size_in)}, kernel {format_shape(kernel)}, padding {padding})")
         windows = Windows(kernel, stride, dilation, tuple((p, p) for p in padding), size, size_in,
-                          axes=_BATCH_LAST_AXES[d])
+                          axes=BATCH_LAST_AXES[d])
         return ConvTranspose.apply(x, weight, bias, windows=windows, groups=groups)
     return _batched(op, input, d, run)
 

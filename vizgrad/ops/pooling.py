@@ -14,8 +14,8 @@ import numpy as np
 
 from ..autograd.function import Op
 from ..errors import ShapeError, format_shape
-from .conv import (Windows, check_input, check_positive, fold_windows, is_tensor, spatial_tuple, window_count,
-                   window_view)
+from .conv import (BATCH_LAST_AXES, Windows, batch_first, batch_last, check_input, check_positive, fold_windows,
+                   is_tensor, spatial_tuple, window_count, window_view)
 from .registry import Sample, register
 from .samples import values
 
@@ -39,7 +39,7 @@ def _pool_windows(op, size, kernel, stride, padding, dilation, ceil_mode):
         out.append(count)
         pads.append((p, max(p, (count - 1) * s + extent - n - p)))
     return Windows(tuple(kernel), tuple(stride), tuple(dilation), tuple(pads), tuple(size), tuple(out),
-                   axes=tuple(range(2, 2 + len(size))))
+                   axes=BATCH_LAST_AXES[len(size)])
 
 
 def _pool_arguments(op, d, kernel_size, stride, padding, dilation=1):
@@ -63,26 +63,28 @@ def _with_batch(input, d, run):
 
 
 def _taps(xp, x, windows, value=0.0):
-    """The windows of ``x``, one plane per kernel tap: (N, C, *size) -> (K, N, C, *out), copied
-    once, so that reductions over the taps run plane by plane."""
+    """The windows of ``x``, one plane per kernel tap, batch last as convolutions lay images
+    out: (N, C, *size) -> (K, C, *out, N), copied once, so that reductions over the taps run
+    plane by plane."""
     d = len(windows.size)
-    view = window_view(xp, x, windows, value)                                  # (N, C, *out, *kernel)
-    view = xp.permute_dims(view, (*range(2 + d, 2 + 2 * d), *range(2 + d)))    # (*kernel, N, C, *out)
+    view = window_view(xp, batch_last(xp, x), windows, value)                  # (C, *out, N, *kernel)
+    view = xp.permute_dims(view, (*range(2 + d, 2 + 2 * d), *range(2 + d)))    # (*kernel, C, *out, N)
     return xp.reshape(view, (math.prod(windows.kernel),) + tuple(view.shape[d:]))
 
 
 def _fold_taps(xp, taps, windows):
-    """The adjoint of :func:`_taps`: each plane summed back onto its taps, (K, N, C, *out) -> (N, C, *size)."""
+    """The adjoint of :func:`_taps`: each plane summed back onto its taps, (K, C, *out, N) -> (N, C, *size)."""
     d = len(windows.size)
     cols = xp.reshape(taps, tuple(windows.kernel) + tuple(taps.shape[1:]))
-    return fold_windows(xp, xp.permute_dims(cols, (*range(d, 2 + 2 * d), *range(d))), windows)
+    return batch_first(xp, fold_windows(xp, xp.permute_dims(cols, (*range(d, 2 + 2 * d), *range(d))), windows))
 
 
 # --- max pooling ---------------------------------------------------------------------------
 
 class MaxPool(Op):
     """The largest value of each window. Its gradient goes to that value alone (the first
-    one on ties, as in PyTorch): a one-hot mask over the taps of each window says where."""
+    one on ties, as in PyTorch): a one-hot mask over the taps of each window says where,
+    kept as booleans (a quarter of float32's memory) until backward needs it."""
 
     @staticmethod
     def forward(ctx, x, windows, return_indices):
@@ -90,22 +92,26 @@ class MaxPool(Op):
         ctx.windows = windows
         taps = _taps(xp, x, windows, -xp.inf)
         out = xp.max(taps, axis=0)
-        mask = _first_max(xp, taps, out)
-        ctx.save_for_backward(mask)
+        hits = _first_max(xp, taps, out)
+        ctx.save_for_backward(hits)
         if not return_indices:
-            return out
-        indices = _flat_indices(xp, xp.argmax(mask, axis=0), windows, x.device)
+            return batch_first(xp, out)
+        best = xp.argmax(xp.astype(hits, out.dtype), axis=0)
+        indices = _flat_indices(xp, batch_first(xp, best), windows, x.device)
         ctx.mark_non_differentiable(indices)
-        return out, indices
+        return batch_first(xp, out), indices
 
     @staticmethod
     def backward(ctx, grad, grad_indices=None):
-        mask, = ctx.saved_tensors
-        return _fold_taps(ctx.xp, mask * grad, ctx.windows)
+        hits, = ctx.saved_tensors
+        xp = ctx.xp
+        mask = xp.astype(hits, grad.dtype)
+        mask *= xp.expand_dims(batch_last(xp, grad), axis=0)     # into the fresh mask: one temporary fewer
+        return _fold_taps(xp, mask, ctx.windows)
 
 
 def _first_max(xp, taps, out):
-    """1 at the first tap of each window that holds its maximum, 0 elsewhere: (K, N, C, *out)."""
+    """True at the first tap of each window that holds its maximum: (K, C, *out, N)."""
     planes, seen = [], None
     for k in range(taps.shape[0]):
         hit = taps[k, ...] == out
@@ -115,7 +121,7 @@ def _first_max(xp, taps, out):
             hit = xp.logical_and(hit, xp.logical_not(seen))
             seen = xp.logical_or(seen, hit)
         planes.append(hit)
-    return xp.astype(xp.stack(planes), out.dtype)
+    return xp.stack(planes)
 
 
 def _flat_indices(xp, best, windows, device):
@@ -246,13 +252,13 @@ class AvgPool(Op):
         ctx.windows = windows
         divisor = _divisor(xp, windows, padding, count_include_pad, divisor_override, x.dtype, x.device)
         ctx.save_for_backward(divisor)
-        return xp.sum(_taps(xp, x, windows), axis=0) / divisor
+        return batch_first(xp, xp.sum(_taps(xp, x, windows), axis=0)) / divisor
 
     @staticmethod
     def backward(ctx, grad):
         divisor, = ctx.saved_tensors
         xp, windows = ctx.xp, ctx.windows
-        share = xp.expand_dims(grad / divisor, axis=0)
+        share = xp.expand_dims(batch_last(xp, grad / divisor), axis=0)
         return _fold_taps(xp, xp.broadcast_to(share, (math.prod(windows.kernel),) + tuple(share.shape[1:])), windows)
 
 

@@ -8,6 +8,7 @@ into a history of at most ``max_steps`` entries. The recorder keeps statistics,
 never tensors: releasing your tensors frees their memory.
 """
 
+import functools
 import math
 import os
 import sys
@@ -22,6 +23,7 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 SAMPLE_SIZE = 6      # values kept of every tensor (the first ones, flattened)
+SUMMARY_KEYS = ("shape", "mean", "norm", "min", "max", "nan_count", "inf_count", "sample")   # of summary_dict
 MATRIX_SIZE = 16     # a 2-D tensor keeps at most this many of its rows and columns
 
 
@@ -32,33 +34,30 @@ def stats_dict(tensor, bins=16, detail=True):
     for 2-D tensors, ``matrix``: at most :data:`MATRIX_SIZE` evenly spaced rows and columns
     of the values (``matrix_rows`` / ``matrix_cols`` say which), for heatmaps.
     """
-    host = _host_array(tensor)
+    host = np.asarray(_host_array(tensor))
     data = events.tensor_stats(host, bins).to_dict()
     for key in ("mean", "std", "min", "max", "norm"):
         if not math.isfinite(data[key]):
             data[key] = None
     if detail:
-        flat = np.asarray(host).reshape(-1)
-        data["sample"] = _finite_list(flat[:SAMPLE_SIZE])
-        if np.ndim(host) == 2 and np.size(host):
-            rows = _spaced(host.shape[0])
-            cols = _spaced(host.shape[1])
-            data["matrix"] = [_finite_list(row) for row in _four_digits(np.asarray(host)[np.ix_(rows, cols)])]
-            data["matrix_rows"] = rows.tolist()
-            data["matrix_cols"] = cols.tolist()
+        data["sample"] = _finite_list(host.flat[:SAMPLE_SIZE])
+        if host.ndim == 2 and host.size:
+            rows, cols = _spaced(host.shape[0]), _spaced(host.shape[1])
+            data["matrix"] = _heatmap(host.take(rows, axis=0).take(cols, axis=1))
+            data["matrix_rows"], data["matrix_cols"] = rows.tolist(), cols.tolist()
     return data
 
 
 def summary_dict(tensor):
     """Cheap statistics of a gradient (what an edge of the graph records): shape, mean, norm,
-    min, max, NaN/inf counts and ``sample``; no histogram, and one dot product instead of
+    min, max, NaN/inf counts and ``sample``; no histogram, and vectorised sums instead of
     a float64 copy when every value is finite. Non-finite statistics become None."""
     values = np.asarray(_host_array(tensor))
     flat = values.reshape(-1)
     if flat.dtype.kind != "f" or flat.dtype.itemsize < 4:
         flat = flat.astype(np.float64)
     with np.errstate(over="ignore", invalid="ignore"):   # overflow is handled below
-        squares = float(np.dot(flat, flat)) if flat.size else 0.0
+        total, squares = events.block_sums(flat)
     nan_count = inf_count = 0
     finite = flat
     if not math.isfinite(squares):
@@ -66,9 +65,9 @@ def summary_dict(tensor):
         nan_count = int(np.isnan(flat).sum())
         inf_count = int(flat.size - mask.sum()) - nan_count
         finite = flat[mask].astype(np.float64)      # float64: finite values whose squares overflowed float32
-        squares = float(np.dot(finite, finite))
+        total, squares = events.block_sums(finite)
     if finite.size:
-        summary = [float(finite.mean(dtype=np.float64)), math.sqrt(squares), float(finite.min()), float(finite.max())]
+        summary = [total / finite.size, math.sqrt(squares), float(finite.min()), float(finite.max())]
     else:
         summary = [math.nan] * 4
     mean, norm, low, high = (value if math.isfinite(value) else None for value in summary)
@@ -76,41 +75,56 @@ def summary_dict(tensor):
             "nan_count": nan_count, "inf_count": inf_count, "sample": _finite_list(flat[:SAMPLE_SIZE])}
 
 
+def _raw(value):
+    """A Tensor's backend array (or the array itself)."""
+    return getattr(value, "_array", value)
+
+
 def _host_array(tensor):
     """A Tensor's (or backend array's) values as a NumPy array on the host."""
-    array = getattr(tensor, "_array", tensor)
+    array = _raw(tensor)
     if isinstance(array, (np.ndarray, np.generic)):
         return array
     from ..backends import backend_of
     return backend_of(array).to_numpy(array)
 
 
+@functools.lru_cache(maxsize=256)
 def _spaced(length):
     """At most MATRIX_SIZE evenly spaced indices of ``range(length)``, first and last included."""
-    return np.unique(np.linspace(0, length - 1, min(length, MATRIX_SIZE)).round().astype(np.int64))
+    indices = np.unique(np.linspace(0, length - 1, min(length, MATRIX_SIZE)).round().astype(np.int64))
+    indices.flags.writeable = False     # shared by every caller
+    return indices
 
 
-def _four_digits(values):
-    """``values`` as float64 rounded to about four significant digits of their largest size
-    (short JSON; a heatmap shows no more)."""
-    values = np.asarray(values, dtype=np.float64)
-    finite = np.abs(values[np.isfinite(values)])
-    largest = float(finite.max()) if finite.size else 0.0
-    if largest == 0.0:
-        return values
-    decimals = 3 - int(math.floor(math.log10(largest)))
-    with np.errstate(invalid="ignore"):
-        return np.round(values, decimals)
+def _heatmap(cells):
+    """``cells`` as nested lists of floats rounded to about four significant digits of the
+    largest size (short JSON; a heatmap shows no more), None where not finite."""
+    cells = np.asarray(cells, dtype=np.float64)
+    finite = np.isfinite(cells)
+    every = finite.all()
+    largest = float(np.abs(cells if every else np.where(finite, cells, 0.0)).max())
+    if largest > 1e-300:          # not subnormal: 10**decimals stays finite
+        cells = np.round(cells, 3 - math.floor(math.log10(largest)))
+    return cells.tolist() if every else np.where(finite, cells, None).tolist()
 
 
 def _finite_list(values):
-    return [value if math.isfinite(value) else None for value in np.asarray(values, dtype=np.float64).tolist()]
+    """``values`` as a list of floats, None where not finite."""
+    values = np.asarray(values, dtype=np.float64)
+    finite = np.isfinite(values)
+    return values.tolist() if finite.all() else np.where(finite, values, None).tolist()
+
+
+@functools.lru_cache(maxsize=1024)
+def _in_package(filename):
+    return os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
 
 
 def _user_source():
     """The innermost frame outside vizgrad: file, line and code of the user's line."""
     frame = sys._getframe(2)
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+    while frame is not None and _in_package(frame.f_code.co_filename):
         frame = frame.f_back
     if frame is None:
         return None
@@ -131,6 +145,9 @@ class Recorder:
         max_nodes: a graph stops growing (and is marked ``truncated``) past this many nodes.
     """
 
+    KINDS = frozenset({"op", "backward_start", "node_backward", "grad_accumulated", "backward_end",
+                       "optimizer_step", "mark"})   # the events it records (no others get made for it)
+
     def __init__(self, values=True, grads=True, source=True, max_steps=300, max_nodes=5000):
         self.values, self.grads, self.source = values, grads, source
         self.max_nodes = max_nodes
@@ -141,6 +158,10 @@ class Recorder:
         self._autograd_nodes = {}  # autograd Node id -> graph node id
         self._outputs = {}         # (autograd Node id, output number) -> graph node id
         self._inputs = {}          # graph node id -> its input edges that carry a gradient, in order
+        self._consumers = {}       # graph node id -> how many of those edges leave it
+        # graph node id -> (gradient, its stats) that its only consumer passed on, held until
+        # the node's own event (at most until backward ends)
+        self._passed = {}
         self._backward_done = False
         self._subscription = None
 
@@ -163,13 +184,13 @@ class Recorder:
         if tensor.grad_fn is not None:
             recorder._ids[tensor.uid] = ids[tensor.grad_fn]
         for edge in recorder.graph.edges:
-            recorder._inputs.setdefault(edge.target, []).append(edge)
+            recorder._add_gradient_edge(edge)
         return recorder
 
     # --- lifecycle -----------------------------------------------------------
     def start(self):
         if self._subscription is None:
-            self._subscription = events.subscribe(self.handle)
+            self._subscription = events.subscribe(self.handle, kinds=self.KINDS)
         return self
 
     def close(self):
@@ -207,7 +228,13 @@ class Recorder:
         self._autograd_nodes = {}
         self._outputs = {}
         self._inputs = {}
+        self._consumers = {}
+        self._passed = {}
         self._backward_done = False
+
+    def _add_gradient_edge(self, edge):
+        self._inputs.setdefault(edge.target, []).append(edge)
+        self._consumers[edge.source] = self._consumers.get(edge.source, 0) + 1
 
     def _node_for(self, tensor, kind):
         if tensor.grad_fn is not None:
@@ -258,7 +285,7 @@ class Recorder:
                     edge = GraphEdge(source_id, node_id, index, list(source.shape))
                     self.graph.edges.append(edge)
                     if source.requires_grad:
-                        self._inputs.setdefault(node_id, []).append(edge)
+                        self._add_gradient_edge(edge)
             if event.node_id is not None:
                 self._outputs[(event.node_id, output_nr)] = node_id
                 if output_nr == 0:
@@ -280,7 +307,7 @@ class Recorder:
         node.backward_index = len(self.graph.backward_order)
         self.graph.backward_order.append(node_id)
         if self.grads and event.grad_outputs and event.grad_outputs[0] is not None:
-            node.grad = stats_dict(event.grad_outputs[0])
+            node.grad = self._grad_stats(node_id, event.grad_outputs[0])
         if self.grads and event.grads:
             # the gradient each input received from this node (the chain rule's outgoing
             # part); the non-None gradients belong, in order, to the inputs that need one
@@ -288,7 +315,20 @@ class Recorder:
             grads = [grad for grad in event.grads if grad is not None]
             if len(grads) == len(edges):
                 for edge, grad in zip(edges, grads):
-                    edge.grad = summary_dict(grad)
+                    if self._consumers[edge.source] == 1:
+                        # most likely this very array becomes the input's gradient: its full
+                        # statistics now serve the edge here and the input later
+                        stats = stats_dict(grad)
+                        self._passed[edge.source] = (grad, stats)
+                        edge.grad = {key: stats[key] for key in SUMMARY_KEYS}
+                    else:
+                        edge.grad = summary_dict(grad)
+
+    def _grad_stats(self, node_id, grad):
+        """Statistics of the gradient of node ``node_id``, reused when it is the very array (by
+        identity: the engine never changes a gradient in place) its only consumer passed on."""
+        passed, stats = self._passed.pop(node_id, (None, None))
+        return stats if passed is not None and _raw(passed) is _raw(grad) else stats_dict(grad)
 
     def _on_grad_accumulated(self, event):
         node_id = self._ids.get(event.tensor_id)
@@ -299,10 +339,11 @@ class Recorder:
             node.backward_index = len(self.graph.backward_order)
             self.graph.backward_order.append(node_id)
         if self.grads and event.tensor is not None and event.tensor.grad is not None:
-            node.grad = stats_dict(event.tensor.grad)
+            node.grad = self._grad_stats(node_id, event.tensor.grad)
 
     def _on_backward_end(self, event):
         self._backward_done = True
+        self._passed = {}
 
     def _on_optimizer_step(self, event):
         self.steps.append({"kind": "optimizer_step", "optimizer": event.optimizer, "step": event.step,
