@@ -1105,6 +1105,10 @@ def test_using_lazy_parameters_before_the_first_forward_raises_a_clear_error():
         count(layer)
     with pytest.raises(VizgradError, match="lazy module"):
         F.linear(vg.randn(2, 3), layer.weight)
+    with pytest.raises(VizgradError, match="lazy module"):     # any arithmetic, not an empty result
+        layer.weight * 2
+    with pytest.raises(VizgradError, match="bias belongs to a lazy module"):
+        vg.zeros(4) + layer.bias
     with pytest.raises(ShapeError, match="lazy module that has not run yet"):
         layer.load_state_dict(nn.Linear(3, 4).state_dict())
     assert "weight" in repr(layer.weight)

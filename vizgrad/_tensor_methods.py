@@ -49,8 +49,8 @@ Tensor.__rfloordiv__ = lambda self, other: ops.div(other, self, rounding_mode="f
 Tensor.__mod__ = _remainder
 Tensor.__pow__ = ops.pow
 Tensor.__rpow__ = _reflected(ops.pow)
-Tensor.__matmul__ = lambda self, other: ops.matmul(self, other)
-Tensor.__rmatmul__ = lambda self, other: ops.matmul(other, self)
+Tensor.__matmul__ = ops.matmul
+Tensor.__rmatmul__ = _reflected(ops.matmul)
 Tensor.__neg__ = ops.neg
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = ops.abs
@@ -64,7 +64,7 @@ Tensor.__and__ = ops.logical_and
 Tensor.__or__ = ops.logical_or
 Tensor.__xor__ = ops.logical_xor
 Tensor.__invert__ = ops.logical_not
-Tensor.__getitem__ = lambda self, key: ops.index.getitem(self, key)
+Tensor.__getitem__ = ops.index.getitem
 
 
 # --- in-place --------------------------------------------------------------

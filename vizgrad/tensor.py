@@ -3,7 +3,7 @@
 import itertools
 import weakref
 
-from . import dtypes
+from . import autograd, dtypes
 from .autograd.grad_mode import state
 from .autograd.hooks import add_hook
 from .backends import backend_of
@@ -11,6 +11,7 @@ from .device import as_device, device
 from .errors import BackwardError, DeviceError, DTypeError, ShapeError, format_shape
 
 _next_tensor_id = itertools.count(1)
+_dtype_of_native = {}  # a backend's dtype object -> its vizgrad dtype (``Tensor.dtype`` is read often)
 _new = object.__new__
 
 
@@ -82,7 +83,12 @@ class Tensor:
 
     @property
     def dtype(self):
-        return dtypes.as_dtype(self._backend().dtype_name(self._array))
+        native = self._array.dtype
+        key = (type(native), native)   # with its type: dtypes of two libraries must not be compared
+        found = _dtype_of_native.get(key)
+        if found is None:
+            found = _dtype_of_native[key] = dtypes.as_dtype(self._backend().dtype_name(self._array))
+        return found
 
     @property
     def device(self):
@@ -256,8 +262,7 @@ class Tensor:
         records the backward pass itself, for higher-order gradients. ``inputs``
         restricts accumulation to those tensors.
         """
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def register_hook(self, hook):
         """Call ``hook(grad)`` when the gradient for this tensor is computed; a returned

@@ -3,6 +3,7 @@ anomaly detection, gradient checks and the functional API (``jacobian``, ``hessi
 
 from ..errors import BackwardError, DeviceError, ShapeError, format_shape
 from . import engine
+from . import function as _function
 from .anomaly import detect_anomaly, is_anomaly_enabled
 from .function import AccumulateGrad, Function, Node
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
@@ -10,7 +11,7 @@ from .hooks import RemovableHandle
 
 
 def _as_list(value, what):
-    from ..tensor import Tensor
+    Tensor = _function.Tensor
     if isinstance(value, Tensor):
         return [value]
     if value is None:
@@ -24,7 +25,7 @@ def _as_list(value, what):
 
 def _root_gradients(outputs, grad_outputs, create_graph, caller):
     """Check the roots and build the gradient each one starts with."""
-    from ..tensor import Tensor
+    Tensor = _function.Tensor
     if len(grad_outputs) != len(outputs):
         raise ValueError(f"{caller}: got {len(outputs)} tensors but {len(grad_outputs)} gradients")
     values = []

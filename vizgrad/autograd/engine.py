@@ -16,8 +16,8 @@ Gradients are arrays; under ``create_graph=True`` they are Tensors and every
 backward runs with recording on, which is what makes gradients of gradients work.
 """
 
-import heapq
 import time
+from heapq import heapify, heappop, heappush
 
 from ..backends.base import _by_array_type as _ARRAY_TYPES, backend_for_device
 from ..errors import BackwardError, format_shape
@@ -42,16 +42,16 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
     for node, _ in root_edges:
         if node not in starts:
             starts.append(node)
-    dependencies, reachable = _discover(starts)
+    dependencies = _discover(starts)
 
     captures = {}
     needed = None
     if targets is not None:
         for index, target in enumerate(targets):
             key = _edge(target) if target.grad_fn is not None or target._accumulator is not None else None
-            if key is not None and key[0] in reachable:
+            if key is not None and key[0] in dependencies:
                 captures.setdefault(key, []).append(index)
-        needed = _needed_nodes(reachable, dependencies, {key[0] for key in captures})
+        needed = _needed_nodes(dependencies, {key[0] for key in captures})
 
     buffers = {}
     owners = set()
@@ -59,8 +59,8 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
         _add_to_buffer(buffers, node, output_nr, grad)
         if not create_graph:
             owners.add(root._backend().memory_owner(grad))
-    ready = [(-node.id, node) for node in starts if not dependencies.get(node)]
-    heapq.heapify(ready)
+    ready = [(-node.id, node) for node in starts if not dependencies[node]]
+    heapify(ready)
     captured = [None] * len(targets) if targets is not None else None
     tensor_xp = tensor_namespace() if create_graph else None
     node_count = 0
@@ -68,7 +68,7 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
     state.grad_enabled = create_graph
     try:
         while ready:
-            node = heapq.heappop(ready)[1]
+            node = heappop(ready)[1]
             grads = buffers.pop(node, None)
             node_count += 1
             if grads is not None:
@@ -95,7 +95,7 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
                     left = dependencies[child] - 1
                     dependencies[child] = left
                     if left == 0 and (needed is None or child in needed):
-                        heapq.heappush(ready, (-child.id, child))
+                        heappush(ready, (-child.id, child))
     finally:
         state.grad_enabled = previous_mode
     if observers.active:
@@ -104,26 +104,27 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
 
 
 def _discover(starts):
-    """Count, for every node reachable from ``starts``, the edges that point at it."""
-    dependencies = {}
-    reachable = set(starts)
+    """Count, for every node reachable from ``starts``, the edges that point at it: the keys
+    of the result are the reachable nodes."""
+    dependencies = dict.fromkeys(starts, 0)
     stack = list(starts)
     while stack:
-        node = stack.pop()
-        for edge in node.next_edges:
+        for edge in stack.pop().next_edges:
             if edge is not None:
                 child = edge[0]
-                dependencies[child] = dependencies.get(child, 0) + 1
-                if child not in reachable:
-                    reachable.add(child)
+                count = dependencies.get(child)
+                if count is None:
+                    dependencies[child] = 1
                     stack.append(child)
-    return dependencies, reachable
+                else:
+                    dependencies[child] = count + 1
+    return dependencies
 
 
-def _needed_nodes(reachable, dependencies, target_nodes):
+def _needed_nodes(dependencies, target_nodes):
     """The nodes on some path from a root to a target (found in reverse topological order)."""
     remaining = dict(dependencies)
-    stack = [node for node in reachable if not remaining.get(node)]
+    stack = [node for node, count in remaining.items() if not count]
     order = []
     while stack:
         node = stack.pop()
@@ -233,17 +234,22 @@ def _conform(node, position, grad, shape, dtype, create_graph):
 
 def sum_to_shape(grad, shape, xp, node=None):
     """Undo broadcasting: sum ``grad`` over the axes along which an input of ``shape`` was
-    broadcast. This is the only place that does it."""
+    broadcast (the leading axes it lacked, and its size-1 axes). This is the only place that
+    does it."""
     lead = len(grad.shape) - len(shape)
-    if lead < 0 or any(n != 1 and n != g for n, g in zip(shape, grad.shape[lead:])):
-        where = f"{node.op.__name__}.backward" if node is not None else "a backward"
-        raise BackwardError(f"{where} returned a gradient of shape {format_shape(grad.shape)} that "
-                            f"cannot be summed to its input's shape {format_shape(shape)}.")
-    axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
-                                      if n == 1 and grad.shape[lead + i] != 1)
-    if axes:
-        grad = xp.sum(grad, axis=axes, keepdims=True)
-    return xp.reshape(grad, shape) if grad.shape != shape else grad
+    ones = []        # the input's size-1 axes along which the gradient was broadcast
+    for axis, n in enumerate(shape, start=lead):
+        if lead < 0 or n != 1 and n != grad.shape[axis]:
+            where = f"{node.op.__name__}.backward" if node is not None else "a backward"
+            raise BackwardError(f"{where} returned a gradient of shape {format_shape(grad.shape)} that "
+                                f"cannot be summed to its input's shape {format_shape(shape)}.")
+        if n == 1 and grad.shape[axis] != 1:
+            ones.append(axis)
+    if ones:
+        grad = xp.sum(grad, axis=tuple(ones), keepdims=True)
+    if lead:
+        grad = xp.sum(grad, axis=tuple(range(lead)))
+    return grad
 
 
 def tensor_namespace():

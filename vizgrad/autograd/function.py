@@ -19,7 +19,7 @@ import traceback
 import weakref
 
 from ..backends import backend_of
-from ..backends.base import is_array
+from ..backends.base import _by_array_type
 from ..errors import BackwardError, DeviceError, ShapeError, format_shape
 from . import observers
 from .grad_mode import no_grad, state
@@ -94,7 +94,7 @@ class Node:
                 f"{self.name()} is asked for its saved values a second time, but they were freed "
                 "after the first backward through this graph. Pass retain_graph=True to the first "
                 ".backward() or autograd.grad() call if you need to go backward twice.")
-        return tuple(self._unpack(entry) for entry in self.saved)
+        return tuple([self._unpack(entry) for entry in self.saved])
 
     def mark_non_differentiable(self, *outputs):
         """Declare outputs (e.g. argmax indices) that have no gradient."""
@@ -232,27 +232,28 @@ class Op:
 
     @classmethod
     def apply(cls, *args, **params):
-        arrays = []
+        arrays = list(args)   # each Tensor replaced by its array below
         backend = None
-        first = None
         needs = None
         recording = cls.differentiable and state.grad_enabled
         for position, arg in enumerate(args):
             if isinstance(arg, Tensor):
-                array = arg._array
-                if first is None:
+                array = arrays[position] = arg._array
+                if backend is None:
+                    # (a dict lookup first: backend_of is a call, and raises for unknown types)
+                    backend = _by_array_type.get(type(array)) or backend_of(array)
                     first = array
-                    backend = backend_of(array)
                 elif type(array) is not type(first) or (
                         backend.multi_device and array.device != first.device):
                     raise _device_mismatch(cls, args)
-                if recording and arg.requires_grad:
+                if recording and arg.requires_grad:   # an input edge of the node to come
                     if needs is None:
-                        needs = [False] * len(args)
+                        count = len(args)
+                        needs, edges, meta = [False] * count, [None] * count, [None] * count
                     needs[position] = True
-                arrays.append(array)
-            else:
-                arrays.append(arg)
+                    grad_fn = arg.grad_fn
+                    edges[position] = (grad_fn, arg._output_nr) if grad_fn is not None else (accumulator_of(arg), 0)
+                    meta[position] = (array.shape, array.dtype)
         if backend is None:
             raise TypeError(f"{cls.__name__.lower()} needs at least one Tensor argument")
 
@@ -270,17 +271,6 @@ class Op:
 
         node = Node(cls, backend)
         node.needs_input_grad = needs
-        edges = []
-        meta = []
-        for arg, need in zip(args, needs):
-            if need:
-                grad_fn = arg.grad_fn
-                edges.append((grad_fn, arg._output_nr) if grad_fn is not None else (accumulator_of(arg), 0))
-                array = arg._array
-                meta.append((array.shape, array.dtype))
-            else:
-                edges.append(None)
-                meta.append(None)
         node.next_edges = edges
         node.input_meta = meta
         try:
@@ -288,9 +278,14 @@ class Op:
         except ValueError as error:
             _raise_if_broadcast_failure(cls, arrays, error)
             raise
-        outputs = _wrap_outputs(out, backend, node)
-        if node._to_save or state.anomaly_enabled:
-            _finish_node(node, args, arrays, outputs)
+        if type(out) is backend.array_type:
+            outputs = Tensor._make(out, True, node, 0)
+        else:
+            outputs = _wrap_outputs(out, backend, node)
+        if node._to_save:
+            _resolve_saved(node, args, arrays, outputs)
+        if state.anomaly_enabled:
+            node.created_at = traceback.extract_stack()[:-2]
         if observers.active:
             observers.op_applied(node, cls, args, outputs, time.perf_counter() - started)
         return outputs
@@ -375,9 +370,12 @@ class Function:
         node.non_differentiable = tuple(id(o._array) for o, r in zip(outputs, results)
                                         if id(r) in non_differentiable)
         saved_tensors = node._to_save
-        node._to_save = tuple(t._array if isinstance(t, Tensor) else t for t in saved_tensors)
-        _finish_node(node, args, [a._array if isinstance(a, Tensor) else a for a in args],
-                     outputs[0] if single else outputs, saved_tensors)
+        if saved_tensors:
+            node._to_save = tuple(t._array if isinstance(t, Tensor) else t for t in saved_tensors)
+            _resolve_saved(node, args, [a._array if isinstance(a, Tensor) else a for a in args],
+                           outputs[0] if single else outputs, saved_tensors)
+        if state.anomaly_enabled:
+            node.created_at = traceback.extract_stack()[:-2]
         if observers.active:
             observers.op_applied(node, cls, args, outputs[0] if single else outputs,
                                  time.perf_counter() - started)
@@ -404,49 +402,45 @@ def _wrap_outputs(out, backend, node):
 
 
 def _as_output_array(value, backend, node):
-    """An output as an array (see :func:`_as_array`). When NumPy returned a scalar that forward
-    also saved, the saved value follows the conversion, so it is still recognised as the
-    output (and differentiated as one under ``create_graph``) rather than taken for a constant."""
-    array = _as_array(value, backend)
-    if array is not value and node is not None and node._to_save:
+    """An output as an array: NumPy returns scalars from some 0-d computations, which become
+    0-d arrays again (arrays of another backend, a device transfer's output, pass through).
+    When forward also saved the scalar, the saved value follows the conversion, so it is still
+    recognised as the output (and differentiated as one under ``create_graph``) rather than
+    taken for a constant."""
+    if type(value) in _by_array_type:
+        return value
+    array = backend.xp.asarray(value)
+    if node is not None and node._to_save:
         node._to_save = tuple(array if saved is value else saved for saved in node._to_save)
     return array
 
 
-def _as_array(value, backend):
-    """NumPy returns scalars from some 0-d computations: make them arrays again. Arrays of
-    another backend (a device transfer's output) pass through."""
-    if is_array(value):
-        return value
-    return backend.xp.asarray(value)
+def _resolve_saved(node, args, arrays, outputs, saved_tensors=None):
+    """Turn what forward passed to ``save_for_backward`` into :class:`SavedValue` entries:
+    an input keeps its Tensor, an output its array and a weak reference, anything else is a
+    constant. ``saved_tensors``: what a :class:`Function` saved, before its Tensors were
+    replaced by their arrays."""
+    saved = []
+    for index, value in enumerate(node._to_save):
+        for arg, array in zip(args, arrays):
+            if value is array and array is not arg:
+                saved.append(SavedValue(array, arg, None, 0, arg._version))
+                break
+        else:   # not an input
+            saved.append(_saved_result_or_constant(index, value, outputs, saved_tensors))
+    node.saved = saved
+    node._to_save = ()
 
 
-def _finish_node(node, args, arrays, outputs, saved_tensors=None):
-    """Resolve what forward saved, and tell observers and anomaly mode about the node."""
-    to_save = node._to_save
-    if to_save:
-        saved = []
-        for index, value in enumerate(to_save):
-            saved.append(_saved_value(index, value, args, arrays, outputs, saved_tensors))
-        node.saved = saved
-        node._to_save = ()
-    if state.anomaly_enabled:
-        node.created_at = traceback.extract_stack()[:-3]
-
-
-def _saved_value(index, value, args, arrays, outputs, saved_tensors):
-    """A :class:`SavedValue` for one value given to ``save_for_backward``: an input keeps its
-    Tensor, an output its array and a weak reference, anything else is a constant."""
-    for arg, array in zip(args, arrays):
-        if value is array and array is not arg:
-            return SavedValue(array, arg, version=arg._version)
+def _saved_result_or_constant(index, value, outputs, saved_tensors):
+    """The :class:`SavedValue` for a saved value that is no input of the op."""
     for output_nr, output in enumerate(outputs if type(outputs) is tuple else (outputs,)):
         if value is output._array:
-            return SavedValue(value, output_ref=weakref.ref(output), output_nr=output_nr)
+            return SavedValue(value, None, weakref.ref(output), output_nr, 0)
     if saved_tensors is not None and isinstance(saved_tensors[index], Tensor):
         tensor = saved_tensors[index]   # a Function saved an intermediate Tensor
-        return SavedValue(value, tensor, version=tensor._version)
-    return SavedValue(value)
+        return SavedValue(value, tensor, None, 0, tensor._version)
+    return SavedValue(value, None, None, 0, 0)
 
 
 _BROADCAST_FAILURES = ("could not be broadcast together with shapes", "cannot be broadcast to a single shape")

@@ -50,6 +50,11 @@ class UninitializedParameter(Parameter):
 
     __slots__ = ()
 
+    def __new__(cls, requires_grad=True):
+        param = Parameter(None, requires_grad)
+        param.__class__ = cls
+        return param
+
     def _fail(self, *args, **kwargs):
         owner = self.name or "this parameter"
         raise VizgradError(f"{owner} belongs to a lazy module whose input size is inferred at the first "
@@ -57,6 +62,8 @@ class UninitializedParameter(Parameter):
 
     shape = property(_fail)
     numel = _fail
+    # every op reads a tensor's array: before the first forward there is none to read
+    _array = property(_fail, lambda self, array: Tensor._array.__set__(self, array))
     __repr__ = lambda self: f"<UninitializedParameter {self.name or ''}>"  # noqa: E731
 
 
@@ -405,6 +412,9 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args, **kwargs):
+        # the common case first: no hooks and nobody listening, nothing to do around forward
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or observers.active):
+            return self.forward(*args, **kwargs)
         for hook in list(self._forward_pre_hooks.values()):
             result = hook(self, args)
             if observers.active:

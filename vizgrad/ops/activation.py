@@ -17,6 +17,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd.function import Op
 from ..errors import DTypeError, ShapeError, format_shape
+from ..tensor import Tensor, _dim_index
 from . import reduce, shape
 from .conversion import to_dtype
 from .linalg import einsum
@@ -29,11 +30,6 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _GELU_CUBIC = 0.044715
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
-
-
-def _tensor_type():
-    from ..tensor import Tensor
-    return Tensor
 
 
 def _inplace(input, function, name):
@@ -59,7 +55,7 @@ def _stable_softplus(xp, a):
 
 
 def _check_floating(op, input):
-    if not isinstance(input, _tensor_type()):
+    if not isinstance(input, Tensor):
         raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
     if not input.is_floating_point():
         raise DTypeError(f"{op}: expected a floating-point input, got {input.dtype.name}")
@@ -103,12 +99,13 @@ class Linear(Op):
         needs_x, needs_w, needs_b = ctx.needs_input_grad
         out_features, in_features = weight.shape
         grad_x = xp.matmul(grad, weight) if needs_x else None                  # G W
+        rows = grad if grad.ndim == 2 else xp.reshape(grad, (-1, out_features))   # G over every batch row
         grad_w = grad_b = None
-        if needs_w:                                                             # Gᵀ X over every batch row
-            rows = xp.reshape(grad, (-1, out_features))
-            grad_w = xp.matmul(xp.matrix_transpose(rows), xp.reshape(x, (-1, in_features)))
-        if needs_b:
-            grad_b = grad
+        if needs_w:                                                             # Gᵀ X
+            x_rows = x if x.ndim == 2 else xp.reshape(x, (-1, in_features))
+            grad_w = xp.matmul(xp.matrix_transpose(rows), x_rows)
+        if needs_b:                                                             # Σ G
+            grad_b = xp.sum(rows, axis=0)
         return grad_x, grad_w, grad_b
 
 
@@ -138,7 +135,6 @@ def linear(input, weight, bias=None):
         w, b = vizgrad.randn(4, 3), vizgrad.zeros(4)
         vizgrad.nn.functional.linear(x, w, b).shape    # (8, 4)
     """
-    Tensor = _tensor_type()
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
         raise TypeError("linear: input and weight must be Tensors")
     if weight.ndim != 2:
@@ -512,10 +508,9 @@ def _softmax_dim(op, ndim, dim, stacklevel=4):
 
 
 def _softmax(op, cls, input, dim, dtype):
-    if dtype is not None and isinstance(input, _tensor_type()):
+    if dtype is not None and isinstance(input, Tensor):
         input = to_dtype(input, dtype)
     _check_floating(op, input)
-    from ..tensor import _dim_index
     axis = _dim_index(_softmax_dim(op, input.ndim, dim, 5), max(input.ndim, 1), op)
     if input.ndim == 0:                               # one element: softmax 1, log_softmax 0
         return shape.reshape(cls.apply(shape.reshape(input, (1,)), axis=0), ())
@@ -572,7 +567,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
         F.softmin(vizgrad.tensor([1.0, 2.0]), dim=0)   # tensor([0.7311, 0.2689])
     """
-    if not isinstance(input, _tensor_type()):
+    if not isinstance(input, Tensor):
         raise TypeError(f"softmin: input must be a Tensor, got {type(input).__name__}")
     return _softmax("softmin", Softmax, -input, dim, dtype)
 
@@ -675,7 +670,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         w = vizgrad.randn(10, 3)
         F.embedding(vizgrad.tensor([[1, 2], [4, 9]]), w).shape    # (2, 2, 3)
     """
-    Tensor = _tensor_type()
     if not isinstance(input, Tensor) or input.is_floating_point() or input.dtype is dtypes.bool_:
         raise DTypeError("embedding: input must be a tensor of integer indices, got "
                          + (input.dtype.name if isinstance(input, Tensor) else type(input).__name__))
@@ -729,7 +723,6 @@ def one_hot(tensor, num_classes=-1):
 
         F.one_hot(vizgrad.tensor([0, 2]), 3)    # tensor([[1, 0, 0], [0, 0, 1]])
     """
-    Tensor = _tensor_type()
     if not isinstance(tensor, Tensor) or tensor.is_floating_point() or tensor.dtype is dtypes.bool_:
         raise DTypeError("one_hot is only applicable to index tensors (integer dtypes)")
     low = reduce.amin(tensor).item() if tensor.numel() else 0

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from ..autograd.function import Op
+from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import binary, booleans, values
 
@@ -273,7 +274,6 @@ def _where_samples(rng):
 def where(condition, input, other):
     """``input`` where ``condition`` is true, else ``other``, broadcasting all three.
     The gradient flows to whichever side was chosen."""
-    from ..tensor import Tensor
     if not isinstance(condition, Tensor):
         raise TypeError(f"where: condition must be a bool Tensor, got {type(condition).__name__}")
     return Where.apply(condition, input, other)

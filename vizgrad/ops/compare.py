@@ -3,7 +3,9 @@ They have no gradient (their outputs never require grad)."""
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd.function import Op
+from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import binary, booleans, values
 
@@ -138,8 +140,6 @@ def _special_values(rng):
 
 
 def _as_bool(value):
-    from .. import dtypes
-    from ..tensor import Tensor
     if not isinstance(value, Tensor) or value.dtype is dtypes.bool_:
         return value
     return value != 0

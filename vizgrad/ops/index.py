@@ -23,10 +23,9 @@ import numpy as np
 from ..autograd.function import Op
 from ..backends import backend_of
 from ..errors import DTypeError, ShapeError, format_shape
+from ..tensor import Tensor, _dim_index
 from .registry import Sample, register
 from .samples import non_contiguous, values
-
-INDEX_DTYPES = ("int64", "int32")
 
 
 # --- keys ------------------------------------------------------------------
@@ -66,7 +65,6 @@ def _saved_key(ctx, count=0):
 def _as_index_array(input, index, op, allow_bool=False):
     """``index`` (a Tensor, a backend array, a NumPy array or nested lists) as an array of
     ``input``'s backend, checked to hold integers (or bools, for masks)."""
-    from ..tensor import Tensor
     backend = input._backend()
     device_index = backend.device_index(input._array)
     array = index._array if isinstance(index, Tensor) else index
@@ -78,10 +76,11 @@ def _as_index_array(input, index, op, allow_bool=False):
             if host.size == 0 and host.dtype.kind == "f":
                 host = host.astype(np.int64)  # [] means no indices, not a float array
             array = backend.asarray(host, None, device_index)
-    name = backend.dtype_name(array)
-    if name not in INDEX_DTYPES and not (allow_bool and name == "bool"):
+    xp = backend.xp
+    dtype = array.dtype       # compared with the backend's own dtypes: names are slow to make
+    if not (dtype == xp.int64 or dtype == xp.int32 or (allow_bool and dtype == xp.bool)):
         allowed = "int64 or int32" + (" (or a bool mask)" if allow_bool else "")
-        raise DTypeError(f"{op}: indices must be {allowed}, got dtype {name}")
+        raise DTypeError(f"{op}: indices must be {allowed}, got dtype {backend.dtype_name(array)}")
     return array
 
 
@@ -101,7 +100,6 @@ def _check_range(xp, array, size, dim, op, negative_ok=False):
 def _key_entry(input, item, op):
     """One element of a user's key as ``(kind, value)``: "none", "ellipsis", "int",
     "slice", "array" (integers) or "mask" (bools)."""
-    from ..tensor import Tensor
     if item is None:
         return "none", None
     if item is Ellipsis:
@@ -112,7 +110,7 @@ def _key_entry(input, item, op):
         raise IndexError(f"{op}: a bool scalar is not a supported index; use a bool tensor as a mask")
     if isinstance(item, (Tensor, list, tuple, np.ndarray)) or _is_backend_array(item):
         array = _as_index_array(input, item, op, allow_bool=True)
-        if input._backend().dtype_name(array) == "bool":
+        if array.dtype == input._backend().xp.bool:
             if array.ndim == 0:
                 raise IndexError(f"{op}: a 0-d bool index is not supported; use a bool mask with dimensions")
             return "mask", array
@@ -134,6 +132,8 @@ def _is_backend_array(item):
 
 
 def _broadcast_shapes(shapes, op):
+    if all(shape == shapes[0] for shape in shapes):
+        return shapes[0]
     ndim = max(len(s) for s in shapes)
     result = []
     for axis in range(ndim):
@@ -152,7 +152,6 @@ def _normalize_key(input, key, op):
     many indices or masks of the wrong shape; DTypeError for non-integer indices;
     ValueError for negative slice steps (PyTorch has none: use ``flip``).
     """
-    from ..tensor import Tensor
     if isinstance(key, _Key):  # from a backward: already checked; saved arrays may come back as Tensors
         return _Key(entry._array if isinstance(entry, Tensor) else entry for entry in key), None
     shape = input.shape
@@ -233,7 +232,8 @@ def _advanced_key(input, resolved, op):
     ndim = len(result)
 
     def placed(array, axis, length):
-        return xp.reshape(array, (1,) * axis + tuple(array.shape) + (1,) * (ndim - axis - length))
+        shape = (1,) * axis + tuple(array.shape) + (1,) * (ndim - axis - length)
+        return array if shape == tuple(array.shape) else xp.reshape(array, shape)
 
     key, position = [], 0
     for kind, value in resolved:
@@ -244,7 +244,8 @@ def _advanced_key(input, resolved, op):
             positions = xp.arange(value.start, value.stop, value.step, dtype=xp.int64, device=device)
             key.append(placed(positions, axis_of[position], 1))
         elif kind == "array":
-            padded = xp.reshape(value, (1,) * (len(index_shape) - value.ndim) + tuple(value.shape))
+            shape = (1,) * (len(index_shape) - value.ndim) + tuple(value.shape)
+            padded = value if shape == tuple(value.shape) else xp.reshape(value, shape)
             key.append(placed(padded, block, len(index_shape)))
         position += 1
     return _Key(key), tuple(result)
@@ -252,7 +253,6 @@ def _advanced_key(input, resolved, op):
 
 def _check_values(values, shape, op):
     """``values`` must broadcast to ``shape``, the shape of ``input[key]``."""
-    from ..tensor import Tensor
     if not isinstance(values, Tensor):
         return
     source = values.shape
@@ -454,7 +454,6 @@ def index_put(input, key, values, accumulate=False):
 
 # --- gather / scatter along one dim -------------------------------------------
 def _dim(op, input, dim):
-    from ..tensor import _dim_index
     return _dim_index(dim, input.ndim, op)
 
 
@@ -588,7 +587,6 @@ def _scatter_add_samples(rng):
 
 
 def _check_scatter(op, input, dim, index, src):
-    from ..tensor import Tensor
     _needs_dims(op, input)
     dim = _dim(op, input, dim)
     index = _as_index_array(input, index, op)
@@ -821,7 +819,6 @@ def masked_fill(input, mask, value):
         x = vizgrad.tensor([1.0, -2.0, 3.0])
         x.masked_fill(x < 0, 0.0)      # [1., 0., 3.]
     """
-    from ..tensor import Tensor
     if not isinstance(mask, Tensor) or mask.dtype.name != "bool":
         got = f"dtype {mask.dtype.name}" if isinstance(mask, Tensor) else f"a {type(mask).__name__}"
         raise DTypeError(f"masked_fill: mask must be a bool tensor, got {got}")

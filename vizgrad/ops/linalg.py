@@ -13,12 +13,12 @@ import numpy as np
 
 from ..autograd.function import Op
 from ..errors import DTypeError, ShapeError, format_shape
+from ..tensor import Tensor, _dim_index
 from .registry import Sample, register
 from .samples import non_contiguous, values
 
 
 def _tensors(op, *operands):
-    from ..tensor import Tensor
     for operand in operands:
         if not isinstance(operand, Tensor):
             raise TypeError(f"{op}: expected Tensors, got a {type(operand).__name__}")
@@ -338,7 +338,6 @@ def tensordot(a, b, dims=2):
         dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
         if len(dims_a) != len(dims_b):
             raise ValueError(f"tensordot: dims pairs {dims_a} of a with {dims_b} of b: give as many of each")
-    from ..tensor import _dim_index
     dims_a = [_dim_index(d, a.ndim, "tensordot") for d in dims_a]
     dims_b = [_dim_index(d, b.ndim, "tensordot") for d in dims_b]
     letters = iter(string.ascii_letters)

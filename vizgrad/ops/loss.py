@@ -15,6 +15,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd.function import Op
 from ..errors import DTypeError, ShapeError, format_shape
+from ..tensor import Tensor
 from . import binary, shape, unary
 from . import reduce as reductions  # `reduce` is also PyTorch's legacy argument name
 from .activation import log_softmax
@@ -22,11 +23,6 @@ from .registry import Sample, register
 from .samples import values
 
 _REDUCTIONS = ("none", "mean", "sum")
-
-
-def _tensor_type():
-    from ..tensor import Tensor
-    return Tensor
 
 
 def legacy_reduction(size_average, reduce_, reduction):
@@ -56,7 +52,6 @@ def _reduce(loss, reduction):
 
 
 def _check_tensors(op, **tensors):
-    Tensor = _tensor_type()
     for name, tensor in tensors.items():
         if not isinstance(tensor, Tensor):
             raise TypeError(f"{op}: {name} must be a Tensor, got {type(tensor).__name__}")
@@ -283,7 +278,6 @@ def _check_targets(op, input, target, ignore_index):
     classes = input.shape[1]
     if target.numel():
         # on the raw array: a check, not part of the graph, and cheap next to a step
-        Tensor = _tensor_type()
         xp, labels = target._backend().xp, target._array
         bad = xp.logical_and(labels != ignore_index, xp.logical_or(labels < 0, labels >= classes))
         if bool(xp.any(bad)):
@@ -294,8 +288,8 @@ def _check_targets(op, input, target, ignore_index):
 
 
 def _check_weight(op, weight, classes):
-    if weight is not None and (not isinstance(weight, _tensor_type()) or tuple(weight.shape) != (classes,)):
-        got = format_shape(weight.shape) if isinstance(weight, _tensor_type()) else type(weight).__name__
+    if weight is not None and (not isinstance(weight, Tensor) or tuple(weight.shape) != (classes,)):
+        got = format_shape(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__
         raise ShapeError(f"{op}: weight must be a tensor of shape ({classes},), one entry per class; got {got}")
 
 

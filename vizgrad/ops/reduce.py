@@ -19,6 +19,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd.function import Op
 from ..errors import DTypeError, ShapeError, format_shape
+from ..tensor import Tensor, _dim_index
 from . import binary
 from .conversion import to_dtype
 from .registry import Sample, register
@@ -37,7 +38,6 @@ def _axes(op, input, dim):
     None and, as in PyTorch, an empty tuple mean every axis. A 0-d tensor accepts
     dim 0 and -1 and has no axis to reduce, so it gives ``()``.
     """
-    from ..tensor import Tensor, _dim_index
     if not isinstance(input, Tensor):
         raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
     ndim = input.ndim
@@ -63,7 +63,7 @@ def _is_int(value):
 
 def _kept(shape, axes):
     """``shape`` with the reduced ``axes`` kept as size 1 (the ``keepdim=True`` shape)."""
-    return tuple(1 if axis in axes else n for axis, n in enumerate(shape))
+    return tuple([1 if axis in axes else n for axis, n in enumerate(shape)])
 
 
 def _dropped(shape, axes):
@@ -83,7 +83,9 @@ def _keepdim(xp, value, ctx):
 
 def _unreduce(xp, grad, ctx):
     """The gradient of a reduction's output broadcast back to the input's shape."""
-    return xp.broadcast_to(_keepdim(xp, grad, ctx), ctx.shape)
+    if grad.ndim:                       # (a 0-d gradient broadcasts as it is)
+        grad = _keepdim(xp, grad, ctx)
+    return xp.broadcast_to(grad, ctx.shape)
 
 
 def _remember(ctx, a, axes, keepdim):
@@ -484,7 +486,6 @@ def amin(input, dim=(), keepdim=False):
 
 
 def _extremum(op, input, dim, keepdim, full, along, binary_op, result):
-    from ..tensor import Tensor, _dim_index
     if isinstance(dim, Tensor):
         return binary_op(input, dim)
     if dim is None:
@@ -577,7 +578,6 @@ class Argmin(IndexOrTruthReduction):
 
 
 def _arg_axis(op, input, dim):
-    from ..tensor import _dim_index
     if dim is None:
         _nonempty(op, input, tuple(range(input.ndim)))
         return None
@@ -816,7 +816,6 @@ def cumsum(input, dim, *, dtype=None):
 
         vizgrad.tensor([1.0, 2.0, 3.0]).cumsum(dim=0)   # tensor([1., 3., 6.])
     """
-    from ..tensor import _dim_index
     if not _is_int(dim):
         raise TypeError(f"cumsum: dim must be an int, got {dim!r}")
     axis = _dim_index(int(dim), input.ndim, "cumsum")

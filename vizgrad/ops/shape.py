@@ -25,6 +25,7 @@ import numpy as np
 from ..autograd.engine import sum_to_shape
 from ..autograd.function import Op
 from ..errors import ShapeError, format_shape
+from ..tensor import Tensor, _dim_index
 from .registry import Sample, register
 from .samples import non_contiguous, values
 
@@ -53,7 +54,6 @@ def _int_args(op, what, first, rest):
 
 def _dim(op, dim, ndim):
     """``dim`` as a non-negative index, or an IndexError naming the valid range."""
-    from ..tensor import _dim_index
     return _dim_index(operator.index(dim), ndim, op)
 
 
@@ -77,7 +77,6 @@ def _slice_key(ndim, dim, start, stop):
 
 
 def _tensors(op, tensors):
-    from ..tensor import Tensor
     if isinstance(tensors, Tensor):
         raise TypeError(f"{op}: expected a sequence of tensors, got a single Tensor; "
                         f"write {op}([a, b], dim) rather than {op}(a, b)")

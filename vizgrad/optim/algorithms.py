@@ -13,6 +13,16 @@ def _namespace(array):
     return backend_of(array).xp
 
 
+def _into(out, function, *args):
+    """``out[...] = function(*args)``, written straight into ``out`` where the backend's
+    functions take ``out=`` (NumPy's and CuPy's ufuncs do), else through a temporary (the
+    Array API standard has no ``out=``)."""
+    try:
+        function(*args, out=out)
+    except TypeError:
+        out[...] = function(*args)
+
+
 def _check(name, value, low=0.0, inclusive=True):
     if not (value >= low if inclusive else value > low):
         raise ValueError(f"invalid {name}: {value} (must be {'>=' if inclusive else '>'} {low})")
@@ -86,25 +96,31 @@ class Adam(Optimizer):
                 p *= 1 - lr * decay
             else:
                 g = g + decay * p
+        xp = _namespace(p)
         if "exp_avg" not in state:
-            xp = _namespace(p)
             state["exp_avg"] = xp.zeros_like(p)
             state["exp_avg_sq"] = xp.zeros_like(p)
             if group["amsgrad"]:
                 state["max_exp_avg_sq"] = xp.zeros_like(p)
         m, v, t = state["exp_avg"], state["exp_avg_sq"], state["step"]
+        scratch = self._scratch_like(p)   # no parameter-sized temporaries: all in place
         m *= beta1
-        m += (1 - beta1) * g
+        _into(scratch, xp.multiply, g, 1 - beta1)
+        m += scratch
         v *= beta2
-        v += (1 - beta2) * (g * g)
+        _into(scratch, xp.multiply, g, g)
+        scratch *= 1 - beta2
+        v += scratch
         if group["amsgrad"]:
             v_max = state["max_exp_avg_sq"]
-            v_max[...] = _namespace(p).maximum(v_max, v)
+            _into(v_max, xp.maximum, v_max, v)
             v = v_max
-        denominator = _namespace(p).sqrt(v)
-        denominator /= math.sqrt(1 - beta2 ** t)
-        denominator += eps
-        p -= (lr / (1 - beta1 ** t)) * (m / denominator)
+        _into(scratch, xp.sqrt, v)                     # the denominator √v / √(1-β₂ᵗ) + ε
+        scratch *= 1 / math.sqrt(1 - beta2 ** t)
+        scratch += eps
+        _into(scratch, xp.divide, m, scratch)
+        scratch *= lr / (1 - beta1 ** t)
+        p -= scratch
 
 
 class AdamW(Adam):

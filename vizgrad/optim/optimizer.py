@@ -9,8 +9,11 @@ backend arrays keyed by parameter; when a parameter moves to another device or d
 import math
 from collections import OrderedDict
 
+from ..autograd import observers
+from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.hooks import add_hook
 from ..backends import backend_of
+from ..backends.base import is_array
 from ..errors import VizgradError
 from ..tensor import Tensor
 
@@ -31,6 +34,7 @@ class Optimizer:
         self.defaults = dict(defaults)
         self.param_groups = []
         self.state = {}
+        self._scratch = {}  # (array type, shape, dtype, device) -> a buffer (see _scratch_like)
         self._step_pre_hooks = OrderedDict()
         self._step_post_hooks = OrderedDict()
         if isinstance(params, Tensor):
@@ -74,7 +78,6 @@ class Optimizer:
                         param.grad = None
                     else:
                         param.grad = Tensor._make(param._backend().xp.zeros_like(param.grad._array))
-        from ..autograd import observers
         if observers.active:
             observers.notify("zero_grad", self)
 
@@ -83,13 +86,10 @@ class Optimizer:
         returns the loss (needed by some algorithms; allowed for all)."""
         loss = None
         if closure is not None:
-            from ..autograd.grad_mode import enable_grad
             with enable_grad():
                 loss = closure()
         for hook in list(self._step_pre_hooks.values()):
             hook(self, (), {})
-        from ..autograd import observers
-        from ..autograd.grad_mode import no_grad
         summaries = [] if observers.active else None
         with no_grad():
             for group in self.param_groups:
@@ -121,6 +121,17 @@ class Optimizer:
     def update(self, param, grad, state, group):  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _scratch_like(self, array):
+        """A buffer of ``array``'s shape, dtype and device for an update's intermediate values,
+        kept between steps (fresh parameter-sized temporaries every step cost page faults) and
+        shared by all parameters of that layout. Its contents are whatever the last update
+        left there."""
+        key = (type(array), array.shape, array.dtype, str(getattr(array, "device", "")))
+        buffer = self._scratch.get(key)
+        if buffer is None:
+            buffer = self._scratch[key] = backend_of(array).xp.zeros_like(array)
+        return buffer
+
     def _copy_before_update(self, param):
         """``param``'s values before its update, for the ``optimizer_step`` summary (only while
         someone listens). The copy goes into one buffer kept per parameter, so an observed
@@ -128,8 +139,7 @@ class Optimizer:
         scratch = self.__dict__.setdefault("_before", {})
         array = param._array
         buffer = scratch.get(param)
-        if (buffer is None or type(buffer) is not type(array) or buffer.shape != array.shape
-                or buffer.dtype != array.dtype or getattr(buffer, "device", None) != getattr(array, "device", None)):
+        if buffer is None or not _same_layout(buffer, array):
             buffer = scratch[param] = param._backend().xp.asarray(array, copy=True)
         else:
             buffer[...] = array
@@ -159,7 +169,7 @@ class Optimizer:
         for group in self.param_groups:
             for param in group["params"]:
                 if param in self.state:
-                    state[index[id(param)]] = {k: (Tensor._make(v.copy()) if _is_array(v) else v)
+                    state[index[id(param)]] = {k: (Tensor._make(v.copy()) if is_array(v) else v)
                                                for k, v in self.state[param].items()}
         return {"state": state, "param_groups": groups}
 
@@ -221,22 +231,20 @@ def _summary(param, grad, before, state, group, position):
     return {"name": param.name or f"param{position}", "lr": float(group.get("lr", 0.0)),
             "grad_norm": _norm(grad), "update_norm": update_norm, "param_norm": param_norm,
             "update_ratio": update_norm / param_norm if param_norm else 0.0,
-            "state": {key: (_norm(value) if _is_array(value) else value) for key, value in state.items()}}
+            "state": {key: (_norm(value) if is_array(value) else value) for key, value in state.items()}}
 
 
-def _is_array(value):
-    try:
-        backend_of(value)
-        return True
-    except TypeError:
-        return False
+def _same_layout(buffer, array):
+    """Whether ``buffer`` can stand in for ``array``: same array type, shape, dtype and device."""
+    return (type(buffer) is type(array) and buffer.shape == array.shape and buffer.dtype == array.dtype
+            and getattr(buffer, "device", None) == getattr(array, "device", None))
 
 
 def _follow_parameter(state, param):
     """Move or cast state arrays that no longer match their parameter's device or dtype."""
     backend = backend_of(param)
     for key, value in state.items():
-        if not _is_array(value):
+        if not is_array(value):
             continue
         if type(value) is not type(param):
             source = backend_of(value)
