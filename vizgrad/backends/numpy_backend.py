@@ -41,13 +41,32 @@ def sliding_windows(x, window, axes):
     return np.lib.stride_tricks.sliding_window_view(x, window, axis=axes)
 
 
+def _reduction(ufunc):
+    """The Array API reduction ``sum``/``prod``/``max``/``min`` as the ufunc's own reduce:
+    what np.sum and friends compute, without their Python dispatch (half their cost on the
+    small arrays of a training step)."""
+    def reduce(x, /, *, axis=None, dtype=None, keepdims=False):
+        return ufunc.reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
+    reduce.__name__ = ufunc.__name__ + ".reduce"
+    return reduce
+
+
+def _extremum(ufunc):
+    def reduce(x, /, *, axis=None, keepdims=False):
+        return ufunc.reduce(x, axis=axis, keepdims=keepdims)
+    reduce.__name__ = ufunc.__name__ + ".reduce"
+    return reduce
+
+
 class NumpyBackend(Backend):
     name = "numpy"
     device_type = "cpu"
     array_type = np.ndarray
     xp = namespace(np, {"erf": erf, "index_add": index_add, "scatter_add": scatter_add,
                         "put_add": put_add, "pad": pad, "einsum": np.einsum,
-                        "sliding_windows": sliding_windows})
+                        "sliding_windows": sliding_windows,
+                        "sum": _reduction(np.add), "prod": _reduction(np.multiply),
+                        "max": _extremum(np.maximum), "min": _extremum(np.minimum)})
 
     def asarray(self, data, dtype, device_index):
         if hasattr(data, "__cuda_array_interface__"):
