@@ -215,6 +215,27 @@ def test_optimizer_step_reports_per_parameter_numbers():
         assert record.update_norm == pytest.approx(0.1 * math.sqrt(2), rel=1e-4)
 
 
+@pytest.mark.parametrize("make", [
+    lambda params: vg.optim.AdamW(params, lr=0.1, weight_decay=0.5),
+    lambda params: vg.optim.SGD(params, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.1),
+    lambda params: vg.optim.RMSprop(params, lr=0.01, momentum=0.5, centered=True),
+    lambda params: vg.optim.Adagrad(params, lr=0.1),
+    lambda params: vg.optim.Adadelta(params, lr=1.0),
+], ids=["AdamW", "SGD", "RMSprop", "Adagrad", "Adadelta"])
+def test_optimizer_step_update_norms_are_what_the_parameters_moved(make):
+    p = vg.tensor([3.0, -4.0, 0.5], dtype=vg.float64, requires_grad=True)   # float64: differences exact enough
+    opt = make([p])
+    log = []
+    with events.subscribe(log.append, kinds="optimizer_step"):
+        for _ in range(2):
+            before = p.detach().numpy().copy()
+            opt.zero_grad()
+            (p ** 2).sum().backward()
+            opt.step()
+            moved = norm(p.detach().numpy() - before)
+            assert moved > 0 and log[-1].params[0].update_norm == pytest.approx(moved, rel=1e-5)
+
+
 def test_optimizer_step_names_unnamed_parameters_by_position_and_skips_gradless_ones():
     a = vg.tensor([3.0, 4.0], requires_grad=True)
     b = vg.tensor([1.0], requires_grad=True)
@@ -240,6 +261,12 @@ def test_no_optimizer_summaries_are_computed_without_listeners(monkeypatch):
     p.grad = vg.tensor([1.0])
     vg.optim.SGD([p], lr=1.0).step()
     assert p.item() == 0.0
+    # nor for listeners of other kinds only
+    marks = []
+    with events.subscribe(marks.append, kinds={"mark", "zero_grad"}):
+        vg.optim.SGD([p], lr=1.0).step()
+        events.mark("stepped")
+    assert p.item() == -1.0 and [event.kind for event in marks] == ["mark"]
 
 
 # --- marks and hooks -----------------------------------------------------------------------

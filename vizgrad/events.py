@@ -371,6 +371,9 @@ class _Bus(observers.Observer):
             _release_tensors(event)
 
     # --- engine callbacks ---------------------------------------------------------
+    def wants(self, kind):
+        return kind in self._wanted
+
     def op_applied(self, node, op, inputs, outputs, seconds):
         if "op" not in self._wanted:
             return

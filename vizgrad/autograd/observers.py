@@ -8,13 +8,17 @@ imports it.
 An observer is any object with these methods (all optional no-ops in :class:`Observer`):
 ``op_applied(node, op, inputs, outputs, seconds)`` (node is None when nothing is recorded), ``backward_started(roots)``,
 ``node_backward(node, grad_outputs, grad_inputs, seconds)``,
-``grad_accumulated(tensor, first)``, ``backward_finished(roots, node_count, seconds)``.
+``grad_accumulated(tensor, first)``, ``backward_finished(roots, node_count, seconds)``,
+and ``wants(kind)``: whether it wants events of ``kind`` at all (by default every kind).
 """
 
 active = []
 
 
 class Observer:
+    def wants(self, kind):
+        return True
+
     def op_applied(self, node, op, inputs, outputs, seconds):
         pass
 
@@ -39,6 +43,16 @@ def attach(observer):
         if observer in active:
             active.remove(observer)
     return detach
+
+
+def wanted(kind):
+    """Whether some observer wants events of ``kind``: lets a producer skip the summaries
+    that only those events carry (an observer without ``wants`` wants every kind)."""
+    for observer in active:
+        wants = getattr(observer, "wants", None)
+        if wants is None or wants(kind):
+            return True
+    return False
 
 
 def _notify(method, *args):

@@ -1,4 +1,5 @@
-"""The optimization algorithms, each its published update rule on arrays, in place.
+"""The optimization algorithms, each its published update rule on arrays: ``update`` keeps
+the buffers in place and returns the step that the base class subtracts.
 
 Notation: p parameter, g gradient, t step number (from 1), lr learning rate.
 """
@@ -64,7 +65,7 @@ class SGD(Optimizer):
                 buffer *= momentum
                 buffer += (1 - group["dampening"]) * g
             g = g + momentum * buffer if group["nesterov"] else buffer
-        p -= group["lr"] * g
+        return group["lr"] * g
 
 
 class Adam(Optimizer):
@@ -91,11 +92,8 @@ class Adam(Optimizer):
         if group["maximize"]:
             g = -g
         lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        if decay:
-            if self.decoupled_weight_decay:
-                p *= 1 - lr * decay
-            else:
-                g = g + decay * p
+        if decay and not self.decoupled_weight_decay:
+            g = g + decay * p
         xp = _namespace(p)
         if "exp_avg" not in state:
             state["exp_avg"] = xp.zeros_like(p)
@@ -120,7 +118,9 @@ class Adam(Optimizer):
         scratch += eps
         _into(scratch, xp.divide, m, scratch)
         scratch *= lr / (1 - beta1 ** t)
-        p -= scratch
+        if decay and self.decoupled_weight_decay:     # p(1 - lr·λ) - step = p - (step + lr·λ·p)
+            scratch += (lr * decay) * p
+        return scratch
 
 
 class AdamW(Adam):
@@ -177,9 +177,8 @@ class RMSprop(Optimizer):
             buffer = state["momentum_buffer"]
             buffer *= group["momentum"]
             buffer += g / average
-            p -= group["lr"] * buffer
-        else:
-            p -= group["lr"] * (g / average)
+            return group["lr"] * buffer
+        return group["lr"] * (g / average)
 
 
 class Adagrad(Optimizer):
@@ -208,7 +207,7 @@ class Adagrad(Optimizer):
         total = state["sum"]
         total += g * g
         rate = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
-        p -= rate * (g / (xp.sqrt(total) + group["eps"]))
+        return rate * (g / (xp.sqrt(total) + group["eps"]))
 
 
 class Adadelta(Optimizer):
@@ -239,4 +238,4 @@ class Adadelta(Optimizer):
         delta = xp.sqrt(acc_delta + eps) / xp.sqrt(square_avg + eps) * g
         acc_delta *= rho
         acc_delta += (1 - rho) * (delta * delta)
-        p -= group["lr"] * delta
+        return group["lr"] * delta

@@ -22,7 +22,8 @@ class Optimizer:
     """Base class of optimizers.
 
     Subclasses define ``defaults`` (via ``__init__``) and ``update(param, grad, state, group)``
-    which changes ``param._array`` in place and keeps its buffers in ``state``.
+    which keeps its buffers in ``state`` and returns the step: the base class applies
+    ``param ← param - step`` (and reports the step's norm to listeners).
 
     Args:
         params: an iterable of tensors, or of dicts ``{"params": [...], "lr": ...}``
@@ -90,7 +91,8 @@ class Optimizer:
                 loss = closure()
         for hook in list(self._step_pre_hooks.values()):
             hook(self, (), {})
-        summaries = [] if observers.active else None
+        # what each update did (norms), for listeners of optimizer_step
+        summaries = [] if observers.active and observers.wanted("optimizer_step") else None
         with no_grad():
             for group in self.param_groups:
                 for param in group["params"]:
@@ -107,11 +109,12 @@ class Optimizer:
                     else:
                         _follow_parameter(state, param._array)
                     state["step"] += 1
-                    before = self._copy_before_update(param) if summaries is not None else None
-                    self.update(param._array, grad, state, group)
+                    array = param._array
+                    step = self.update(array, grad, state, group)
+                    array -= step
                     param._bump_version()
                     if summaries is not None:
-                        summaries.append(_summary(param, grad, before, state, group, len(summaries)))
+                        summaries.append(_summary(param, grad, step, state, group, len(summaries)))
         if summaries is not None:
             observers.notify("optimizer_step", self, summaries)
         for hook in list(self._step_post_hooks.values()):
@@ -119,6 +122,9 @@ class Optimizer:
         return loss
 
     def update(self, param, grad, state, group):  # pragma: no cover - abstract
+        """The step to take, ``param ← param - step``, for one parameter's array and its
+        gradient; ``state`` holds the parameter's buffers (``state["step"]`` counts from 1).
+        It may return a buffer it keeps (see :meth:`_scratch_like`)."""
         raise NotImplementedError
 
     def _scratch_like(self, array):
@@ -130,19 +136,6 @@ class Optimizer:
         buffer = self._scratch.get(key)
         if buffer is None:
             buffer = self._scratch[key] = backend_of(array).xp.zeros_like(array)
-        return buffer
-
-    def _copy_before_update(self, param):
-        """``param``'s values before its update, for the ``optimizer_step`` summary (only while
-        someone listens). The copy goes into one buffer kept per parameter, so an observed
-        step allocates nothing: fresh multi-megabyte copies every step cost page faults."""
-        scratch = self.__dict__.setdefault("_before", {})
-        array = param._array
-        buffer = scratch.get(param)
-        if buffer is None or not _same_layout(buffer, array):
-            buffer = scratch[param] = param._backend().xp.asarray(array, copy=True)
-        else:
-            buffer[...] = array
         return buffer
 
     def register_step_pre_hook(self, hook):
@@ -222,22 +215,15 @@ def _norm(array):
     return float(xp.sqrt(xp.sum(xp.astype(array, xp.float64) ** 2)))
 
 
-def _summary(param, grad, before, state, group, position):
-    """What one step did to ``param``: norms of its gradient, update and value, and of each
-    state buffer (the event layer's ``optimizer_step``)."""
-    before -= param._array                  # in place: the buffer now holds minus the update
-    update_norm = _norm(before)
+def _summary(param, grad, step, state, group, position):
+    """What one step did to ``param``: norms of its gradient, update (``step``, subtracted
+    from it) and value, and of each state buffer (the event layer's ``optimizer_step``)."""
+    update_norm = _norm(step)
     param_norm = _norm(param._array)
     return {"name": param.name or f"param{position}", "lr": float(group.get("lr", 0.0)),
             "grad_norm": _norm(grad), "update_norm": update_norm, "param_norm": param_norm,
             "update_ratio": update_norm / param_norm if param_norm else 0.0,
             "state": {key: (_norm(value) if is_array(value) else value) for key, value in state.items()}}
-
-
-def _same_layout(buffer, array):
-    """Whether ``buffer`` can stand in for ``array``: same array type, shape, dtype and device."""
-    return (type(buffer) is type(array) and buffer.shape == array.shape and buffer.dtype == array.dtype
-            and getattr(buffer, "device", None) == getattr(array, "device", None))
 
 
 def _follow_parameter(state, param):
