@@ -112,6 +112,9 @@ def test_errors_name_the_op_and_the_dims():
         x.amax(dim=(0, -3))
     with pytest.raises(IndexError, match=r"max: dim 1 .* 0 dimensions"):
         vg.tensor(1.0).max(1)
+    with pytest.raises(IndexError, match=r"sum: dim 5 .* 0 dimensions"):
+        vg.tensor(1.0).sum(dim=5)
+    assert vg.tensor(2.0).sum(dim=-1).item() == 2.0 and vg.tensor(2.0).mean(dim=0).item() == 2.0
     with pytest.raises(ValueError, match=r"mean: dim -1 appears more than once"):
         x.mean(dim=(1, -1))
     with pytest.raises(TypeError, match=r"mean: expected a floating point tensor, got int64"):

@@ -211,6 +211,9 @@ def _normalize_key(input, key, op):
 def _advanced_key(input, resolved, op):
     """An all-advanced key (an int or int array per dim) equivalent to ``resolved`` under
     PyTorch's rules: integers first, then the arrays jointly."""
+    first = resolved[0][1]
+    if all(kind == "array" and value.shape == first.shape for kind, value in resolved):
+        return _Key([value for _, value in resolved]), tuple(first.shape)  # x[rows, cols]: the key as it is
     xp = input._backend().xp
     device = input._array.device
     kept = [(kind, value) for kind, value in resolved if kind != "int"]  # dims left once ints are applied

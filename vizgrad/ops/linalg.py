@@ -60,6 +60,8 @@ class MatMul(Op):
 
 def _matmul_shape(op, first, second):
     """The shape of ``first @ second``, or a ShapeError naming both shapes."""
+    if len(first) == 2 and len(second) == 2 and first[1] == second[0]:
+        return first[0], second[1]  # the common case: two matrices that fit
     if not first or not second:
         raise ShapeError(f"{op}: both operands need at least 1 dimension, got shapes {format_shape(first)} and "
                          f"{format_shape(second)} (use * to multiply by a 0-d tensor)")

@@ -43,6 +43,9 @@ def _axes(op, input, dim):
     ndim = input.ndim
     if dim is None:
         return tuple(range(ndim))
+    if type(dim) is int:  # the common case, one dim: no duplicates to look for, nothing to sort
+        axis = _dim_index(dim, ndim, op)
+        return (axis,) if ndim else ()
     dims = (dim,) if _is_int(dim) else dim
     if not isinstance(dims, (tuple, list)) or not builtins.all(_is_int(d) for d in dims):
         raise TypeError(f"{op}: dim must be an int, a tuple of ints or None, got {dim!r}")
