@@ -206,7 +206,7 @@ def test_the_real_timer_delivers_the_last_update_after_a_burst():
     coalescer = Coalescer(max_rate=50)
     for value in range(1000):
         coalescer.request(lambda value=value: delivered.append(value))
-    assert wait_until(lambda: delivered and delivered[-1] == 999, timeout=2)
+    assert wait_until(lambda: delivered and delivered[-1] == 999, timeout=10)
     assert coalescer.flushes < 50
     coalescer.close()
 
@@ -443,7 +443,7 @@ def test_a_burst_of_10000_ops_becomes_a_bounded_number_of_messages_and_the_last_
 
     def last_arrived():
         return any(len(msg["state"].get("graph", {}).get("nodes", ())) == final for msg, _ in sent)
-    assert wait_until(last_arrived)
+    assert wait_until(last_arrived, timeout=15)   # a bound for loaded machines: it usually takes well under 1 s
     elapsed = time.monotonic() - started
     # at most max_rate messages per second, plus the first and the timer's last
     assert 2 <= len(sent) <= 20 * elapsed + 2, (len(sent), elapsed)
