@@ -189,7 +189,7 @@ class Mean(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        return _unreduce(ctx.xp, grad, ctx) / _count(ctx.shape, ctx.axes)
+        return _unreduce(ctx.xp, grad / _count(ctx.shape, ctx.axes), ctx)   # divided before it is broadcast
 
 
 @register(lambda x, dim=None, keepdim=False, dtype=None: np.mean(x, axis=_np_axis(x, dim), keepdims=keepdim),
@@ -634,7 +634,7 @@ class Logsumexp(Op):
         else:
             shift = xp.zeros(_kept(a.shape, axes), dtype=a.dtype)
         out = xp.log(xp.sum(xp.exp(a - shift), axis=axes, keepdims=True)) + shift
-        out = xp.asarray(out if keepdim else xp.reshape(out, _dropped(a.shape, axes)))
+        out = out if keepdim else xp.reshape(out, _dropped(a.shape, axes))
         ctx.save_for_backward(a, out)
         return out
 
