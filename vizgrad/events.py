@@ -173,25 +173,13 @@ def tensor_stats(tensor, bins=16):
 
     Sums run in the tensor's own float32 or float64 (other dtypes as float64) and in float64
     across blocks (see :func:`block_sums`): without a float64 copy of a large tensor."""
-    array = getattr(tensor, "_array", tensor)
-    if isinstance(array, (np.ndarray, np.generic)):
-        # NumPy turns 0-d results into scalars (np.float32), so a gradient flowing through
-        # the engine may be one; no backend claims those, and none needs to
-        host = array
-    else:
-        from .backends import backend_of
-        host = backend_of(array).to_numpy(array)
-    values = np.asarray(host)
+    values = host_values(tensor)
     shape = tuple(values.shape)
-    finite = values.reshape(-1)
-    if finite.dtype != np.float32 and finite.dtype != np.float64:
-        finite = finite.astype(np.float64)
-    size, nan_count, inf_count = finite.size, 0, 0
-    low, high = (float(finite.min()), float(finite.max())) if size else (math.nan, math.nan)
+    finite = float_values(values)
+    nan_count = inf_count = 0
+    low, high = (float(finite.min()), float(finite.max())) if finite.size else (math.nan, math.nan)
     if not (math.isfinite(low) and math.isfinite(high)):   # min and max propagate NaN; an inf is one of them
-        nan_count = int(np.isnan(finite).sum())
-        finite = finite[np.isfinite(finite)]
-        inf_count = size - finite.size - nan_count
+        finite, nan_count, inf_count = split_finite(finite)
         if finite.size:
             low, high = float(finite.min()), float(finite.max())
     if not finite.size:
@@ -200,6 +188,30 @@ def tensor_stats(tensor, bins=16):
     norm = math.sqrt(finite.size) * math.hypot(mean, std)
     counts, edges = _histogram(finite[::-(-finite.size // HISTOGRAM_SAMPLE)], bins, low, high)
     return TensorStats(shape, mean, std, low, high, norm, nan_count, inf_count, counts, edges)
+
+
+def host_values(tensor):
+    """A Tensor's (or backend array's) values as a NumPy array on the host."""
+    array = getattr(tensor, "_array", tensor)
+    if not isinstance(array, (np.ndarray, np.generic)):
+        # (NumPy turns 0-d results into scalars, np.float32, so a gradient flowing through
+        # the engine may be one; no backend claims those, and none needs to)
+        from .backends import backend_of
+        array = backend_of(array).to_numpy(array)
+    return np.asarray(array)
+
+
+def float_values(values):
+    """``values`` flattened, as float32 or float64 (other dtypes become float64)."""
+    flat = values.reshape(-1)
+    return flat if flat.dtype == np.float32 or flat.dtype == np.float64 else flat.astype(np.float64)
+
+
+def split_finite(flat):
+    """The finite ones of flat float values, and the counts of NaN and inf left out."""
+    nan_count = int(np.isnan(flat).sum())
+    finite = flat[np.isfinite(flat)]
+    return finite, nan_count, flat.size - finite.size - nan_count
 
 
 def _mean_std(values, extent):
@@ -435,4 +447,4 @@ _bus = _Bus()
 
 def listening(kind):
     """Whether someone subscribed to ``kind`` (lets producers skip costly summaries)."""
-    return kind in _bus._wanted
+    return _bus.wants(kind)

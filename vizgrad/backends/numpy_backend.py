@@ -51,13 +51,6 @@ def _reduction(ufunc):
     return reduce
 
 
-def _extremum(ufunc):
-    def reduce(x, /, *, axis=None, keepdims=False):
-        return ufunc.reduce(x, axis=axis, keepdims=keepdims)
-    reduce.__name__ = ufunc.__name__ + ".reduce"
-    return reduce
-
-
 def matrix_transpose(x, /):
     """np.matrix_transpose as the array's own swapaxes, without the function's Python wrappers
     (five times the cost of the swap on small arrays)."""
@@ -79,7 +72,7 @@ class NumpyBackend(Backend):
                         "put_add": put_add, "pad": pad, "einsum": np.einsum,
                         "sliding_windows": sliding_windows,
                         "sum": _reduction(np.add), "prod": _reduction(np.multiply),
-                        "max": _extremum(np.maximum), "min": _extremum(np.minimum),
+                        "max": _reduction(np.maximum), "min": _reduction(np.minimum),
                         "matrix_transpose": matrix_transpose, "reshape": reshape})
 
     def asarray(self, data, dtype, device_index):

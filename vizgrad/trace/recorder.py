@@ -34,7 +34,7 @@ def stats_dict(tensor, bins=16, detail=True):
     for 2-D tensors, ``matrix``: at most :data:`MATRIX_SIZE` evenly spaced rows and columns
     of the values (``matrix_rows`` / ``matrix_cols`` say which), for heatmaps.
     """
-    host = np.asarray(_host_array(tensor))
+    host = events.host_values(tensor)
     data = events.tensor_stats(host, bins).to_dict()
     for key in ("mean", "std", "min", "max", "norm"):
         if not math.isfinite(data[key]):
@@ -52,19 +52,15 @@ def summary_dict(tensor):
     """Cheap statistics of a gradient (what an edge of the graph records): shape, mean, norm,
     min, max, NaN/inf counts and ``sample``; no histogram, and vectorised sums instead of
     a float64 copy when every value is finite. Non-finite statistics become None."""
-    values = np.asarray(_host_array(tensor))
-    flat = values.reshape(-1)
-    if flat.dtype.kind != "f" or flat.dtype.itemsize < 4:
-        flat = flat.astype(np.float64)
+    values = events.host_values(tensor)
+    flat = events.float_values(values)
     with np.errstate(over="ignore", invalid="ignore"):   # overflow is handled below
         total, squares = events.block_sums(flat)
     nan_count = inf_count = 0
     finite = flat
     if not math.isfinite(squares):
-        mask = np.isfinite(flat)
-        nan_count = int(np.isnan(flat).sum())
-        inf_count = int(flat.size - mask.sum()) - nan_count
-        finite = flat[mask].astype(np.float64)      # float64: finite values whose squares overflowed float32
+        finite, nan_count, inf_count = events.split_finite(flat)
+        finite = finite.astype(np.float64)           # float64: finite values whose squares overflowed float32
         total, squares = events.block_sums(finite)
     if finite.size:
         summary = [total / finite.size, math.sqrt(squares), float(finite.min()), float(finite.max())]
@@ -78,15 +74,6 @@ def summary_dict(tensor):
 def _raw(value):
     """A Tensor's backend array (or the array itself)."""
     return getattr(value, "_array", value)
-
-
-def _host_array(tensor):
-    """A Tensor's (or backend array's) values as a NumPy array on the host."""
-    array = _raw(tensor)
-    if isinstance(array, (np.ndarray, np.generic)):
-        return array
-    from ..backends import backend_of
-    return backend_of(array).to_numpy(array)
 
 
 @functools.lru_cache(maxsize=256)
