@@ -124,3 +124,39 @@ def test_grad_of_an_input_that_does_not_require_grad_says_so():
     y = vg.ones(2, requires_grad=True)
     with pytest.raises(BackwardError, match=re.escape("inputs[0] (shape (2,)) does not require grad")):
         vg.autograd.grad((x * y).sum(), [x])
+
+
+# --- indices out of range, in the op's words on every backend ---------------------------------
+# (NumPy checks bounds itself and the op rewords its error; other backends are checked before)
+OUT_OF_RANGE = {
+    "getitem: index 5 is out of range for dim 0 of size 3": lambda x, i: x[i([0, 5])],
+    "getitem: index 4 is out of range for dim 1 of size 4": lambda x, i: x[:, i([1, 4])],
+    "getitem: index -5 is out of range for dim 1 of size 4": lambda x, i: x[i([0, 1]), i([2, -5])],
+    "getitem: index 9 is out of range for dim 1 of size 4": lambda x, i: x[1, i([0, 9])],
+    "put_add: index 7 is out of range for dim 0 of size 3": lambda x, i: vg.put_add(x, (i([0, 7]),), x[:2]),
+    "index_put: index 4 is out of range for dim 1 of size 4": lambda x, i: vg.index_put(x, (0, i([4])), 1.0),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("message", sorted(OUT_OF_RANGE))
+def test_an_index_out_of_range_names_the_op_the_index_and_the_dim(message, device):
+    x = vg.randn(3, 4, device=device, requires_grad=True)
+    with pytest.raises(IndexError) as info:
+        OUT_OF_RANGE[message](x, lambda values: vg.tensor(values, device=device))
+    assert str(info.value) == message
+
+
+def test_setitem_out_of_range_leaves_the_tensor_unchanged():
+    x = vg.zeros(3, 4)
+    with pytest.raises(IndexError, match=re.escape("index_put: index 3 is out of range for dim 0 of size 3")):
+        x[vg.tensor([0, 3])] = 1.0
+    assert not x.numpy().any()
+
+
+def test_negative_indices_count_from_the_end():
+    x = vg.arange(12.0).reshape(3, 4).requires_grad_()
+    picked = x[vg.tensor([-1, 0]), vg.tensor([-4, -1])]
+    np.testing.assert_array_equal(picked.detach().numpy(), [8.0, 3.0])
+    picked.sum().backward()
+    np.testing.assert_array_equal(np.argwhere(x.grad.numpy()), [[0, 3], [2, 0]])

@@ -80,10 +80,9 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
                     for output_nr, grad in enumerate(grads):
                         for index in captures.get((node, output_nr), ()):
                             captured[index] = grad if create_graph or grad is None else _as_tensor(grad)
-                runs = needed is None or (node in needed and (
-                    any(edge is not None and edge[0] in needed for edge in node.next_edges)
-                    or (accumulate and type(node) is AccumulateGrad)))
-                if runs:
+                if needed is None or (node in needed and (
+                        any(edge is not None and edge[0] in needed for edge in node.next_edges)
+                        or (accumulate and type(node) is AccumulateGrad))):
                     if type(node) is AccumulateGrad:
                         if accumulate:
                             _accumulate_leaf(node, grads[0], create_graph, owners)
@@ -182,17 +181,16 @@ def _run_node(node, grads, create_graph, retain_graph, buffers, tensor_xp):
             f"but forward took {len(edges)} argument{'s' if len(edges) != 1 else ''}: return one "
             "gradient (or None) per forward argument.")
     results = list(results)
-    meta = node.input_meta
-    for position, edge in enumerate(edges):
+    for position, meta in enumerate(node.input_meta):
         grad = results[position]
         if grad is None:
             continue
-        if edge is None:
+        if meta is None:    # the input needs no gradient
             results[position] = None
             continue
         if custom and not create_graph:
             grad = _unwrap_custom_gradient(node, position, grad)
-        shape, dtype = meta[position]
+        shape, dtype = meta
         if grad.shape != shape or (grad._array if create_graph else grad).dtype != dtype:
             grad = _conform(node, position, grad, shape, dtype, create_graph)
         results[position] = grad
@@ -202,8 +200,8 @@ def _run_node(node, grads, create_graph, retain_graph, buffers, tensor_xp):
         _check_finite(node, results, create_graph)
     if observed:
         observers.node_backward(node, grads, results, time.perf_counter() - started)
-    if not retain_graph:
-        node._release()
+    if not retain_graph and node.saved:
+        node.saved = node.saved_sources = None   # freed: saved_tensors raises from now on
     for edge, grad in zip(edges, results):
         if grad is not None:
             _add_to_buffer(buffers, edge[0], edge[1], grad)

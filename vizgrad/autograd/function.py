@@ -28,25 +28,6 @@ _next_node_id = itertools.count(1)
 Tensor = None  # vizgrad.tensor sets this (the two modules need each other)
 
 
-class SavedValue:
-    """One value passed to ``ctx.save_for_backward``.
-
-    An input is kept as its Tensor; an output as its array plus a weak reference
-    to its Tensor (a strong one would make a cycle through ``grad_fn``). Anything
-    else (masks, indices, shapes) is a constant. ``version`` is the tensor's
-    version counter when saved; unpacking checks it did not move.
-    """
-
-    __slots__ = ("array", "tensor", "output_ref", "output_nr", "version")
-
-    def __init__(self, array, tensor=None, output_ref=None, output_nr=0, version=0):
-        self.array = array
-        self.tensor = tensor
-        self.output_ref = output_ref
-        self.output_nr = output_nr
-        self.version = version
-
-
 class Node:
     """The backward half of one op application: ``tensor.grad_fn``.
 
@@ -56,12 +37,17 @@ class Node:
         next_edges: per positional input, ``(node, output_nr)`` of the producer of that
             input's gradient, or None when the input needs no gradient.
         input_meta: per positional input, ``(shape, dtype)`` of inputs that need a gradient.
-        saved: the :class:`SavedValue` entries, None once freed.
+        saved: the values passed to ``save_for_backward`` (arrays and constants), None once freed.
+        saved_sources: for each saved value that belongs to a tensor, ``(index, tensor,
+            output_ref, output_nr, version)``: an input (or a tensor a Function saved) is kept
+            as its Tensor; an output as a weak reference (a strong one would make a cycle
+            through ``grad_fn``) and its output number. ``version`` is the tensor's version
+            counter when saved; ``saved_tensors`` checks it did not move.
         needs_input_grad: per positional input, whether it needs a gradient.
     """
 
     __slots__ = ("id", "op", "next_edges", "input_meta", "needs_input_grad", "xp", "backend", "saved",
-                 "__dict__", "__weakref__")
+                 "saved_sources", "__dict__", "__weakref__")
 
     # Rarely set, so class-level defaults keep node creation cheap.
     output_meta = None          # per output (shape, dtype), for nodes with several outputs
@@ -79,7 +65,7 @@ class Node:
         self.op = op
         self.backend = backend
         self.xp = backend.xp
-        self.saved = ()
+        self.saved = self.saved_sources = ()
 
     # --- the ctx interface -------------------------------------------------
     def save_for_backward(self, *values):
@@ -89,48 +75,46 @@ class Node:
     @property
     def saved_tensors(self):
         """The saved values, checked against in-place changes since they were saved."""
-        if self.saved is None:
+        saved = self.saved
+        if saved is None:
             raise BackwardError(
                 f"{self.name()} is asked for its saved values a second time, but they were freed "
                 "after the first backward through this graph. Pass retain_graph=True to the first "
                 ".backward() or autograd.grad() call if you need to go backward twice.")
-        return tuple([self._unpack(entry) for entry in self.saved])
+        for _, tensor, output_ref, _, version in self.saved_sources:
+            current = tensor if tensor is not None else output_ref()   # an output: while it lives
+            if current is not None and current._version != version:
+                raise self._modified_since_saved(current, tensor is None, version)
+        return self._saved_as_tensors(saved) if self._unpack_tensors else saved
 
     def mark_non_differentiable(self, *outputs):
         """Declare outputs (e.g. argmax indices) that have no gradient."""
         self.non_differentiable = outputs
 
-    def _unpack(self, entry):
-        tensor = entry.tensor
-        if tensor is not None:
-            if tensor._version != entry.version:
-                raise BackwardError(
-                    f"one of the values {self.name()} saved for backward was modified by an in-place "
-                    f"operation: a tensor of shape {format_shape(tensor.shape)} (input of {self.name()}) "
-                    f"is at version {tensor._version}; expected version {entry.version}. Find the in-place "
-                    "op (add_, mul_, x[i] = ..., ...) applied after this op and make it out-of-place, "
-                    "or clone() the tensor before modifying it.")
-            return tensor if self._unpack_tensors else entry.array
-        if entry.output_ref is not None:
-            output = entry.output_ref()
-            if output is not None:
-                if output._version != entry.version:
-                    raise BackwardError(
-                        f"the output of {self.name()}, saved for its backward, was modified by an in-place "
-                        f"operation: it is at version {output._version}; expected version {entry.version}. "
-                        "Make the in-place op out-of-place, or clone() the output before modifying it.")
-            if not self._unpack_tensors:
-                return entry.array
-            if output is None:
-                output = Tensor._make(entry.array, True, self, entry.output_nr)
-            return output
-        if self._unpack_tensors and type(entry.array) is self.backend.array_type:
-            return Tensor._make(entry.array)
-        return entry.array
+    def _saved_as_tensors(self, saved):
+        """The saved values as Tensors (for a backward that records its own graph): inputs as
+        they were, outputs as they are (rebuilt if they died), constant arrays wrapped."""
+        values = [Tensor._make(value) if type(value) is self.backend.array_type else value for value in saved]
+        for index, tensor, output_ref, output_nr, _ in self.saved_sources:
+            if tensor is None:
+                tensor = output_ref()
+                if tensor is None:
+                    tensor = Tensor._make(saved[index], True, self, output_nr)
+            values[index] = tensor
+        return tuple(values)
 
-    def _release(self):
-        if self.saved:
-            self.saved = None  # marks the node as freed: saved_tensors raises from now on
+    def _modified_since_saved(self, tensor, is_output, version):
+        if is_output:
+            return BackwardError(
+                f"the output of {self.name()}, saved for its backward, was modified by an in-place "
+                f"operation: it is at version {tensor._version}; expected version {version}. "
+                "Make the in-place op out-of-place, or clone() the output before modifying it.")
+        return BackwardError(
+            f"one of the values {self.name()} saved for backward was modified by an in-place "
+            f"operation: a tensor of shape {format_shape(tensor.shape)} (input of {self.name()}) "
+            f"is at version {tensor._version}; expected version {version}. Find the in-place "
+            "op (add_, mul_, x[i] = ..., ...) applied after this op and make it out-of-place, "
+            "or clone() the tensor before modifying it.")
 
     # --- hooks -------------------------------------------------------------
     def register_hook(self, hook):
@@ -174,7 +158,7 @@ class AccumulateGrad(Node):
         self.op = AccumulateGrad
         self.variable = variable
         self.next_edges = ()
-        self.saved = ()
+        self.saved = self.saved_sources = ()
         self.backend = None
 
     def name(self):
@@ -416,31 +400,34 @@ def _as_output_array(value, backend, node):
 
 
 def _resolve_saved(node, args, arrays, outputs, saved_tensors=None):
-    """Turn what forward passed to ``save_for_backward`` into :class:`SavedValue` entries:
-    an input keeps its Tensor, an output its array and a weak reference, anything else is a
-    constant. ``saved_tensors``: what a :class:`Function` saved, before its Tensors were
-    replaced by their arrays."""
-    saved = []
+    """Keep what forward passed to ``save_for_backward`` as ``node.saved``, and find which of
+    those values belong to a tensor (``node.saved_sources``): an input, an output, or a Tensor
+    a :class:`Function` saved (``saved_tensors``: what it saved, before its Tensors were
+    replaced by their arrays). Anything else is a constant."""
+    sources = []
     for index, value in enumerate(node._to_save):
         for arg, array in zip(args, arrays):
             if value is array and array is not arg:
-                saved.append(SavedValue(array, arg, None, 0, arg._version))
+                sources.append((index, arg, None, 0, arg._version))
                 break
         else:   # not an input
-            saved.append(_saved_result_or_constant(index, value, outputs, saved_tensors))
-    node.saved = saved
+            source = _output_or_saved_tensor(index, value, outputs, saved_tensors)
+            if source is not None:
+                sources.append(source)
+    node.saved = node._to_save
+    node.saved_sources = sources
     node._to_save = ()
 
 
-def _saved_result_or_constant(index, value, outputs, saved_tensors):
-    """The :class:`SavedValue` for a saved value that is no input of the op."""
+def _output_or_saved_tensor(index, value, outputs, saved_tensors):
+    """The source of a saved value that is no input of the op, or None for a constant."""
     for output_nr, output in enumerate(outputs if type(outputs) is tuple else (outputs,)):
         if value is output._array:
-            return SavedValue(value, None, weakref.ref(output), output_nr, 0)
+            return index, None, weakref.ref(output), output_nr, 0
     if saved_tensors is not None and isinstance(saved_tensors[index], Tensor):
         tensor = saved_tensors[index]   # a Function saved an intermediate Tensor
-        return SavedValue(value, tensor, None, 0, tensor._version)
-    return SavedValue(value, None, None, 0, 0)
+        return index, tensor, None, 0, tensor._version
+    return None
 
 
 _BROADCAST_FAILURES = ("could not be broadcast together with shapes", "cannot be broadcast to a single shape")

@@ -48,6 +48,10 @@ class Backend:
     array_type = None
     xp = None
     multi_device = False  # whether arrays of one type can live on different devices
+    # Whether indexing with integer arrays raises IndexError for an index out of range and
+    # accepts negative ones (NumPy does; CuPy wraps silently). Index ops skip their own range
+    # check where it does, and reword the backend's error in their own terms.
+    checks_index_bounds = False
 
     def asarray(self, data, dtype, device_index):
         """An array of this backend from nested lists, scalars or another backend's array."""

@@ -17,6 +17,7 @@ the arrays: ``x[:, [0, 1], :, 0]``.)
 
 import math
 import operator
+import re
 
 import numpy as np
 
@@ -97,6 +98,19 @@ def _check_range(xp, array, size, dim, op, negative_ok=False):
     return xp.where(array < 0, array + size, array) if low < 0 else array
 
 
+_BACKEND_OUT_OF_RANGE = re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)")
+
+
+def _reword_out_of_range(op, error):
+    """The IndexError of a backend that checks index bounds itself (``checks_index_bounds``),
+    in the words of :func:`_check_range`; any other IndexError as it is."""
+    found = _BACKEND_OUT_OF_RANGE.search(str(error))
+    if found is None:
+        return error
+    index, dim, size = found.groups()
+    return IndexError(f"{op}: index {index} is out of range for dim {dim} of size {size}")
+
+
 def _key_entry(input, item, op):
     """One element of a user's key as ``(kind, value)``: "none", "ellipsis", "int",
     "slice", "array" (integers) or "mask" (bools)."""
@@ -170,7 +184,8 @@ def _normalize_key(input, key, op):
     else:
         entries += fill
 
-    xp = input._backend().xp
+    backend = input._backend()
+    xp = backend.xp
     resolved = []  # (kind, value) with one int, slice or int array per dim, plus None
     dim = 0
     for kind, value in entries:
@@ -197,6 +212,8 @@ def _normalize_key(input, key, op):
                                  "negative steps: use flip)")
             start, stop, step = value.indices(size)
             resolved.append(("slice", slice(start, max(start, stop), step)))
+        elif backend.checks_index_bounds:   # indexing will raise; the caller rewords it
+            resolved.append(("array", value))
         else:
             resolved.append(("array", _check_range(xp, value, size, dim, op, negative_ok=True)))
         dim += 1
@@ -341,7 +358,10 @@ def getitem(input, key):
         x[[0, 0, 2]].sum().backward()     # x.grad == [2., 0., 1.]
     """
     key, _ = _normalize_key(input, key, "getitem")
-    out = GetItem.apply(input, key=key)
+    try:
+        out = GetItem.apply(input, key=key)
+    except IndexError as error:
+        raise _reword_out_of_range("getitem", error) from None
     if _is_basic(key):  # a view: in-place changes to it show in input, and bump input's version
         out._as_view_of(input)
     return out
@@ -390,7 +410,10 @@ def put_add(input, key, values):
     key, shape = _normalize_key(input, key, "put_add")
     if shape is not None:
         _check_values(values, shape, "put_add")
-    return PutAdd.apply(input, values, key=key)
+    try:
+        return PutAdd.apply(input, values, key=key)
+    except IndexError as error:
+        raise _reword_out_of_range("put_add", error) from None
 
 
 class IndexPut(Op):
@@ -452,7 +475,10 @@ def index_put(input, key, values, accumulate=False):
     key, shape = _normalize_key(input, key, "index_put")
     if shape is not None:
         _check_values(values, shape, "index_put")
-    return IndexPut.apply(input, values, key=key)
+    try:
+        return IndexPut.apply(input, values, key=key)
+    except IndexError as error:
+        raise _reword_out_of_range("index_put", error) from None
 
 
 # --- gather / scatter along one dim -------------------------------------------
