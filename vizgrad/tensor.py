@@ -31,8 +31,16 @@ class Tensor:
         x.grad          # tensor([2., 4., 6.])
     """
 
-    __slots__ = ("_array", "requires_grad", "grad", "grad_fn", "_output_nr", "_base", "_counter",
-                 "name", "_hooks", "_post_accumulate_hooks", "_accumulator", "_uid", "__weakref__")
+    __slots__ = ("_array", "requires_grad", "grad", "grad_fn", "_output_nr", "__dict__", "__weakref__")
+    # Rarely set, so class-level defaults keep tensor creation cheap (a tensor that sets one
+    # keeps it in its __dict__).
+    name = None
+    _base = None            # the tensor whose memory a view shares
+    _counter = None         # the version counter, a one-element list shared with views
+    _hooks = None           # register_hook on a leaf: {handle id: hook}
+    _post_accumulate_hooks = None
+    _accumulator = None     # a weak reference to the leaf's AccumulateGrad node
+    _uid = None
     __array_priority__ = 1000  # NumPy defers to Tensor's reflected operators
     __array_ufunc__ = None
 
@@ -40,7 +48,8 @@ class Tensor:
         from .creation import _to_array
         array = _to_array(data, dtype, device)
         _init(self, array, False, None, 0)
-        self.name = name
+        if name is not None:
+            self.name = name
         if requires_grad:
             self.requires_grad_(True)
 
@@ -392,13 +401,6 @@ def _init(tensor, array, requires_grad, grad_fn, output_nr):
     tensor.grad_fn = grad_fn
     tensor._output_nr = output_nr
     tensor.grad = None
-    tensor._base = None
-    tensor._counter = None
-    tensor.name = None
-    tensor._hooks = None
-    tensor._post_accumulate_hooks = None
-    tensor._accumulator = None
-    tensor._uid = None
 
 
 def _is_dtype_like(value):

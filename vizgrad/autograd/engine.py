@@ -235,6 +235,8 @@ def sum_to_shape(grad, shape, xp, node=None):
     broadcast (the leading axes it lacked, and its size-1 axes). This is the only place that
     does it."""
     lead = len(grad.shape) - len(shape)
+    if lead > 0 and grad.shape[lead:] == shape:   # only leading axes were added (a bias, say)
+        return xp.sum(grad, axis=tuple(range(lead)))
     ones = []        # the input's size-1 axes along which the gradient was broadcast
     for axis, n in enumerate(shape, start=lead):
         if lead < 0 or n != 1 and n != grad.shape[axis]:

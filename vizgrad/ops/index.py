@@ -34,8 +34,9 @@ class _Key(tuple):
     """A key already normalised by :func:`_normalize_key`, valid on every backend.
 
     Either basic (an int, slice or None per dim, then Ellipsis: the result is a
-    view), or advanced (an int or int array per dim; the arrays broadcast together
-    to the shape of the result, so NumPy's and PyTorch's rules agree on it).
+    view; only basic keys hold an Ellipsis), or advanced (an int or int array per
+    dim; the arrays broadcast together to the shape of the result, so NumPy's and
+    PyTorch's rules agree on it).
     """
 
 
@@ -46,14 +47,16 @@ def _is_array(entry):
     return not (entry is None or entry is Ellipsis or isinstance(entry, (int, slice)))
 
 
-def _is_basic(key):
-    return not any(_is_array(entry) for entry in key)
-
-
 def _save_key(ctx, key, *values):
     """Save ``values`` and the arrays of ``key`` (constants); the rest of the key goes on ctx."""
-    ctx.key = tuple(_SAVED if _is_array(entry) else entry for entry in key)
-    ctx.save_for_backward(*values, *(entry for entry in key if _is_array(entry)))
+    template, arrays = [], list(values)
+    for entry in key:
+        if _is_array(entry):
+            arrays.append(entry)
+            entry = _SAVED
+        template.append(entry)
+    ctx.key = tuple(template)
+    ctx.save_for_backward(*arrays)
 
 
 def _saved_key(ctx, count=0):
@@ -170,24 +173,27 @@ def _normalize_key(input, key, op):
         return _Key(entry._array if isinstance(entry, Tensor) else entry for entry in key), None
     shape = input.shape
     entries = [_key_entry(input, item, op) for item in (key if type(key) is tuple else (key,))]
-    used = sum(value.ndim if kind == "mask" else 1 for kind, value in entries
-               if kind in ("int", "slice", "array", "mask"))
-    ellipses = [i for i, (kind, _) in enumerate(entries) if kind == "ellipsis"]
-    if len(ellipses) > 1:
-        raise IndexError(f"{op}: an index can only have a single ellipsis (...)")
+    used, ellipsis = 0, None   # the dims the key indexes, and where its ellipsis stands
+    for position, (kind, value) in enumerate(entries):
+        if kind == "ellipsis":
+            if ellipsis is not None:
+                raise IndexError(f"{op}: an index can only have a single ellipsis (...)")
+            ellipsis = position
+        elif kind != "none":
+            used += value.ndim if kind == "mask" else 1
     if used > len(shape):
         raise IndexError(f"{op}: too many indices for a tensor of shape {format_shape(shape)}: "
                          f"{used} dimensions indexed")
     fill = [("slice", slice(None))] * (len(shape) - used)
-    if ellipses:
-        entries[ellipses[0]:ellipses[0] + 1] = fill
+    if ellipsis is not None:
+        entries[ellipsis:ellipsis + 1] = fill
     else:
         entries += fill
 
     backend = input._backend()
     xp = backend.xp
     resolved = []  # (kind, value) with one int, slice or int array per dim, plus None
-    dim = 0
+    dim, advanced = 0, False
     for kind, value in entries:
         if kind == "none":
             resolved.append((kind, None))
@@ -200,6 +206,7 @@ def _normalize_key(input, key, op):
                                  f"{format_shape(shape)}")
             resolved += [("array", array) for array in xp.nonzero(value)]
             dim += value.ndim
+            advanced = True
             continue
         size = shape[dim]
         if kind == "int":
@@ -212,13 +219,13 @@ def _normalize_key(input, key, op):
                                  "negative steps: use flip)")
             start, stop, step = value.indices(size)
             resolved.append(("slice", slice(start, max(start, stop), step)))
-        elif backend.checks_index_bounds:   # indexing will raise; the caller rewords it
-            resolved.append(("array", value))
-        else:
-            resolved.append(("array", _check_range(xp, value, size, dim, op, negative_ok=True)))
+        else:   # where the backend checks bounds, indexing will raise and the caller rewords it
+            checked = backend.checks_index_bounds
+            resolved.append(("array", value if checked else _check_range(xp, value, size, dim, op, True)))
+            advanced = True
         dim += 1
 
-    if not any(kind == "array" for kind, _ in resolved):
+    if not advanced:
         result = tuple(1 if kind == "none" else len(range(value.start, value.stop, value.step))
                        for kind, value in resolved if kind != "int")
         return _Key([value for _, value in resolved] + [Ellipsis]), result
@@ -229,8 +236,9 @@ def _advanced_key(input, resolved, op):
     """An all-advanced key (an int or int array per dim) equivalent to ``resolved`` under
     PyTorch's rules: integers first, then the arrays jointly."""
     first = resolved[0][1]
-    if all(kind == "array" and value.shape == first.shape for kind, value in resolved):
-        return _Key([value for _, value in resolved]), tuple(first.shape)  # x[rows, cols]: the key as it is
+    arrays = [value for kind, value in resolved if kind == "array"]
+    if len(arrays) == len(resolved) and all([array.shape == first.shape for array in arrays]):
+        return _Key(arrays), tuple(first.shape)  # x[rows, cols]: the key as it is
     xp = input._backend().xp
     device = input._array.device
     kept = [(kind, value) for kind, value in resolved if kind != "int"]  # dims left once ints are applied
@@ -362,7 +370,7 @@ def getitem(input, key):
         out = GetItem.apply(input, key=key)
     except IndexError as error:
         raise _reword_out_of_range("getitem", error) from None
-    if _is_basic(key):  # a view: in-place changes to it show in input, and bump input's version
+    if key[-1] is Ellipsis:  # basic, so a view: in-place changes to it show in input, and bump its version
         out._as_view_of(input)
     return out
 

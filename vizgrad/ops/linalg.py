@@ -23,8 +23,8 @@ def _tensors(op, *operands):
         if not isinstance(operand, Tensor):
             raise TypeError(f"{op}: expected Tensors, got a {type(operand).__name__}")
     first = operands[0]
-    for operand in operands[1:]:
-        if operand.dtype is not first.dtype:
+    for operand in operands[1:]:   # (the backend's dtypes compared first: Tensor.dtype is a lookup)
+        if operand._array.dtype is not first._array.dtype and operand.dtype is not first.dtype:
             raise DTypeError(f"{op}: expected operands of one dtype, got {first.dtype.name} and "
                              f"{operand.dtype.name}; convert one with .to()")
 

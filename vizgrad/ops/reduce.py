@@ -71,12 +71,12 @@ def _kept(shape, axes):
 
 def _dropped(shape, axes):
     """``shape`` without the reduced ``axes`` (the ``keepdim=False`` shape)."""
-    return tuple(n for axis, n in enumerate(shape) if axis not in axes)
+    return tuple([n for axis, n in enumerate(shape) if axis not in axes])
 
 
 def _count(shape, axes):
     """How many elements each output element of a reduction over ``axes`` combines."""
-    return math.prod(shape[axis] for axis in axes)
+    return math.prod([shape[axis] for axis in axes])
 
 
 def _keepdim(xp, value, ctx):
