@@ -71,6 +71,7 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
             node = heappop(ready)[1]
             grads = buffers.pop(node, None)
             node_count += 1
+            results = None    # the gradients for the node's inputs, once it ran
             if grads is not None:
                 if node.tensor_pre_hooks is not None:
                     grads = _run_tensor_hooks(node, grads, create_graph)
@@ -87,10 +88,12 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
                         if accumulate:
                             _accumulate_leaf(node, grads[0], create_graph, owners)
                     else:
-                        _run_node(node, grads, create_graph, retain_graph, buffers, tensor_xp)
-            for edge in node.next_edges:
+                        results = _run_node(node, grads, create_graph, retain_graph, tensor_xp)
+            for position, edge in enumerate(node.next_edges):
                 if edge is not None:
                     child = edge[0]
+                    if results is not None and results[position] is not None:
+                        _add_to_buffer(buffers, child, edge[1], results[position])
                     left = dependencies[child] - 1
                     dependencies[child] = left
                     if left == 0 and (needed is None or child in needed):
@@ -149,7 +152,9 @@ def _add_to_buffer(buffers, node, output_nr, grad):
     slots[output_nr] = grad if previous is None else previous + grad
 
 
-def _run_node(node, grads, create_graph, retain_graph, buffers, tensor_xp):
+def _run_node(node, grads, create_graph, retain_graph, tensor_xp):
+    """Run one node's backward: its hooks, the op's backward, and the checks that bring each
+    gradient to its input's shape and dtype. Returns one gradient (or None) per input edge."""
     op = node.op
     custom = op.takes_tensors
     # any(... is None), not `None in grads`: `in` compares arrays elementwise and raises
@@ -202,9 +207,7 @@ def _run_node(node, grads, create_graph, retain_graph, buffers, tensor_xp):
         observers.node_backward(node, grads, results, time.perf_counter() - started)
     if not retain_graph and node.saved:
         node.saved = node.saved_sources = None   # freed: saved_tensors raises from now on
-    for edge, grad in zip(edges, results):
-        if grad is not None:
-            _add_to_buffer(buffers, edge[0], edge[1], grad)
+    return results
 
 
 def _unwrap_custom_gradient(node, position, grad):
