@@ -157,3 +157,19 @@ def test_third_derivative_of_prod_through_a_zero(backend):
 def test_second_derivatives_of_non_smooth_ops_away_from_ties(name, fn, backend):
     x = vg.tensor(np.random.default_rng(3).uniform(-2, 2, (3, 4)), device=backend, requires_grad=True)
     assert gradgradcheck(fn, (x,))
+
+
+@pytest.mark.parametrize("shape", [(7,), (3, 4), (300, 10), (4, 100), (2, 50, 3), (0, 5)])
+def test_extrema_over_the_last_dim_match_numpy_on_every_layout(shape):
+    """The NumPy backend reduces a short last axis through a transposed copy (NumPy's own
+    row-at-a-time loop is slow there); values, shapes and nan must not change."""
+    values = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
+    if values.size:
+        values.flat[3] = np.nan
+    for layout in (values, np.asfortranarray(values), values[..., ::-1]):
+        x = vg.tensor(layout)
+        for keepdim in (False, True):
+            np.testing.assert_array_equal(x.amax(dim=-1, keepdim=keepdim).numpy(),
+                                          np.max(layout, axis=-1, keepdims=keepdim))
+            np.testing.assert_array_equal(x.amin(dim=len(shape) - 1, keepdim=keepdim).numpy(),
+                                          np.min(layout, axis=-1, keepdims=keepdim))

@@ -42,11 +42,25 @@ def sliding_windows(x, window, axes):
 
 
 def _reduction(ufunc):
-    """The Array API reduction ``sum``/``prod``/``max``/``min`` as the ufunc's own reduce:
+    """The Array API reduction ``sum``/``prod`` as the ufunc's own reduce:
     what np.sum and friends compute, without their Python dispatch (half their cost on the
     small arrays of a training step)."""
     def reduce(x, /, *, axis=None, dtype=None, keepdims=False):
         return ufunc.reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
+    reduce.__name__ = ufunc.__name__ + ".reduce"
+    return reduce
+
+
+def _extremum(ufunc):
+    """The Array API ``max``/``min`` as the ufunc's own reduce. Over a short last axis of a
+    row-major array NumPy reduces one row at a time (0.4 ms for the (10000, 10) logits of a
+    softmax); reducing the transposed copy along its first axis runs the rows side by side,
+    up to ten times faster, with the same values (an extremum does not depend on order)."""
+    def reduce(x, /, *, axis=None, keepdims=False):
+        last = x.ndim - 1
+        if last > 0 and axis in ((last,), last, -1) and x.shape[-1] <= 64 and x.flags.c_contiguous:
+            return ufunc.reduce(x.T.copy(), axis=0, keepdims=keepdims).T
+        return ufunc.reduce(x, axis=axis, keepdims=keepdims)
     reduce.__name__ = ufunc.__name__ + ".reduce"
     return reduce
 
@@ -88,7 +102,7 @@ class NumpyBackend(Backend):
                         "put_add": put_add, "pad": pad, "einsum": np.einsum,
                         "sliding_windows": sliding_windows,
                         "sum": _reduction(np.add), "prod": _reduction(np.multiply),
-                        "max": _reduction(np.maximum), "min": _reduction(np.minimum), "mean": mean, "astype": astype,
+                        "max": _extremum(np.maximum), "min": _extremum(np.minimum), "mean": mean, "astype": astype,
                         "matrix_transpose": matrix_transpose, "reshape": reshape})
 
     def asarray(self, data, dtype, device_index):
