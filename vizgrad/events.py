@@ -258,10 +258,10 @@ def _histogram(values, bins, low, high):
     edges = np.arange(bins + 1) * ((high - low) / bins) + low     # np.linspace's arithmetic, without its overhead
     edges[-1] = high
     edges = edges.astype(values.dtype)
-    # how many values reach each inner edge, by vectorised comparisons (a binary search per
-    # value would stall on its unpredictable branches); a bin holds those between its edges
-    reached = [int(np.count_nonzero(row)) for row in np.ascontiguousarray(values) >= edges[1:-1, None]]
-    counts = tuple(above - beyond for above, beyond in zip([values.size, *reached], [*reached, 0]))
+    # how many values lie below each inner edge: a binary search per edge in the sorted values
+    # (one per value would stall on its unpredictable branches); a bin holds those between
+    below = [0, *np.sort(values).searchsorted(edges[1:-1]).tolist(), values.size]
+    counts = tuple(upper - lower for lower, upper in zip(below, below[1:]))
     return counts, tuple(edges.tolist())
 
 

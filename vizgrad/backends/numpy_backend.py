@@ -70,7 +70,7 @@ def mean(x, /, *, axis=None, keepdims=False):
     in float32 as there), without its Python dispatch: a third of the cost on small arrays."""
     half = x.dtype == np.float16
     total = np.add.reduce(x, axis=axis, dtype=np.float32 if half else None, keepdims=keepdims)
-    count = x.size // max(np.size(total), 1)
+    count = x.size // max(total.size, 1)   # (a NumPy scalar has .size too)
     result = total / count
     return result.astype(np.float16) if half else result
 
