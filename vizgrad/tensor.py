@@ -7,6 +7,7 @@ from . import autograd, dtypes
 from .autograd.grad_mode import state
 from .autograd.hooks import add_hook
 from .backends import backend_of
+from .backends.base import _by_array_type
 from .device import as_device, device
 from .errors import BackwardError, DeviceError, DTypeError, ShapeError, format_shape
 
@@ -62,7 +63,7 @@ class Tensor:
 
     # --- metadata ------------------------------------------------------------
     def _backend(self):
-        return backend_of(self._array)
+        return _by_array_type.get(type(self._array)) or backend_of(self._array)
 
     @property
     def shape(self):

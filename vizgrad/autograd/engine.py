@@ -279,12 +279,10 @@ def _store_grad(tensor, grad, create_graph, owners):
         tensor.grad = grad if first else tensor.grad + grad
     elif first:
         backend = tensor._backend()
-        owner = backend.memory_owner(grad)
-        if owner in owners or not backend.owns_memory(grad):
-            grad = backend.xp.asarray(grad, copy=True)
-            owner = backend.memory_owner(grad)
-        owners.add(owner)
-        tensor.grad = _as_tensor(grad)
+        if type(grad) is not backend.array_type or not backend.owns_memory(grad) or id(grad) in owners:
+            grad = backend.xp.asarray(grad, copy=True)   # a NumPy scalar, a view, or seen by another tensor
+        owners.add(id(grad))     # (an array that owns its memory is its own memory owner)
+        tensor.grad = _function.Tensor._make(grad)
     else:
         tensor.grad = _as_tensor(tensor.grad._array + grad)
     if observers.active:

@@ -75,6 +75,13 @@ def mean(x, /, *, axis=None, keepdims=False):
     return result.astype(np.float16) if half else result
 
 
+def ones_like(x, /, *, dtype=None, device=None):
+    """np.ones_like without its Python layers: an empty array, filled."""
+    out = np.empty(x.shape, dtype=x.dtype if dtype is None else dtype)
+    out.fill(1)
+    return out
+
+
 def astype(x, dtype, /, *, copy=True, device=None):
     """np.astype as the array's own method (np.astype adds a Python layer around it)."""
     return x.astype(dtype, copy=copy)
@@ -102,7 +109,7 @@ class NumpyBackend(Backend):
                         "put_add": put_add, "pad": pad, "einsum": np.einsum,
                         "sliding_windows": sliding_windows,
                         "sum": _reduction(np.add), "prod": _reduction(np.multiply),
-                        "max": _extremum(np.maximum), "min": _extremum(np.minimum), "mean": mean, "astype": astype,
+                        "max": _extremum(np.maximum), "min": _extremum(np.minimum), "mean": mean, "astype": astype, "ones_like": ones_like,
                         "matrix_transpose": matrix_transpose, "reshape": reshape})
 
     def asarray(self, data, dtype, device_index):
