@@ -43,15 +43,11 @@ class _Key(tuple):
 _SAVED = object()  # marks where a saved index array goes back into a key
 
 
-def _is_array(entry):
-    return not (entry is None or entry is Ellipsis or isinstance(entry, (int, slice)))
-
-
 def _save_key(ctx, key, *values):
     """Save ``values`` and the arrays of ``key`` (constants); the rest of the key goes on ctx."""
     template, arrays = [], list(values)
     for entry in key:
-        if _is_array(entry):
+        if not (entry is None or entry is Ellipsis or isinstance(entry, (int, slice))):  # an array
             arrays.append(entry)
             entry = _SAVED
         template.append(entry)
@@ -70,9 +66,9 @@ def _as_index_array(input, index, op, allow_bool=False):
     """``index`` (a Tensor, a backend array, a NumPy array or nested lists) as an array of
     ``input``'s backend, checked to hold integers (or bools, for masks)."""
     backend = input._backend()
-    device_index = backend.device_index(input._array)
     array = index._array if isinstance(index, Tensor) else index
     if type(array) is not backend.array_type:
+        device_index = backend.device_index(input._array)
         try:
             array = backend.asarray(backend_of(array).to_numpy(array), None, device_index)
         except TypeError:
