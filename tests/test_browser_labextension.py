@@ -9,7 +9,7 @@ extension that the package installs, Debian's Chromium driven by Playwright.
   graph, and the panel stays in view while the notebook scrolls.
 - From the command palette, the command pins the panel to the active notebook: the panel
   follows the notebook's latest graph output as cells run on a kernel, and stops when
-  unpinned.
+  unpinned. An open panel comes back, following the active notebook, when the page reloads.
 - The pages ask no host but the server for anything, and log no errors.
 
 Screenshots go to test-artifacts/browser-labextension/.
@@ -246,6 +246,25 @@ def test_the_pinned_panel_follows_the_latest_graph_output(page, lab):
     cells.nth(3).locator(OUTPUT).locator(DRAWN).wait_for(timeout=60_000)
     ops = panel_ops()
     assert "Exp" in ops and "Tanh" not in ops
+
+
+def test_the_panel_comes_back_after_a_reload(page, lab, graph):
+    open_notebook(page, lab, "saved.ipynb")
+    page.locator(f"{ACTIVE_NOTEBOOK} {OUTPUT}").first.locator(DRAWN).wait_for(timeout=60_000)
+    # JupyterLab saves the layout to the server's workspace shortly after it changes
+    with page.expect_request(lambda request: request.method == "PUT" and "/api/workspaces/" in request.url
+                             and "vizgrad-graph-panel" in (request.post_data or ""), timeout=60_000):
+        run_command(page, "Open in vizgrad panel")
+    panel = page.locator(PANEL)
+    panel.locator(DRAWN).wait_for(timeout=60_000)
+
+    page.reload()                     # the layout restorer reopens it, following the active notebook
+    panel.locator(DRAWN).wait_for(timeout=60_000)
+    assert panel.is_visible()
+    assert panel.get_attribute("data-pinned") == "true"
+    assert panel.locator('[data-testid="vg-lab-panel-source"]').inner_text() == "following saved.ipynb"
+    assert sorted(node_ids(panel)) == sorted(node.id for node in graph.nodes)
+    screenshot(page, "panel-after-reload.png")
 
 
 def test_the_saved_notebook_holds_the_graph_json_and_an_svg_picture(lab, graph):

@@ -1,13 +1,16 @@
 // The JupyterLab plugin: the command "Open in vizgrad panel" (on a graph output's context
 // menu and in the command palette) and the side panel it opens. From a graph output, the
 // panel shows that output; from the palette, it follows the active notebook's latest one.
+// An open panel comes back when the page is reloaded: the layout restorer runs the command
+// again (with ``restore``), and once the layout is back the panel follows the active notebook.
 
-import { ICommandPalette } from "@jupyterlab/apputils";
+import { ILayoutRestorer } from "@jupyterlab/application";
+import { ICommandPalette, WidgetTracker } from "@jupyterlab/apputils";
 import { INotebookTracker } from "@jupyterlab/notebook";
 
 import { OUTPUT_CLASS } from "./mime.js";
 import { graphOf, latestGraphOutput } from "./notebook-graphs.js";
-import { GraphPanel } from "./panel.js";
+import { GraphPanel, PANEL_ID } from "./panel.js";
 
 export const OPEN_COMMAND = "vizgrad:open-in-panel";
 
@@ -27,15 +30,18 @@ export default {
   description: "A side panel that keeps a vizgrad graph in view and follows a notebook's latest graph output.",
   autoStart: true,
   requires: [INotebookTracker],
-  optional: [ICommandPalette],
-  activate(app, tracker, palette) {
+  optional: [ICommandPalette, ILayoutRestorer],
+  activate(app, tracker, palette, restorer) {
+    const panels = new WidgetTracker({ namespace: PANEL_ID });   // what the restorer remembers
     let panel = null;
-    const openPanel = () => {
+    const openPanel = ({ activate = true } = {}) => {
       if (!panel || panel.isDisposed) {
         panel = new GraphPanel();
         app.shell.add(panel, "right", { rank: 700 });
+        restorer?.add(panel, PANEL_ID);
+        void panels.add(panel);
       }
-      app.shell.activateById(panel.id);
+      if (activate) app.shell.activateById(panel.id);
       return panel;
     };
     const clickedOutput = (args) => {
@@ -52,11 +58,19 @@ export default {
         const clicked = clickedOutput(args);
         if (clicked) {
           openPanel().showGraph(clicked.graph, clicked.metadata, clicked.notebook);
+        } else if (args.restore) {   // the layout restorer puts it where it was, open or not
+          const restored = openPanel({ activate: false });
+          void app.restored.then(async () => {   // the layout is back: follow the notebook it made active
+            const notebook = tracker.currentWidget;
+            await notebook?.context.ready;      // (its cells, outputs included, are loaded)
+            if (notebook && !notebook.isDisposed && !restored.isDisposed) restored.pin(notebook);
+          });
         } else if (tracker.currentWidget) {
           openPanel().pin(tracker.currentWidget);
         }
       },
     });
+    restorer?.restore(panels, { command: OPEN_COMMAND, args: () => ({ restore: true }), name: () => PANEL_ID });
     app.contextMenu.addItem({ command: OPEN_COMMAND, selector: `.${OUTPUT_CLASS}`, args: { from: "context-menu" }, rank: 0 });
     palette?.addItem({ command: OPEN_COMMAND, category: "vizgrad" });
   },
