@@ -774,6 +774,19 @@ def test_node_hooks_can_replace_gradients():
     close(x.grad, [4.0, 4.0])
 
 
+def test_node_hooks_that_return_the_wrong_number_of_gradients_say_so():
+    x = leaf([1.0, 2.0])
+    y = x * 3
+    y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (grad_inputs[0],))
+    with pytest.raises(BackwardError, match=r"a hook of MulBackward returned 1 gradients; it must return 2 "
+                                            r"\(one per input, None allowed\) or None"):
+        y.sum().backward()
+    y = x * 3
+    y.grad_fn.register_prehook(lambda grads: (grads[0], grads[0]))
+    with pytest.raises(BackwardError, match=r"a pre-hook of MulBackward returned 2 gradients; it must return 1"):
+        y.sum().backward()
+
+
 def test_hook_must_return_a_tensor_or_none():
     x = leaf([1.0])
     x.register_hook(lambda g: 3.0)

@@ -329,7 +329,7 @@ def _run_node_pre_hooks(node, grads, create_graph):
     for hook in list(node.pre_hooks.values()):
         result = hook(values)
         if result is not None:
-            values = tuple(result)
+            values = _hook_result(node, "pre-hook", result, len(values))
     return [v._array if wrap and v is not None else v for v in values]
 
 
@@ -340,8 +340,17 @@ def _run_node_post_hooks(node, results, grads, create_graph):
     for hook in list(node.post_hooks.values()):
         result = hook(inputs, outputs)
         if result is not None:
-            inputs = tuple(result)
+            inputs = _hook_result(node, "hook", result, len(inputs))
     return [v._array if wrap and v is not None else v for v in inputs]
+
+
+def _hook_result(node, kind, result, count):
+    """A node hook's replacement gradients as a tuple, checked to be one per slot."""
+    result = tuple(result)
+    if len(result) != count:
+        raise BackwardError(f"a {kind} of {node.name()} returned {len(result)} gradients; it must return "
+                            f"{count} (one per {'output' if kind == 'pre-hook' else 'input'}, None allowed) or None")
+    return result
 
 
 def _materialize(node, grads, create_graph):
