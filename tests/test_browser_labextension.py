@@ -125,8 +125,10 @@ def screenshot(page, name):
     page.screenshot(path=str(ARTIFACTS / name))
 
 
-def open_notebook(page, lab, name):
-    page.goto(lab.url(f"lab/tree/{name}"))
+def open_notebook(page, lab, name, workspace=None):
+    """Open the notebook ``name``; in the workspace ``workspace`` (a layout of its own, which
+    starts empty) when given."""
+    page.goto(lab.url(f"lab/workspaces/{workspace}/tree/{name}" if workspace else f"lab/tree/{name}"))
     page.locator(f"{ACTIVE_NOTEBOOK} .jp-Cell").first.wait_for(timeout=60_000)
 
 
@@ -249,10 +251,10 @@ def test_the_pinned_panel_follows_the_latest_graph_output(page, lab):
 
 
 def test_the_panel_comes_back_after_a_reload(page, lab, graph):
-    open_notebook(page, lab, "saved.ipynb")
+    open_notebook(page, lab, "saved.ipynb", workspace="reload")   # nothing restored from the other tests
     page.locator(f"{ACTIVE_NOTEBOOK} {OUTPUT}").first.locator(DRAWN).wait_for(timeout=60_000)
     # JupyterLab saves the layout to the server's workspace shortly after it changes
-    with page.expect_request(lambda request: request.method == "PUT" and "/api/workspaces/" in request.url
+    with page.expect_request(lambda request: request.method == "PUT" and "/api/workspaces/reload" in request.url
                              and "vizgrad-graph-panel" in (request.post_data or ""), timeout=60_000):
         run_command(page, "Open in vizgrad panel")
     panel = page.locator(PANEL)
