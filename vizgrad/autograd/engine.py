@@ -238,17 +238,15 @@ def sum_to_shape(grad, shape, xp, node=None):
     broadcast (the leading axes it lacked, and its size-1 axes). This is the only place that
     does it."""
     lead = len(grad.shape) - len(shape)
-    if lead > 0 and grad.shape[lead:] == shape:   # only leading axes were added (a bias, say)
-        return xp.sum(grad, axis=tuple(range(lead)))
-    ones = []        # the input's size-1 axes along which the gradient was broadcast
-    for axis, n in enumerate(shape, start=lead):
-        if lead < 0 or n != 1 and n != grad.shape[axis]:
-            where = f"{node.op.__name__}.backward" if node is not None else "a backward"
-            raise BackwardError(f"{where} returned a gradient of shape {format_shape(grad.shape)} that "
-                                f"cannot be summed to its input's shape {format_shape(shape)}.")
-        if n == 1 and grad.shape[axis] != 1:
-            ones.append(axis)
-    if ones:
+    if lead < 0 or grad.shape[lead:] != shape:   # not only leading axes added (as for a bias)
+        ones = []    # the input's size-1 axes along which the gradient was broadcast
+        for axis, n in enumerate(shape, start=lead):
+            if lead < 0 or n != 1 and n != grad.shape[axis]:
+                where = f"{node.op.__name__}.backward" if node is not None else "a backward"
+                raise BackwardError(f"{where} returned a gradient of shape {format_shape(grad.shape)} that "
+                                    f"cannot be summed to its input's shape {format_shape(shape)}.")
+            if n == 1 and grad.shape[axis] != 1:
+                ones.append(axis)
         grad = xp.sum(grad, axis=tuple(ones), keepdims=True)
     if lead:
         grad = xp.sum(grad, axis=tuple(range(lead)))

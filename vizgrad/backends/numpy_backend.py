@@ -108,8 +108,9 @@ class NumpyBackend(Backend):
     xp = namespace(np, {"erf": erf, "index_add": index_add, "scatter_add": scatter_add,
                         "put_add": put_add, "pad": pad, "einsum": np.einsum,
                         "sliding_windows": sliding_windows,
-                        "sum": _reduction(np.add), "prod": _reduction(np.multiply),
-                        "max": _extremum(np.maximum), "min": _extremum(np.minimum), "mean": mean, "astype": astype, "ones_like": ones_like,
+                        "sum": _reduction(np.add), "prod": _reduction(np.multiply), "mean": mean,
+                        "max": _extremum(np.maximum), "min": _extremum(np.minimum),
+                        "astype": astype, "ones_like": ones_like,
                         "matrix_transpose": matrix_transpose, "reshape": reshape})
 
     def asarray(self, data, dtype, device_index):

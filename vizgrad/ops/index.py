@@ -23,6 +23,7 @@ import numpy as np
 
 from ..autograd.function import Op
 from ..backends import backend_of
+from ..backends.base import is_array
 from ..errors import DTypeError, ShapeError, format_shape
 from ..tensor import Tensor, _dim_index
 from .registry import Sample, register
@@ -100,14 +101,17 @@ def _check_range(xp, array, size, dim, op, negative_ok=False):
 _BACKEND_OUT_OF_RANGE = re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)")
 
 
-def _reword_out_of_range(op, error):
-    """The IndexError of a backend that checks index bounds itself (``checks_index_bounds``),
-    in the words of :func:`_check_range`; any other IndexError as it is."""
-    found = _BACKEND_OUT_OF_RANGE.search(str(error))
-    if found is None:
-        return error
-    index, dim, size = found.groups()
-    return IndexError(f"{op}: index {index} is out of range for dim {dim} of size {size}")
+def _apply_at_key(op, cls, *args, key):
+    """``cls.apply(*args, key=key)``; an index out of range that the backend found itself
+    (``checks_index_bounds``) is reported in the words of :func:`_check_range`."""
+    try:
+        return cls.apply(*args, key=key)
+    except IndexError as error:
+        found = _BACKEND_OUT_OF_RANGE.search(str(error))
+        if found is None:
+            raise
+        index, dim, size = found.groups()
+        raise IndexError(f"{op}: index {index} is out of range for dim {dim} of size {size}") from None
 
 
 def _key_entry(input, item, op):
@@ -121,7 +125,7 @@ def _key_entry(input, item, op):
         return "slice", item
     if isinstance(item, (bool, np.bool_)):
         raise IndexError(f"{op}: a bool scalar is not a supported index; use a bool tensor as a mask")
-    if isinstance(item, (Tensor, list, tuple, np.ndarray)) or _is_backend_array(item):
+    if isinstance(item, (Tensor, list, tuple, np.ndarray)) or is_array(item):
         array = _as_index_array(input, item, op, allow_bool=True)
         if array.dtype == input._backend().xp.bool:
             if array.ndim == 0:
@@ -134,14 +138,6 @@ def _key_entry(input, item, op):
         return "int", operator.index(item)
     raise TypeError(f"{op}: cannot index with a {type(item).__name__}; use ints, slices, None, ..., "
                     "integer tensors or bool masks")
-
-
-def _is_backend_array(item):
-    try:
-        backend_of(item)
-        return True
-    except TypeError:
-        return False
 
 
 def _broadcast_shapes(shapes, op):
@@ -215,7 +211,7 @@ def _normalize_key(input, key, op):
                                  "negative steps: use flip)")
             start, stop, step = value.indices(size)
             resolved.append(("slice", slice(start, max(start, stop), step)))
-        else:   # where the backend checks bounds, indexing will raise and the caller rewords it
+        else:   # where the backend checks bounds, indexing raises (see _apply_at_key)
             checked = backend.checks_index_bounds
             resolved.append(("array", value if checked else _check_range(xp, value, size, dim, op, True)))
             advanced = True
@@ -362,10 +358,7 @@ def getitem(input, key):
         x[[0, 0, 2]].sum().backward()     # x.grad == [2., 0., 1.]
     """
     key, _ = _normalize_key(input, key, "getitem")
-    try:
-        out = GetItem.apply(input, key=key)
-    except IndexError as error:
-        raise _reword_out_of_range("getitem", error) from None
+    out = _apply_at_key("getitem", GetItem, input, key=key)
     if key[-1] is Ellipsis:  # basic, so a view: in-place changes to it show in input, and bump its version
         out._as_view_of(input)
     return out
@@ -414,10 +407,7 @@ def put_add(input, key, values):
     key, shape = _normalize_key(input, key, "put_add")
     if shape is not None:
         _check_values(values, shape, "put_add")
-    try:
-        return PutAdd.apply(input, values, key=key)
-    except IndexError as error:
-        raise _reword_out_of_range("put_add", error) from None
+    return _apply_at_key("put_add", PutAdd, input, values, key=key)
 
 
 class IndexPut(Op):
@@ -479,10 +469,7 @@ def index_put(input, key, values, accumulate=False):
     key, shape = _normalize_key(input, key, "index_put")
     if shape is not None:
         _check_values(values, shape, "index_put")
-    try:
-        return IndexPut.apply(input, values, key=key)
-    except IndexError as error:
-        raise _reword_out_of_range("index_put", error) from None
+    return _apply_at_key("index_put", IndexPut, input, values, key=key)
 
 
 # --- gather / scatter along one dim -------------------------------------------
