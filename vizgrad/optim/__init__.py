@@ -2,6 +2,7 @@
 
 from . import lr_scheduler
 from .algorithms import SGD, Adadelta, Adagrad, Adam, AdamW, RMSprop
+from .lbfgs import LBFGS
 from .optimizer import Optimizer
 
-__all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
+__all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "LBFGS", "Optimizer", "RMSprop", "lr_scheduler"]
