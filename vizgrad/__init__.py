@@ -25,6 +25,7 @@ from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from . import cuda
 from . import nn
 from . import optim
+from . import distributions
 from . import data
 from . import serialization
 from . import events

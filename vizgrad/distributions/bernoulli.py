@@ -1,0 +1,89 @@
+"""``Bernoulli(probs=... | logits=...)``: 0/1 outcomes with probability p of a one."""
+
+import numpy as np
+
+from .. import creation
+from ..autograd.grad_mode import no_grad
+from ..errors import format_shape
+from ..ops.loss import binary_cross_entropy_with_logits
+from .categorical import clamp_probs, probs_or_logits
+from .distribution import Distribution, check_values, lazy_property
+
+
+class Bernoulli(Distribution):
+    """P(1) = p, P(0) = 1 - p elementwise, given ``probs`` p or ``logits`` log(p / (1 - p)).
+
+    log p(x) = x log p + (1 - x) log(1 - p) (computed from the logits, stable);
+    H = -p log p - (1 - p) log(1 - p).
+
+    Example::
+
+        coin = Bernoulli(probs=vizgrad.tensor([0.3, 0.9]))
+        coin.sample()                          # tensor([0., 1.]) for example
+        coin.log_prob(vizgrad.tensor([1.0, 1.0]))
+    """
+
+    _parameter_names = ("probs", "logits")
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        parameter, given_probs = probs_or_logits("Bernoulli", probs, logits)
+        if given_probs:
+            self.probs = parameter
+        else:
+            self.logits = parameter
+        self._param = parameter
+        super().__init__(tuple(parameter.shape), validate_args=validate_args)
+        if self._validate_args and given_probs:
+            check_values(repr(self), "probs", parameter, (parameter >= 0) & (parameter <= 1),
+                         "Interval(lower_bound=0.0, upper_bound=1.0)")
+
+    @lazy_property
+    def logits(self):
+        """log(p / (1 - p)), with p clamped away from 0 and 1."""
+        p = clamp_probs(self.probs)
+        return p.log() - (-p).log1p()
+
+    @lazy_property
+    def probs(self):
+        """σ(logits)."""
+        return self.logits.sigmoid()
+
+    @property
+    def param_shape(self):
+        return tuple(self._param.shape)
+
+    @property
+    def mean(self):
+        return self.probs
+
+    @property
+    def mode(self):
+        return (self.probs >= 0.5).to(self.probs.dtype)
+
+    @property
+    def variance(self):
+        return self.probs * (1 - self.probs)
+
+    def sample(self, sample_shape=()):
+        """0./1. values of shape ``sample_shape + batch_shape`` (one uniform draw each)."""
+        with no_grad():
+            probs = self.probs
+            uniform = creation.rand(*self._extended_shape(sample_shape), dtype=probs.dtype, device=probs.device)
+            return (uniform < probs).to(probs.dtype)
+
+    def log_prob(self, value):
+        self._check_value_shape(value)
+        if self._validate_args:
+            with no_grad():
+                if not bool(((value == 0) | (value == 1)).all()):
+                    raise ValueError(f"Expected value argument (Tensor of shape {format_shape(value.shape)}) to "
+                                     f"be within the support (Boolean()) of the distribution {self!r}, but found "
+                                     f"invalid values:\n{value}")
+        logits = self.logits
+        value = value.to(logits.dtype)
+        shape = np.broadcast_shapes(tuple(value.shape), tuple(logits.shape))
+        logits, value = logits.expand(*shape), value.expand(*shape)
+        return -binary_cross_entropy_with_logits(logits, value, reduction="none")
+
+    def entropy(self):
+        return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")

@@ -1,0 +1,127 @@
+"""``Categorical(probs=... | logits=...)``: one of K classes, batched over the leading dims."""
+
+import math
+
+import numpy as np
+
+from .. import creation
+from ..autograd.grad_mode import no_grad
+from ..ops import activation, compare
+from ..errors import ShapeError, format_shape
+from .distribution import Distribution, as_parameter, check_values, lazy_property
+
+
+def probs_or_logits(owner, probs, logits):
+    """The one parameter given, as a floating tensor, and whether it is ``probs``."""
+    if (probs is None) == (logits is None):
+        raise ValueError(f"{owner}: either `probs` or `logits` must be specified, but not both.")
+    if probs is not None:
+        return as_parameter(probs, "probs", owner), True
+    return as_parameter(logits, "logits", owner), False
+
+
+def clamp_probs(probs):
+    """Probabilities kept inside [eps, 1 - eps] of their dtype (so their logarithms are finite)."""
+    eps = float(np.finfo(probs.dtype.numpy).eps)
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+class Categorical(Distribution):
+    """A distribution over {0, ..., K-1} given by the last dim of ``probs`` (normalised to sum to
+    one) or of ``logits`` (unnormalised log-probabilities); the other dims are the batch.
+
+    log p(k) = logits[k] - logsumexp(logits);  H = -Σₖ pₖ log pₖ.
+
+    Example::
+
+        dist = Categorical(logits=vizgrad.tensor([[0.0, 1.0, 2.0]]))
+        action = dist.sample()                   # shape (1,), int64
+        dist.log_prob(action), dist.entropy()    # gradients flow to the logits
+    """
+
+    _validate_support = True
+
+    _parameter_names = ("probs", "logits")
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        parameter, given_probs = probs_or_logits("Categorical", probs, logits)
+        if parameter.ndim < 1:
+            raise ShapeError(f"Categorical: `{'probs' if given_probs else 'logits'}` must be at least "
+                             f"one-dimensional (the last dim holds the K classes), got shape "
+                             f"{format_shape(parameter.shape)}")
+        if given_probs:
+            self.probs = parameter / parameter.sum(-1, keepdim=True)
+        else:
+            self.logits = parameter - parameter.logsumexp(-1, keepdim=True)
+        self._param = parameter
+        self._num_events = parameter.shape[-1]
+        super().__init__(tuple(parameter.shape[:-1]), validate_args=validate_args)
+        if self._validate_args and given_probs:
+            check_values(repr(self), "probs", parameter, parameter >= 0, "Simplex()")
+        elif self._validate_args:
+            check_values(repr(self), "logits", parameter, parameter == parameter,
+                         "IndependentConstraint(Real(), 1)")
+
+    @lazy_property
+    def logits(self):
+        """Normalised log-probabilities: log p (probabilities clamped away from 0 and 1)."""
+        return clamp_probs(self.probs).log()
+
+    @lazy_property
+    def probs(self):
+        """Probabilities: softmax of the logits."""
+        return activation.softmax(self.logits, -1)
+
+    @property
+    def param_shape(self):
+        return tuple(self._param.shape)
+
+    @property
+    def mean(self):
+        return creation.full(self._batch_shape, math.nan, dtype=self._param.dtype, device=self._param.device)
+
+    variance = mean
+
+    @property
+    def mode(self):
+        return self.probs.argmax(-1)
+
+    def sample(self, sample_shape=()):
+        """Class indices (int64) of shape ``sample_shape + batch_shape``: inverse-CDF sampling from
+        one uniform draw per sample."""
+        shape = self._extended_shape(sample_shape)
+        with no_grad():
+            cumulative = self.probs.cumsum(-1)
+            uniform = creation.rand(*shape, 1, dtype=cumulative.dtype, device=cumulative.device)
+            below = (cumulative < uniform * cumulative[..., -1:]).long().sum(-1)
+            return below.clamp(max=self._num_events - 1)
+
+    def log_prob(self, value):
+        """log p(value) for integer class indices broadcastable with ``batch_shape``."""
+        self._check_value_shape(value)
+        if value.is_floating_point() and self._validate_args:
+            check_values(repr(self), "value", value, value == value.floor(), "IntegerInterval")
+        value = value.long()
+        if self._validate_args:
+            inside = compare.logical_and(value >= 0, value < self._num_events)
+            if not bool(inside.all()):
+                raise ValueError(f"Expected value argument (Tensor of shape {format_shape(value.shape)}) to be "
+                                 f"within the support (IntegerInterval(lower_bound=0, upper_bound="
+                                 f"{self._num_events - 1})) of the distribution {self!r}, but found invalid "
+                                 f"values:\n{value}")
+        index = value.unsqueeze(-1)
+        shape = np.broadcast_shapes(tuple(index.shape), self._batch_shape + (1,))
+        logits = self.logits.expand(*shape[:-1], self._num_events)
+        return logits.gather(-1, index.expand(*shape)).squeeze(-1)
+
+    def entropy(self):
+        """-Σₖ pₖ log pₖ over the last dim (0·log 0 counted as 0)."""
+        lowest = float(np.finfo(self.logits.dtype.numpy).min)
+        return -(self.logits.clamp(min=lowest) * self.probs).sum(-1)
+
+    def enumerate_support(self, expand=True):
+        """The K class indices, shaped (K, 1, ..., 1) or expanded to (K,) + batch_shape."""
+        values = creation.arange(self._num_events, device=self._param.device)
+        values = values.reshape(-1, *(1,) * len(self._batch_shape))
+        return values.expand(self._num_events, *self._batch_shape) if expand else values
+

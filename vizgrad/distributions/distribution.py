@@ -1,0 +1,150 @@
+"""The ``Distribution`` base class: batch and event shapes, sample shapes, argument checks."""
+
+import numbers
+
+import numpy as np
+
+from .. import creation, dtypes
+from ..autograd.grad_mode import no_grad
+from ..errors import ShapeError, format_shape
+from ..tensor import Tensor
+
+
+class lazy_property:
+    """A property computed on first use and then stored on the instance (so a Categorical
+    made from logits draws no softmax node until ``probs`` is asked for)."""
+
+    def __init__(self, function):
+        self.function = function
+        self.__doc__ = function.__doc__
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = self.function(instance)
+        instance.__dict__[self.name] = value
+        return value
+
+
+def as_parameter(value, name, owner, like=None):
+    """``value`` as a floating tensor (Python numbers take ``like``'s dtype, else the default)."""
+    if isinstance(value, Tensor):
+        if not value.is_floating_point():
+            raise TypeError(f"{owner}: {name} must be a floating-point tensor, got {value.dtype.name}")
+        return value
+    if isinstance(value, numbers.Number) and not isinstance(value, bool):
+        dtype = like.dtype if isinstance(like, Tensor) and like.is_floating_point() else dtypes.default_float
+        device = like.device if isinstance(like, Tensor) else None
+        return creation.tensor(float(value), dtype=dtype, device=device)
+    raise TypeError(f"{owner}: {name} must be a Tensor or a number, got {type(value).__name__}")
+
+
+def broadcast_all(owner, **values):
+    """The named parameters as tensors broadcast to one shape."""
+    like = next((v for v in values.values() if isinstance(v, Tensor)), None)
+    tensors = {name: as_parameter(value, name, owner, like) for name, value in values.items()}
+    try:
+        shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors.values()))
+    except ValueError:
+        described = ", ".join(f"{name} of shape {format_shape(t.shape)}" for name, t in tensors.items())
+        raise ShapeError(f"{owner}: the parameters do not broadcast together: {described}") from None
+    return [t if tuple(t.shape) == shape else t.expand(*shape) for t in tensors.values()]
+
+
+def check_values(owner, name, tensor, valid, constraint):
+    """Raise a ValueError naming ``constraint`` where the boolean tensor ``valid`` is False."""
+    with no_grad():
+        if not bool(valid.all()):
+            raise ValueError(f"Expected parameter {name} (Tensor of shape {format_shape(tensor.shape)}) of "
+                             f"distribution {owner} to satisfy the constraint {constraint}, but found invalid "
+                             f"values:\n{tensor.detach()}")
+
+
+class Distribution:
+    """A family of distributions over events of ``event_shape``, batched over ``batch_shape``.
+
+    Subclasses define ``sample``/``rsample``, ``log_prob``, ``entropy`` and the moments.
+    ``validate_args`` (default True, as PyTorch's) checks parameters at construction and the
+    values given to ``log_prob``.
+    """
+
+    has_rsample = False
+    _parameter_names = ()
+    _validate_default = True
+
+    def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
+        self._batch_shape = tuple(batch_shape)
+        self._event_shape = tuple(event_shape)
+        self._validate_args = self._validate_default if validate_args is None else validate_args
+
+    @staticmethod
+    def set_default_validate_args(value):
+        """Turn argument checks on or off for every distribution made afterwards."""
+        if value not in (True, False):
+            raise ValueError(f"set_default_validate_args expects True or False, got {value!r}")
+        Distribution._validate_default = value
+
+    @property
+    def batch_shape(self):
+        return self._batch_shape
+
+    @property
+    def event_shape(self):
+        return self._event_shape
+
+    def _extended_shape(self, sample_shape=()):
+        if isinstance(sample_shape, numbers.Integral):
+            sample_shape = (sample_shape,)
+        return tuple(sample_shape) + self._batch_shape + self._event_shape
+
+    def sample(self, sample_shape=()):
+        """A sample of shape ``sample_shape + batch_shape + event_shape``, with no gradient."""
+        with no_grad():
+            return self.rsample(sample_shape)
+
+    def rsample(self, sample_shape=()):
+        raise NotImplementedError(f"{type(self).__name__} has no reparameterised sampler (rsample): use "
+                                  f"sample(), and a score-function estimator (log_prob) for gradients")
+
+    def sample_n(self, n):
+        return self.sample((n,))
+
+    def log_prob(self, value):
+        raise NotImplementedError(f"{type(self).__name__} does not define log_prob")
+
+    def entropy(self):
+        raise NotImplementedError(f"{type(self).__name__} does not define entropy")
+
+    def cdf(self, value):
+        raise NotImplementedError(f"{type(self).__name__} does not define cdf")
+
+    def perplexity(self):
+        return self.entropy().exp()
+
+    @property
+    def stddev(self):
+        return self.variance.sqrt()
+
+    def _check_value_shape(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"{type(self).__name__}.log_prob: value must be a Tensor, got {type(value).__name__}")
+        shape = tuple(value.shape)
+        expected = self._batch_shape + self._event_shape
+        try:
+            np.broadcast_shapes(shape, expected)
+        except ValueError:
+            raise ShapeError(f"{type(self).__name__}.log_prob: the value of shape {format_shape(shape)} is not "
+                             f"broadcastable with batch_shape + event_shape {format_shape(expected)}") from None
+
+    def __repr__(self):
+        shown = ", ".join(f"{name}: {self._describe(self.__dict__[name])}" for name in self._parameter_names
+                          if name in self.__dict__)   # the parameters computed so far, as PyTorch
+        return f"{type(self).__name__}({shown})"
+
+    @staticmethod
+    def _describe(value):
+        """As PyTorch shows a parameter: its value when it has one element, else its size."""
+        return repr(value.item()) if value.numel() == 1 else f"torch.Size({list(value.shape)})"
