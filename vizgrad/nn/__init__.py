@@ -5,6 +5,7 @@ from .module import Module, Parameter, UninitializedParameter
 from . import functional, init, utils
 from .activation import (ELU, GELU, SELU, Hardtanh, LeakyReLU, LogSoftmax, Mish, ReLU, ReLU6, Sigmoid, SiLU,
                          Softmax, Softmin, Softplus, Tanh)
+from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .distance import CosineSimilarity
@@ -18,4 +19,5 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDi
 from .mlp import MLP
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+from .transformer import Transformer, TransformerEncoder, TransformerEncoderLayer
 from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d

@@ -18,11 +18,13 @@ from ..ops.normalization import batch_norm, group_norm, layer_norm, normalize
 from ..ops.registry import OPS as _OPS
 from ..ops.shape import pad
 from ..ops.unary import sigmoid, tanh
+from .attention import scaled_dot_product_attention
 
 __all__ = ["batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits",
            "cosine_similarity", "cross_entropy", "dropout", "elu", "embedding", "gelu", "group_norm", "hardtanh",
            "huber_loss", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "mish",
-           "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6", "selu", "sigmoid", "silu",
+           "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6", "scaled_dot_product_attention",
+           "selu", "sigmoid", "silu",
            "smooth_l1_loss", "softmax", "softmin", "softplus", "tanh"]
 
 
