@@ -27,7 +27,7 @@ LABEXTENSION := vizgrad/labextension/package.json
 BUNDLE := vizgrad/render/static/report.js vizgrad/render/static/report.css $(WIDGET_BUNDLE) $(LABEXTENSION)
 NEED_NPM = command -v npm >/dev/null || { echo "Building vizgrad's browser bundle needs Node.js 18+ and npm (on Debian: apt-get install nodejs npm)." >&2; exit 1; }
 
-.PHONY: demo lab test build bench clean
+.PHONY: demo lab test build bench compat clean
 .NOTPARALLEL:  # the targets share one .venv; never install into it twice at once
 
 demo: $(VENV)/.stamp-base $(BUNDLE)
@@ -56,6 +56,11 @@ $(BUNDLE) &: $(NODE_MODULES) $(VENV)/.stamp-builder $(WIDGETS)/build.mjs $(wildc
 
 bench: $(VENV)/.stamp-bench
 	$(PY) benchmarks/run.py
+
+# The compatibility suite (compat/): tutorial-style programs run with vizgrad and with PyTorch
+# (installed by the bench extra), compared number by number; prints how many agree.
+compat: $(VENV)/.stamp-bench
+	$(PY) -m compat
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache .hypothesis test-artifacts $(WIDGETS)/node_modules \

@@ -1,0 +1,1 @@
+"""The compatibility programs, grouped by the tutorials they are modelled on."""
