@@ -301,3 +301,22 @@ def test_gelu_embedding_layernorm_one_hot_match_pytorch():
     labels = np.array([[0, 3], [2, 1]])
     assert F.one_hot(vg.tensor(labels), 5).tolist() == torch.nn.functional.one_hot(torch.tensor(labels), 5).tolist()
     assert F.one_hot(vg.tensor(labels)).dtype == vg.int64
+
+
+def test_attention_runs_on_every_backend_with_the_cpu_values(backend):
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True, dtype=vg.float64)
+    x = RNG.standard_normal((2, 5, 8))
+    padding = np.zeros((2, 5), dtype=bool)
+    padding[1, 3:] = True
+    results = []
+    for device in ("cpu", backend):
+        layer.to(device)
+        inputs = vg.tensor(x, device=device, requires_grad=True)
+        out = layer(inputs, src_mask=nn.Transformer.generate_square_subsequent_mask(5, device=device,
+                                                                                    dtype=vg.float64),
+                    src_key_padding_mask=vg.tensor(padding, device=device))
+        sdpa = F.scaled_dot_product_attention(inputs, inputs, inputs, is_causal=True)
+        (out.sum() + sdpa.sum()).backward()
+        results.append([out.detach().cpu().numpy(), sdpa.detach().cpu().numpy(), inputs.grad.cpu().numpy()])
+    for ours, reference in zip(*results):
+        np.testing.assert_allclose(ours, reference, rtol=1e-8, atol=1e-12)

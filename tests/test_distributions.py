@@ -218,3 +218,24 @@ def test_errors_say_what_is_wrong():
         Categorical(logits=t([0.0, 1.0])).rsample()
     with pytest.raises(ShapeError, match="reinterpreted_batch_ndims"):
         Independent(Normal(0.0, 1.0), 1)
+
+
+def test_distributions_run_on_every_backend(backend):
+    loc = vg.tensor([0.5, -1.0], dtype=vg.float64, device=backend, requires_grad=True)
+    scale = vg.tensor([1.0, 2.0], dtype=vg.float64, device=backend, requires_grad=True)
+    normal = Normal(loc, scale)
+    z = normal.rsample((3,))
+    assert z.device == loc.device and tuple(z.shape) == (3, 2)
+    prior = Normal(vg.zeros(2, dtype=vg.float64, device=backend), vg.ones(2, dtype=vg.float64, device=backend))
+    total = normal.log_prob(z.detach()).sum() + kl_divergence(normal, prior).sum() + z.sum()
+    total.backward()
+    assert np.isfinite(loc.grad.cpu().numpy()).all()
+    logits = vg.tensor([[0.0, 1.0, 2.0]], dtype=vg.float64, device=backend, requires_grad=True)
+    categorical = Categorical(logits=logits)
+    action = categorical.sample((5,))
+    assert action.device == logits.device and tuple(action.shape) == (5, 1)
+    categorical.log_prob(action).sum().backward()
+    coin = Bernoulli(logits=logits)
+    assert coin.sample().device == logits.device
+    np.testing.assert_allclose(coin.entropy().detach().cpu().numpy(),
+                               Bernoulli(logits=t([[0.0, 1.0, 2.0]])).entropy().numpy(), rtol=1e-12)

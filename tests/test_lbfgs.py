@@ -125,3 +125,19 @@ def test_errors():
         vg.optim.LBFGS([{"params": [x]}, {"params": [vg.zeros(1, requires_grad=True)]}])
     with pytest.raises(TypeError, match="needs a closure"):
         vg.optim.LBFGS([x]).step()
+
+
+def test_runs_on_every_backend(backend):
+    x = vg.tensor([-1.5, 2.0], dtype=vg.float64, device=backend, requires_grad=True)
+    opt = vg.optim.LBFGS([x], line_search_fn="strong_wolfe", history_size=4)
+
+    def closure():
+        opt.zero_grad()
+        loss = (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
+        loss.backward()
+        return loss
+
+    for _ in range(3):
+        opt.step(closure)
+    cpu_points = rosenbrock_trajectory(vg, steps=3, line_search_fn="strong_wolfe", history_size=4)[0]
+    np.testing.assert_allclose(x.detach().cpu().numpy(), cpu_points[-1], rtol=1e-8, atol=1e-10)

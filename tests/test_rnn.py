@@ -187,3 +187,18 @@ def test_graph_unrolls_every_time_step_under_the_module():
     assert sum(n.label == "Sigmoid" for n in under_gru) == 12      # r and z per step
     assert {n.name for n in nodes if n.kind == "parameter"} == {"gru.weight_ih_l0", "gru.weight_hh_l0",
                                                                 "gru.bias_ih_l0", "gru.bias_hh_l0"}
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_runs_on_every_backend_with_the_cpu_values(kind, backend):
+    module = getattr(nn, kind)(3, 4, num_layers=2, bidirectional=True, dtype=vg.float64)
+    x = RNG.standard_normal((4, 2, 3))
+    cpu_x = vg.tensor(x, requires_grad=True)
+    cpu_total = total(*module(cpu_x))
+    cpu_total.backward()
+    module.to(backend)
+    device_x = vg.tensor(x, device=backend, requires_grad=True)
+    device_total = total(*module(device_x))
+    device_total.backward()
+    np.testing.assert_allclose(device_total.item(), cpu_total.item(), rtol=1e-10)
+    np.testing.assert_allclose(device_x.grad.cpu().numpy(), cpu_x.grad.numpy(), rtol=1e-8, atol=1e-12)
