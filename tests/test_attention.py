@@ -320,3 +320,17 @@ def test_attention_runs_on_every_backend_with_the_cpu_values(backend):
         results.append([out.detach().cpu().numpy(), sdpa.detach().cpu().numpy(), inputs.grad.cpu().numpy()])
     for ours, reference in zip(*results):
         np.testing.assert_allclose(ours, reference, rtol=1e-8, atol=1e-12)
+
+
+def test_mha_drops_attention_weights_only_in_training():
+    vg.manual_seed(3)
+    mha = nn.MultiheadAttention(8, 2, dropout=0.5, batch_first=True, dtype=vg.float64)
+    x = t(RNG.standard_normal((2, 6, 8)))
+    _, first = mha(x, x, x, average_attn_weights=False)
+    _, second = mha(x, x, x, average_attn_weights=False)
+    kept = first.detach().numpy()
+    assert (kept == 0).any() and not np.allclose(kept, second.detach().numpy())
+    assert np.allclose(kept.sum(-1).mean(), 1.0, atol=0.3)         # kept weights are scaled by 1/(1-p)
+    mha.eval()
+    _, weights = mha(x, x, x)
+    np.testing.assert_allclose(weights.detach().numpy().sum(-1), 1.0, rtol=1e-12)

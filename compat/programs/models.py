@@ -139,8 +139,6 @@ def _expect_reinforce(r):
 @program("PyTorch's REINFORCE example on a corridor environment written here", expect=_expect_reinforce)
 def reinforce(torch, rng):
     """A 1-D corridor of 5 cells; reward 1 for reaching the right end within 8 steps."""
-    from importlib import import_module
-    Categorical = import_module(f"{torch.__name__}.distributions").Categorical
     nn = torch.nn
 
     class Corridor:
@@ -168,7 +166,7 @@ def reinforce(torch, rng):
         state, log_probs, rewards, done = env.reset(), [], [], False
         while not done:
             probs = torch.softmax(policy(torch.tensor([state])), -1)
-            m = Categorical(probs)
+            m = torch.distributions.Categorical(probs)
             # the action is drawn with NumPy from the policy's probabilities (the libraries' RNGs differ)
             p = probs.detach().numpy()[0].astype(np.float64)
             action = torch.tensor([int(rng.random() < p[1] / p.sum())])
@@ -230,9 +228,7 @@ def _expect_vae(r):
 
 @program("PyTorch's VAE example: reparameterisation, BCE + KL, Adam steps", expect=_expect_vae)
 def vae_step(torch, rng):
-    from importlib import import_module
-    distributions = import_module(f"{torch.__name__}.distributions")
-    nn, F = torch.nn, torch.nn.functional
+    nn, F, distributions = torch.nn, torch.nn.functional, torch.distributions
 
     class VAE(nn.Module):
         def __init__(self):

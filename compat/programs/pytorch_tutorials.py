@@ -134,8 +134,7 @@ def hooks(torch, rng):
 @program("PyTorch quickstart: Dataset, DataLoader and a training loop", expect=_expect_decreasing("epoch_losses"),
          needs="vizgrad.utils.data (TensorDataset, DataLoader) under PyTorch's module path")
 def dataloader_training(torch, rng):
-    from importlib import import_module
-    data = import_module(f"{torch.__name__}.utils.data")
+    data = torch.utils.data
     features = torch.tensor(rng.standard_normal((64, 4)), dtype=torch.float32)
     labels = torch.tensor(rng.integers(0, 3, 64))
     loader = data.DataLoader(data.TensorDataset(features, labels), batch_size=16, shuffle=False, num_workers=0,
