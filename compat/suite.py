@@ -50,10 +50,25 @@ def plain(value):
     return value
 
 
+@contextlib.contextmanager
+def _single_threaded(module):
+    """One intra-op thread while a program runs: its tensors are tiny, and on a busy machine
+    PyTorch's thread pool makes them up to 50 times slower."""
+    if not hasattr(module, "set_num_threads"):
+        yield
+        return
+    threads = module.get_num_threads()
+    module.set_num_threads(1)
+    try:
+        yield
+    finally:
+        module.set_num_threads(threads)
+
+
 def run(entry, module):
     """Run one program with ``module`` as torch: its results, plus ``stdout`` when it printed."""
     output = io.StringIO()
-    with contextlib.redirect_stdout(output):
+    with contextlib.redirect_stdout(output), _single_threaded(module):
         results = entry.function(module, np.random.default_rng(entry.seed))
     results = plain(dict(results))
     if output.getvalue():
