@@ -141,3 +141,28 @@ def test_runs_on_every_backend(backend):
         opt.step(closure)
     cpu_points = rosenbrock_trajectory(vg, steps=3, line_search_fn="strong_wolfe", history_size=4)[0]
     np.testing.assert_allclose(x.detach().cpu().numpy(), cpu_points[-1], rtol=1e-8, atol=1e-10)
+
+
+def test_state_dict_round_trips_through_save_and_continues_the_same_trajectory(tmp_path):
+    def make():
+        x = vg.tensor([-1.5, 2.0], dtype=vg.float64, requires_grad=True)
+        opt = vg.optim.LBFGS([x], history_size=3, max_iter=5)
+
+        def closure():
+            opt.zero_grad()
+            loss = (1 - x[0]) ** 2 + 100 * (x[1] - x[0] ** 2) ** 2
+            loss.backward()
+            return loss
+        return x, opt, closure
+
+    x, opt, closure = make()
+    opt.step(closure)
+    vg.save(opt.state_dict(), tmp_path / "lbfgs.pt")
+    y, restored, restored_closure = make()
+    with vg.no_grad():
+        y.copy_(x)
+    restored.load_state_dict(vg.load(tmp_path / "lbfgs.pt"))
+    opt.step(closure)
+    restored.step(restored_closure)
+    np.testing.assert_array_equal(y.detach().numpy(), x.detach().numpy())
+    assert len(restored.state[y]["old_dirs"]) == 3

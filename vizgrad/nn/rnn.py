@@ -171,6 +171,13 @@ class RNNBase(Module):
         return tuple(getattr(self, name + suffix, None)
                      for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh", "weight_hr"))
 
+    def _step(self, x_proj, state, w_hh, b_hh, w_hr):
+        if self.mode == "LSTM":
+            return _lstm_step(x_proj, state, w_hh, b_hh, w_hr)
+        if self.mode == "GRU":
+            return _gru_step(x_proj, state, w_hh, b_hh)
+        return _rnn_step(x_proj, state, w_hh, b_hh, F.tanh if self.mode == "RNN_TANH" else F.relu)
+
     def _run_direction(self, inputs, state, layer, direction):
         """Run one layer in one direction over the time steps ``inputs`` (a (T, N, F) tensor):
         the outputs per time step (in time order) and the final state."""
@@ -178,15 +185,8 @@ class RNNBase(Module):
         steps = F.linear(inputs, w_ih, b_ih).unbind(0)
         order = range(len(steps) - 1, -1, -1) if direction else range(len(steps))
         outputs = [None] * len(steps)
-        if self.mode == "LSTM":
-            step = lambda x, s: _lstm_step(x, s, w_hh, b_hh, w_hr)    # noqa: E731
-        elif self.mode == "GRU":
-            step = lambda x, s: _gru_step(x, s, w_hh, b_hh)           # noqa: E731
-        else:
-            activation = F.tanh if self.mode == "RNN_TANH" else F.relu
-            step = lambda x, s: _rnn_step(x, s, w_hh, b_hh, activation)   # noqa: E731
         for t in order:
-            state = step(steps[t], state)
+            state = self._step(steps[t], state, w_hh, b_hh, w_hr)
             outputs[t] = state[0] if self.mode == "LSTM" else state
         return stack(outputs, 0), state
 

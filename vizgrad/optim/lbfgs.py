@@ -8,6 +8,7 @@ direction d = -H g, H the inverse-Hessian estimate from the last ``history_size`
 
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..backends import backend_of
+from ..tensor import Tensor
 from .optimizer import Optimizer
 
 
@@ -128,6 +129,26 @@ class LBFGS(Optimizer):
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
+
+    _HISTORIES = ("old_dirs", "old_stps")        # lists of flat arrays in the state
+
+    def state_dict(self):
+        """As :meth:`Optimizer.state_dict`, with the (s, y) histories as lists of tensors."""
+        result = super().state_dict()
+        for entries in result["state"].values():
+            for key in self._HISTORIES:
+                if entries.get(key) is not None:
+                    entries[key] = [Tensor._make(array.copy()) for array in entries[key]]
+        return result
+
+    def load_state_dict(self, state_dict):
+        super().load_state_dict(state_dict)
+        like = self._params[0]
+        for state in self.state.values():
+            for key in self._HISTORIES:
+                if state.get(key) is not None:
+                    state[key] = [t.to(device=like.device, dtype=like.dtype)._array.copy() if isinstance(t, Tensor)
+                                  else t for t in state[key]]
 
     # --- the parameters as one flat vector ------------------------------------------------
     def _xp(self):
