@@ -3,7 +3,6 @@
 environment, a WGAN-GP gradient penalty (create_graph), a VAE step and an LSTM
 character model."""
 
-import math
 
 import numpy as np
 
