@@ -3,7 +3,6 @@
 environment, a WGAN-GP gradient penalty (create_graph), a VAE step and an LSTM
 character model."""
 
-
 import numpy as np
 
 from ..suite import program
