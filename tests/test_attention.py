@@ -334,3 +334,47 @@ def test_mha_drops_attention_weights_only_in_training():
     mha.eval()
     _, weights = mha(x, x, x)
     np.testing.assert_allclose(weights.detach().numpy().sum(-1), 1.0, rtol=1e-12)
+
+
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor is True")      # PyTorch's fast-path notice
+@pytest.mark.parametrize("options", [{}, {"norm_first": True, "batch_first": True, "activation": "gelu"}], ids=str)
+def test_encoder_decoder_transformer_matches_pytorch(options):
+    torch = pytest.importorskip("torch")
+    sizes = dict(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=2, dim_feedforward=12, dropout=0.0)
+    theirs = torch.nn.Transformer(**sizes, **options).double()
+    ours = nn.Transformer(**sizes, dtype=vg.float64, **options)
+    copy_weights(theirs, ours)
+    batch_first = options.get("batch_first", False)
+    src = RNG.standard_normal((2, 6, 8) if batch_first else (6, 2, 8))
+    tgt = RNG.standard_normal((2, 4, 8) if batch_first else (4, 2, 8))
+    padding = np.zeros((2, 6), dtype=bool)
+    padding[0, 4:] = True
+    causal = np.triu(np.full((4, 4), -np.inf), 1)
+    mine = [t(src, True), t(tgt, True)]
+    ref = [torch.tensor(src, requires_grad=True), torch.tensor(tgt, requires_grad=True)]
+    out = ours(*mine, tgt_mask=vg.tensor(causal), src_key_padding_mask=vg.tensor(padding),
+               memory_key_padding_mask=vg.tensor(padding), tgt_is_causal=True)
+    ref_out = theirs(*ref, tgt_mask=torch.tensor(causal), src_key_padding_mask=torch.tensor(padding),
+                     memory_key_padding_mask=torch.tensor(padding), tgt_is_causal=True)
+    np.testing.assert_allclose(out.detach().numpy(), ref_out.detach().numpy(), atol=1e-12)
+    (out ** 3).sum().backward()
+    (ref_out ** 3).sum().backward()
+    for a, b in zip(mine, ref):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), atol=1e-10)
+
+
+def test_transformer_init_shapes_and_errors():
+    model = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=12,
+                           batch_first=True)
+    bound = math.sqrt(6 / (12 + 8))                          # xavier_uniform of linear1's (12, 8) weight
+    weight = model.encoder.layers[0].linear1.weight.detach().numpy()
+    assert np.abs(weight).max() <= bound and np.abs(weight).max() > 0.8 * bound
+    assert [type(m).__name__ for m in (model.encoder.norm, model.decoder.norm)] == ["LayerNorm", "LayerNorm"]
+    out = model(vg.randn(2, 6, 8), vg.randn(2, 3, 8), tgt_mask=nn.Transformer.generate_square_subsequent_mask(3))
+    assert tuple(out.shape) == (2, 3, 8)
+    with pytest.raises(ShapeError, match="batch number of src and tgt must be equal"):
+        model(vg.randn(2, 6, 8), vg.randn(3, 3, 8))
+    with pytest.raises(ShapeError, match="feature number of src and tgt must be equal to d_model=8"):
+        model(vg.randn(2, 6, 8), vg.randn(2, 3, 4))
+    np.testing.assert_array_equal(nn.Transformer.generate_square_subsequent_mask(3).numpy(),
+                                  [[0, -np.inf, -np.inf], [0, 0, -np.inf], [0, 0, 0]])
