@@ -120,3 +120,29 @@ def char_mlp(torch, rng):
         full_loss = torch.nn.functional.cross_entropy(torch.tanh(emb.view(-1, 12) @ W1 + b1) @ W2 + b2, Y)
     return {"losses": losses, "full_loss": full_loss.item(), "emb_shape": list(C[X[:32]].shape), "batch": 32,
             "C": C}
+
+
+def _expect_sampling(r):
+    assert r["same_with_same_seed"] and r["samples_in_top_k"] and r["frequencies_close"]
+
+
+@program("nanoGPT-style generation: top-k filtering and sampling with a seeded Generator", expect=_expect_sampling,
+         needs="torch.topk, torch.multinomial with a Generator")
+def top_k_sampling(torch, rng):
+    F = torch.nn.functional
+    logits = torch.tensor(rng.standard_normal((2, VOCABULARY)), dtype=torch.float32)
+    v, _ = torch.topk(logits, 5)
+    filtered = logits.clone()
+    filtered[filtered < v[:, [-1]]] = -float("Inf")
+    probs = F.softmax(filtered, dim=-1)
+    g = torch.Generator().manual_seed(2147483647)
+    first = torch.multinomial(probs, num_samples=1, generator=g)
+    g = torch.Generator().manual_seed(2147483647)
+    again = torch.multinomial(probs, num_samples=1, generator=g)
+    many = torch.multinomial(probs[0], num_samples=4000, replacement=True, generator=g)
+    frequencies = F.one_hot(many, VOCABULARY).float().mean(0)
+    allowed = probs > 0
+    return {"filtered_probs": probs, "top_values": v,
+            "same_with_same_seed": bool((first == again).all()),
+            "samples_in_top_k": bool(allowed.gather(1, first).all()),
+            "frequencies_close": bool(((frequencies - probs[0]).abs() < 0.03).all())}

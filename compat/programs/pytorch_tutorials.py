@@ -183,3 +183,26 @@ def lbfgs_least_squares(torch, rng):
     distance = np.abs(x.detach().numpy() - np.linalg.lstsq(A_np, b_np, rcond=None)[0]).max()
     return {"first_loss": first, "final_loss": final.item(), "solution": x, "gradient_norm": x.grad.norm().item(),
             "distance_to_lstsq": distance}
+
+
+def _expect_legacy(r):
+    np.testing.assert_allclose(r["restored_output"], r["output"], rtol=1e-6)
+
+
+@program("older tutorials: Variable, FloatTensor/LongTensor, save and load(weights_only=True)", expect=_expect_legacy,
+         needs="autograd.Variable, FloatTensor/LongTensor, load(..., weights_only=True)")
+def legacy_api_and_checkpoints(torch, rng):
+    import io
+    Variable = torch.autograd.Variable
+    x = Variable(torch.FloatTensor(rng.standard_normal((3, 4)).tolist()), requires_grad=True)
+    labels = Variable(torch.LongTensor([0, 2, 1]))
+    model = torch.nn.Linear(4, 3)
+    _load(model, rng, torch)
+    output = model(x)
+    torch.nn.functional.cross_entropy(output, labels).backward()
+    buffer = io.BytesIO()
+    torch.save(model.state_dict(), buffer)
+    buffer.seek(0)
+    restored = torch.nn.Linear(4, 3)
+    restored.load_state_dict(torch.load(buffer, weights_only=True))
+    return {"output": output, "x_grad": x.grad, "restored_output": restored(x), "is_float": x.dtype == torch.float32}
