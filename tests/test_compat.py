@@ -3,6 +3,9 @@ invariants; with PyTorch importable, it also runs on PyTorch and the two agree n
 number. Programs that wait for a feature are xfail (strict): XPASS means the feature landed
 and the mark can go."""
 
+import functools
+import importlib
+
 import numpy as np
 import pytest
 
@@ -18,9 +21,15 @@ def _marks(entry):
 ENTRIES = [pytest.param(entry, id=name, marks=_marks(entry)) for name, entry in PROGRAMS.items()]
 
 
+@functools.lru_cache(maxsize=None)
+def results_of(name, library):
+    """A program's results with ``library`` ("vizgrad" or "torch"), computed once per session."""
+    return run(PROGRAMS[name], vizgrad if library == "vizgrad" else importlib.import_module(library))
+
+
 @pytest.mark.parametrize("entry", ENTRIES)
 def test_program_runs_on_vizgrad_and_keeps_its_invariants(entry):
-    results = run(entry, vizgrad)
+    results = results_of(entry.name, "vizgrad")
     assert results
     if entry.expect is not None:
         entry.expect(results)
@@ -29,16 +38,16 @@ def test_program_runs_on_vizgrad_and_keeps_its_invariants(entry):
 @pytest.mark.parametrize("entry", PROGRAMS.values(), ids=list(PROGRAMS))
 def test_program_runs_on_pytorch_and_keeps_its_invariants(entry):
     """Not xfail even for programs waiting for a feature: the programs themselves are right."""
-    torch = pytest.importorskip("torch")
-    results = run(entry, torch)
+    pytest.importorskip("torch")
+    results = results_of(entry.name, "torch")
     if entry.expect is not None:
         entry.expect(results)
 
 
 @pytest.mark.parametrize("entry", ENTRIES)
 def test_program_agrees_with_pytorch(entry):
-    torch = pytest.importorskip("torch")
-    assert compare(run(entry, vizgrad), run(entry, torch)) == []
+    pytest.importorskip("torch")
+    assert compare(results_of(entry.name, "vizgrad"), results_of(entry.name, "torch")) == []
 
 
 def test_compare_reports_each_kind_of_difference():
