@@ -187,6 +187,11 @@ def test_graph_unrolls_every_time_step_under_the_module():
     assert sum(n.label == "Sigmoid" for n in under_gru) == 12      # r and z per step
     assert {n.name for n in nodes if n.kind == "parameter"} == {"gru.weight_ih_l0", "gru.weight_hh_l0",
                                                                 "gru.bias_ih_l0", "gru.bias_hh_l0"}
+    graph = tr.graph
+    assert set(graph.backward_order) >= {n.id for n in tanh_steps}     # each step's backward is replayed
+    assert type(graph).from_json(graph.to_json()).to_dict() == graph.to_dict()
+    dot = graph.to_dot()
+    assert "gru" in dot and dot.count("Tanh") >= 6
 
 
 @pytest.mark.parametrize("kind", ["LSTM", "GRU"])
