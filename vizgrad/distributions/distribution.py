@@ -4,7 +4,7 @@ import numbers
 
 import numpy as np
 
-from .. import creation, dtypes
+from .. import creation
 from ..autograd.grad_mode import no_grad
 from ..errors import ShapeError, format_shape
 from ..tensor import Tensor
@@ -36,9 +36,9 @@ def as_parameter(value, name, owner, like=None):
             raise TypeError(f"{owner}: {name} must be a floating-point tensor, got {value.dtype.name}")
         return value
     if isinstance(value, numbers.Number) and not isinstance(value, bool):
-        dtype = like.dtype if isinstance(like, Tensor) and like.is_floating_point() else dtypes.default_float
-        device = like.device if isinstance(like, Tensor) else None
-        return creation.tensor(float(value), dtype=dtype, device=device)
+        if isinstance(like, Tensor) and like.is_floating_point():
+            return creation.tensor(float(value), dtype=like.dtype, device=like.device)
+        return creation.tensor(float(value))          # the default floating dtype
     raise TypeError(f"{owner}: {name} must be a Tensor or a number, got {type(value).__name__}")
 
 
