@@ -132,7 +132,7 @@ def hooks(torch, rng):
 
 
 @program("PyTorch quickstart: Dataset, DataLoader and a training loop", expect=_expect_decreasing("epoch_losses"),
-         needs="vizgrad.utils.data (TensorDataset, DataLoader) under PyTorch's module path")
+         needs="vizgrad.utils.data (TensorDataset, DataLoader) under PyTorch's module path, Tensor.type(dtype)")
 def dataloader_training(torch, rng):
     data = torch.utils.data
     features = torch.tensor(rng.standard_normal((64, 4)), dtype=torch.float32)
