@@ -24,8 +24,7 @@ __all__ = ["batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entro
            "cosine_similarity", "cross_entropy", "dropout", "elu", "embedding", "gelu", "group_norm", "hardtanh",
            "huber_loss", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "mish",
            "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6", "scaled_dot_product_attention",
-           "selu", "sigmoid", "silu",
-           "smooth_l1_loss", "softmax", "softmin", "softplus", "tanh"]
+           "selu", "sigmoid", "silu", "smooth_l1_loss", "softmax", "softmin", "softplus", "tanh"]
 
 
 def relu(input, inplace=False):
