@@ -18,6 +18,7 @@ import time
 import traceback
 import weakref
 
+from .. import dtypes
 from ..backends import backend_of
 from ..backends.base import _by_array_type
 from ..errors import BackwardError, DeviceError, ShapeError, format_shape
@@ -208,10 +209,17 @@ class Op:
         differentiable: False for ops whose outputs never have gradients (comparisons).
         broadcasts: True when gradients may come back in the broadcast shape; the
             engine sums them down to each input's shape (one helper does this).
+        promotes: the positions of the arguments whose dtypes combine by PyTorch's type
+            promotion (:func:`vizgrad.dtypes.result_type_of`): forward sees them cast to
+            the result dtype, and the engine casts each gradient back to its input's dtype.
+        int_to_float: True when an integer or bool result becomes the default float dtype
+            (true division, exp, ...).
     """
 
     differentiable = True
     broadcasts = False
+    promotes = None
+    int_to_float = False
     takes_tensors = False  # forward and backward see arrays
 
     @classmethod
@@ -240,6 +248,8 @@ class Op:
                     meta[position] = (array.shape, array.dtype)
         if backend is None:
             raise TypeError(f"{cls.__name__.lower()} needs at least one Tensor argument")
+        if cls.promotes is not None:
+            _promote(cls, arrays, backend)
 
         started = time.perf_counter() if observers.active else 0.0
         if needs is None:
@@ -364,6 +374,58 @@ class Function:
             observers.op_applied(node, cls, args, outputs[0] if single else outputs,
                                  time.perf_counter() - started)
         return outputs[0] if single else outputs
+
+
+def _promote(cls, arrays, backend):
+    """Cast the arguments at ``cls.promotes`` to their result dtype, in place in ``arrays``.
+
+    The plan (the target dtype and what to convert) is cached by the operands' native dtypes,
+    whether each is zero-dim, and the types of the Python numbers among them, so the per-op
+    cost is one tuple and one dictionary lookup; most plans convert nothing."""
+    array_type = backend.array_type
+    key = [cls]
+    for position in cls.promotes:
+        value = arrays[position]
+        key.append((value.dtype, value.ndim == 0) if type(value) is array_type else type(value))
+    key = tuple(key)
+    plan = dtypes.promotion_cache.get(key)
+    if plan is None:
+        plan = dtypes.promotion_cache[key] = _promotion_plan(cls, arrays, backend)
+    if plan:
+        target, conversions = plan
+        for position, convert in conversions:
+            value = arrays[position]
+            arrays[position] = backend.xp.astype(value, target) if convert is None else convert(value)
+
+
+def _promotion_plan(cls, arrays, backend):
+    """``(native target dtype, ((position, conversion), ...))``, or ``()`` when nothing needs
+    converting. A conversion is None for an array (cast to the target) or the Python type a
+    number becomes (bool and NumPy numbers take the target's kind; int and float are left
+    to the backend, whose weak-scalar rules then give the target dtype)."""
+    array_type = backend.array_type
+    operands, positions = [], []
+    for position in cls.promotes:
+        value = arrays[position]
+        if type(value) is array_type:
+            operands.append((dtypes.as_dtype(backend.dtype_name(value)), value.ndim == 0))
+            positions.append(position)
+        elif value is not None:
+            operands.append(value)
+            positions.append(position)
+    target = dtypes.result_type_of(operands)
+    if cls.int_to_float and not target.is_floating_point:
+        target = dtypes.default_float
+    native = backend.native_dtype(target)
+    python_type = (bool, int, float)[target.category]
+    conversions = []
+    for operand, position in zip(operands, positions):
+        if type(operand) is tuple:
+            if operand[0] is not target:
+                conversions.append((position, None))
+        elif type(operand) not in (int, float):
+            conversions.append((position, python_type))
+    return (native, tuple(conversions)) if conversions else ()
 
 
 def _wrap_outputs(out, backend, node):

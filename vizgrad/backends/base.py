@@ -3,6 +3,8 @@
 import math
 import types
 
+import numpy as np
+
 from ..errors import DeviceError
 
 # The portable Array API functions that ops and their backwards may call through ``xp``.
@@ -19,7 +21,7 @@ STANDARD_NAMES = (
     "take", "take_along_axis", "tan", "tanh", "tensordot", "tile", "tril", "triu", "trunc",
     "var", "vecdot", "where", "zeros", "zeros_like", "add", "divide", "floor_divide",
     "remainder", "cumulative_prod", "unstack", "bool", "float32", "float64",
-    "int32", "int64", "pi", "e", "inf", "nan",
+    "int32", "int64", "isdtype", "pi", "e", "inf", "nan",
 )
 
 # Kernels outside the standard; every backend implements each once:
@@ -84,6 +86,34 @@ class Backend:
     def device_count(self):
         return 1
 
+    def memory_layout(self, array):
+        """``(address of the first element, strides in bytes, itemsize)`` of ``array``."""
+        return array.__array_interface__["data"][0], array.strides, array.itemsize
+
+    def view_positions(self, base, view):
+        """For each element of ``view``, the row-major index of the element of ``base`` whose
+        memory it shares: a NumPy int64 array of ``view``'s shape. None when ``view`` does not
+        lie in ``base``'s memory (the backend copied). Used to record in-place writes into
+        views on their base (reads only the arrays' layouts, never their values)."""
+        base_address, base_strides, itemsize = self.memory_layout(base)
+        view_address, view_strides, view_itemsize = self.memory_layout(view)
+        if itemsize != view_itemsize:
+            return None
+        view_offsets = view_address - base_address + _offsets(view.shape, view_strides)
+        size = math.prod(base.shape)
+        if base_strides == _row_major_strides(base.shape, itemsize):
+            positions, remainder = np.divmod(view_offsets, itemsize)
+            if view_offsets.size and (remainder.any() or positions.min() < 0 or positions.max() >= size):
+                return None
+            return positions
+        base_offsets = _offsets(base.shape, base_strides).reshape(-1)
+        order = np.argsort(base_offsets, kind="stable")
+        ordered = base_offsets[order]
+        found = np.minimum(np.searchsorted(ordered, view_offsets), max(size - 1, 0))
+        if view_offsets.size and (size == 0 or not np.array_equal(ordered[found], view_offsets)):
+            return None
+        return order[found]
+
     def is_contiguous(self, array):
         """Whether ``array`` is laid out in row-major order without gaps."""
         return True
@@ -94,6 +124,22 @@ class Backend:
 
     def is_available(self):
         return True
+
+
+def _offsets(shape, strides):
+    """The byte offset of every element of an array of ``shape`` and ``strides``."""
+    offsets = np.zeros(shape, dtype=np.int64)
+    for axis, (size, stride) in enumerate(zip(shape, strides)):
+        offsets += (np.arange(size, dtype=np.int64) * stride).reshape((size,) + (1,) * (len(shape) - axis - 1))
+    return offsets
+
+
+def _row_major_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
 
 
 def namespace(module, extras, names=STANDARD_NAMES):

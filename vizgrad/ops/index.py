@@ -417,6 +417,8 @@ class IndexPut(Op):
     def forward(ctx, a, values, key):
         xp = ctx.xp
         values = _like(xp, values, a)
+        if not xp.isdtype(a.dtype, "real floating"):   # integers and bools: no gradient, exact values
+            return _put_exact(xp, a, values, key)
         count = xp.put_add(xp.zeros_like(a), key, xp.ones_like(values))
         written = xp.asarray(count > 0)  # an array even when 0-d (NumPy returns a scalar)
         share = xp.where(written, count, 1.0)  # repeated indices: each writer gets an equal share
@@ -430,6 +432,15 @@ class IndexPut(Op):
         grad_input = ctx.xp.where(written, 0.0, grad) if needs_input else None
         grad_values = (grad / share)[key] if needs_values else None
         return grad_input, grad_values
+
+
+def _put_exact(xp, a, values, key):
+    """``a[key] = values`` for integer and bool arrays, computed in int64 (where an index
+    repeats, the floor of the mean of the values sent there)."""
+    count = xp.put_add(xp.zeros(a.shape, dtype=xp.int64), key, xp.ones(values.shape, dtype=xp.int64))
+    written = xp.asarray(count > 0)
+    total = xp.put_add(xp.zeros(a.shape, dtype=xp.int64), key, xp.astype(values, xp.int64))
+    return xp.where(written, xp.astype(total // xp.where(written, count, 1), a.dtype), a)
 
 
 def _index_put_reference(a, key, values, accumulate=False):
