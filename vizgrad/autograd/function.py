@@ -383,7 +383,7 @@ def _promote(cls, arrays, backend):
     whether each is zero-dim, and the types of the Python numbers among them, so the per-op
     cost is one tuple and one dictionary lookup; most plans convert nothing."""
     array_type = backend.array_type
-    key = [cls]
+    key = [cls, array_type]   # (dtypes of two libraries must not be compared)
     for position in cls.promotes:
         value = arrays[position]
         key.append((value.dtype, value.ndim == 0) if type(value) is array_type else type(value))
