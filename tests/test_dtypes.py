@@ -380,3 +380,13 @@ def test_writing_into_an_expanded_view_is_refused():
     expanded = vg.zeros(1).expand(3)
     with pytest.raises(vg.ShapeError, match="same memory"):
         expanded.add_(x)
+
+
+def test_bool_arithmetic_is_logical(backend):
+    a = vg.tensor([True, False, False], device=backend)
+    b = vg.tensor([True, True, False], device=backend)
+    assert (a + b).tolist() == [True, True, False] and (a * b).tolist() == [True, False, False]
+    assert vg.maximum(a, b).tolist() == [True, True, False] and vg.minimum(a, b).tolist() == [True, False, False]
+    assert (a + True).tolist() == [True, True, True] and (a + 1).tolist() == [2, 1, 1]
+    with pytest.raises(DTypeError, match="logical_xor"):
+        a - b

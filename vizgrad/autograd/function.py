@@ -214,12 +214,15 @@ class Op:
             the result dtype, and the engine casts each gradient back to its input's dtype.
         int_to_float: True when an integer or bool result becomes the default float dtype
             (true division, exp, ...).
+        on_bools: the op that computes this one when every promoted operand is bool
+            (PyTorch's bool + bool is a logical or, which the Array API spells differently).
     """
 
     differentiable = True
     broadcasts = False
     promotes = None
     int_to_float = False
+    on_bools = None
     takes_tensors = False  # forward and backward see arrays
 
     @classmethod
@@ -249,7 +252,7 @@ class Op:
         if backend is None:
             raise TypeError(f"{cls.__name__.lower()} needs at least one Tensor argument")
         if cls.promotes is not None:
-            _promote(cls, arrays, backend)
+            cls = _promote(cls, arrays, backend)
 
         started = time.perf_counter() if observers.active else 0.0
         if needs is None:
@@ -377,7 +380,8 @@ class Function:
 
 
 def _promote(cls, arrays, backend):
-    """Cast the arguments at ``cls.promotes`` to their result dtype, in place in ``arrays``.
+    """Cast the arguments at ``cls.promotes`` to their result dtype, in place in ``arrays``;
+    returns the op to apply (``cls``, or ``cls.on_bools`` for bool operands).
 
     The plan (the target dtype and what to convert) is cached by the operands' native dtypes,
     whether each is zero-dim, and the types of the Python numbers among them, so the per-op
@@ -392,15 +396,17 @@ def _promote(cls, arrays, backend):
     if plan is None:
         plan = dtypes.promotion_cache[key] = _promotion_plan(cls, arrays, backend)
     if plan:
-        target, conversions = plan
+        target, conversions, op = plan
         for position, convert in conversions:
             value = arrays[position]
             arrays[position] = backend.xp.astype(value, target) if convert is None else convert(value)
+        return op
+    return cls
 
 
 def _promotion_plan(cls, arrays, backend):
-    """``(native target dtype, ((position, conversion), ...))``, or ``()`` when nothing needs
-    converting. A conversion is None for an array (cast to the target) or the Python type a
+    """``(native target dtype, ((position, conversion), ...), op to apply)``, or ``()`` when
+    nothing needs converting and ``cls`` applies. A conversion is None for an array (cast to the target) or the Python type a
     number becomes (bool and NumPy numbers take the target's kind; int and float are left
     to the backend, whose weak-scalar rules then give the target dtype)."""
     array_type = backend.array_type
@@ -425,7 +431,8 @@ def _promotion_plan(cls, arrays, backend):
                 conversions.append((position, None))
         elif type(operand) not in (int, float):
             conversions.append((position, python_type))
-    return (native, tuple(conversions)) if conversions else ()
+    op = cls.on_bools if target is dtypes.bool_ and cls.on_bools is not None else cls
+    return (native, tuple(conversions), op) if conversions or op is not cls else ()
 
 
 def _wrap_outputs(out, backend, node):

@@ -16,9 +16,40 @@ from .registry import Sample, register
 from .samples import binary, booleans, values
 
 
+class OnBools(Op):
+    """Arithmetic of bools as PyTorch defines it (``+`` and ``maximum`` are a logical or,
+    ``*`` and ``minimum`` a logical and); bools have no gradient."""
+
+    differentiable = False
+    function = ""
+
+    @classmethod
+    def forward(cls, ctx, a, b, **params):
+        xp = ctx.xp
+        return getattr(xp, cls.function)(xp.asarray(a), xp.asarray(b))
+
+
+class BoolOr(OnBools):
+    function = "logical_or"
+
+
+class BoolAnd(OnBools):
+    function = "logical_and"
+
+
+class BoolSub(Op):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, b, **params):
+        raise DTypeError("sub: subtracting two bool tensors (the - operator) is not supported; use the ^ "
+                         "operator or logical_xor() instead, or convert with .int() first")
+
+
 class Add(Op):
     broadcasts = True
     promotes = (0, 1)
+    on_bools = BoolOr
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -46,6 +77,7 @@ def add(input, other, *, alpha=1):
 class Sub(Op):
     broadcasts = True
     promotes = (0, 1)
+    on_bools = BoolSub
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -66,6 +98,7 @@ def sub(input, other, *, alpha=1):
 class Mul(Op):
     broadcasts = True
     promotes = (0, 1)
+    on_bools = BoolAnd
 
     @staticmethod
     def forward(ctx, a, b):
@@ -312,6 +345,7 @@ def _describe(value):
 class Maximum(Op):
     broadcasts = True
     promotes = (0, 1)
+    on_bools = BoolOr
 
     @staticmethod
     def forward(ctx, a, b):
@@ -327,6 +361,7 @@ class Maximum(Op):
 class Minimum(Op):
     broadcasts = True
     promotes = (0, 1)
+    on_bools = BoolAnd
 
     @staticmethod
     def forward(ctx, a, b):
