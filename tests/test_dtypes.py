@@ -390,3 +390,10 @@ def test_bool_arithmetic_is_logical(backend):
     assert (a + True).tolist() == [True, True, True] and (a + 1).tolist() == [2, 1, 1]
     with pytest.raises(DTypeError, match="logical_xor"):
         a - b
+
+
+def test_where_of_numbers_follows_pytorch(backend):
+    condition = vg.tensor([True, False], device=backend)
+    assert vg.where(condition, 1.0, 0.0).dtype is vg.float32
+    assert vg.where(condition, 1, 0).dtype is vg.int64
+    assert vg.where(condition, 2.5, 0).tolist() == [2.5, 0.0]

@@ -13,6 +13,7 @@ Applying either creates a :class:`Node` (the ``grad_fn`` of its outputs): plain
 data with a stable counter id, the op, its ordered input edges and what it saved.
 """
 
+import functools
 import itertools
 import time
 import traceback
@@ -387,11 +388,26 @@ def _promote(cls, arrays, backend):
     whether each is zero-dim, and the types of the Python numbers among them, so the per-op
     cost is one tuple and one dictionary lookup; most plans convert nothing."""
     array_type = backend.array_type
-    key = [cls, array_type]   # (dtypes of two libraries must not be compared)
-    for position in cls.promotes:
-        value = arrays[position]
-        key.append((value.dtype, value.ndim == 0) if type(value) is array_type else type(value))
-    key = tuple(key)
+    promotes = cls.promotes
+    first = arrays[promotes[0]]
+    # (the array type keeps dtypes of two libraries apart; zero-dim matters only between arrays)
+    if len(promotes) == 1:
+        key = (cls, array_type, first.dtype)
+    elif len(promotes) == 2:
+        second = arrays[promotes[1]]
+        if type(first) is not array_type:
+            key = (cls, array_type, type(first),
+                   second.dtype if type(second) is array_type else type(second))
+        elif type(second) is not array_type:
+            key = (cls, array_type, first.dtype, type(second))
+        else:
+            key = (cls, array_type, first.dtype, second.dtype, first.ndim == 0, second.ndim == 0)
+    else:
+        key = [cls, array_type]
+        for position in promotes:
+            value = arrays[position]
+            key += (value.dtype, value.ndim == 0) if type(value) is array_type else (type(value), None)
+        key = tuple(key)
     plan = dtypes.promotion_cache.get(key)
     if plan is None:
         plan = dtypes.promotion_cache[key] = _promotion_plan(cls, arrays, backend)
@@ -431,6 +447,8 @@ def _promotion_plan(cls, arrays, backend):
                 conversions.append((position, None))
         elif type(operand) not in (int, float):
             conversions.append((position, python_type))
+    if not any(type(operand) is tuple for operand in operands):   # numbers only (where(c, 1.0, 0.0))
+        conversions = [(positions[0], functools.partial(backend.xp.asarray, dtype=native))]
     op = cls.on_bools if target is dtypes.bool_ and cls.on_bools is not None else cls
     return (native, tuple(conversions), op) if conversions or op is not cls else ()
 
