@@ -397,3 +397,19 @@ def test_where_of_numbers_follows_pytorch(backend):
     assert vg.where(condition, 1.0, 0.0).dtype is vg.float32
     assert vg.where(condition, 1, 0).dtype is vg.int64
     assert vg.where(condition, 2.5, 0).tolist() == [2.5, 0.0]
+
+
+def test_a_view_whose_base_changed_gets_a_fresh_history():
+    """PyTorch regenerates a view's grad_fn from its base (these values are PyTorch's)."""
+    out = vg.zeros(3)
+    view = out[0:2]                     # no history yet
+    w = vg.tensor([1.0, 2.0], requires_grad=True)
+    out[1:] += w * 2                    # changes view[1]
+    ((view * view).sum() + out.sum()).backward()
+    assert w.grad.tolist() == [10.0, 2.0] and view.grad_fn.name() == "AsStridedBackward"
+    x = vg.ones(2, 3)
+    row = x[0]
+    v = vg.ones(3, requires_grad=True)
+    x[0] = v * 5
+    (row * 3).sum().backward()
+    assert v.grad.tolist() == [15.0, 15.0, 15.0]

@@ -9,12 +9,10 @@ overwritten. A leaf that requires grad cannot be changed in place while recordin
 under ``no_grad`` it can (that is how optimizers update parameters).
 """
 
-import numpy as np
-
 from . import dtypes, ops
 from .autograd.grad_mode import no_grad, state
 from .errors import BackwardError, DTypeError, ShapeError, format_shape
-from .ops.inplace import AsStrided, CopySlices
+from .ops.inplace import AsStrided, CopySlices, positions_in_base
 from .tensor import Tensor
 
 
@@ -98,7 +96,7 @@ def apply_inplace(target, compute, op_name, *others, cast=False):
                 f"{op_name}: this tensor is a view of a leaf tensor that requires grad, which cannot "
                 "be modified in place while gradients are recorded. Do the update inside "
                 "`with vizgrad.no_grad():`, or clone() the view first.")
-        positions = _positions_in_base(target, op_name) if base is not None else None
+        positions = positions_in_base(target, op_name) if base is not None else None
         if positions is None:
             result = compute(_snapshot(target))
             _store(target, result, op_name, cast)
@@ -110,6 +108,8 @@ def apply_inplace(target, compute, op_name, *others, cast=False):
             result = compute(target)
         _store(target, result, op_name, cast)
     target._bump_version()
+    if target._base is not None:
+        target._view_version = target._counter[0]   # its history (or lack of one) is current
     return target
 
 
@@ -123,24 +123,6 @@ def _adopt_history(target, result):
     target.grad_fn = result.grad_fn
     target._output_nr = result._output_nr
     target.requires_grad = result.requires_grad
-
-
-def _positions_in_base(view, op_name):
-    """The view's positions in its base (two backend arrays: positions, and a bool mask of
-    the written elements in the base's shape), or None when it shares no memory with it."""
-    base = view._base
-    backend = base._backend()
-    host = backend.view_positions(base._array, view._array)
-    if host is None:
-        return None
-    if np.unique(host).size != host.size:
-        raise ShapeError(f"{op_name}: more than one element of the written-to tensor refers to the same "
-                         f"memory (an expanded view of shape {format_shape(view.shape)}); clone() it "
-                         "before writing into it")
-    written = np.zeros(base.shape, dtype=bool)
-    written.reshape(-1)[host.reshape(-1)] = True
-    index = base.device.index or 0
-    return backend.asarray(host, None, index), backend.asarray(written, None, index)
 
 
 def _write_into_view(view, base, positions, compute, op_name, cast):

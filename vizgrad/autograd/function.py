@@ -234,6 +234,8 @@ class Op:
         recording = cls.differentiable and state.grad_enabled
         for position, arg in enumerate(args):
             if isinstance(arg, Tensor):
+                if arg._base is not None and recording and arg._view_version != arg._counter[0]:
+                    _refresh_view(arg)
                 array = arrays[position] = arg._array
                 if backend is None:
                     # (a dict lookup first: backend_of is a call, and raises for unknown types)
@@ -327,6 +329,10 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         tensors = [arg for arg in args if isinstance(arg, Tensor)]
+        if state.grad_enabled:
+            for tensor in tensors:
+                if tensor._base is not None and tensor._view_version != tensor._counter[0]:
+                    _refresh_view(tensor)
         if not tensors:
             raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
         backend = tensors[0]._backend()
@@ -378,6 +384,13 @@ class Function:
             observers.op_applied(node, cls, args, outputs[0] if single else outputs,
                                  time.perf_counter() - started)
         return outputs[0] if single else outputs
+
+
+def _refresh_view(view):
+    """Give a view whose base was written to since its history was recorded a history read
+    from the base as it is now (see :mod:`vizgrad.ops.inplace`)."""
+    from ..ops.inplace import refresh_view
+    refresh_view(view)
 
 
 def _promote(cls, arrays, backend):

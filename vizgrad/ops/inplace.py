@@ -6,11 +6,19 @@ is a :class:`CopySlices` node: the base as it was, with the view's new values wr
 at the view's positions. The view's old values come from the base through
 :class:`AsStrided`, so gradients reach whatever last wrote into the base.
 
+A view whose base was written to (through the base or another view) after the view's
+history was recorded is stale: the next op that uses it while recording first gives it a
+fresh history, :class:`AsStrided` of the base as it is now (:func:`refresh_view`), as
+PyTorch regenerates a view's ``grad_fn``.
+
 Positions are row-major indices into the base (``Backend.view_positions``), so one
 pair of nodes serves every kind of view (slices, reshapes, transposes, selections).
 """
 
+import numpy as np
+
 from ..autograd.function import Op
+from ..errors import ShapeError, format_shape
 
 
 class AsStrided(Op):
@@ -65,3 +73,37 @@ class CopySlices(Op):
         grad_values = (xp.reshape(xp.take(xp.reshape(grad, (-1,)), flat_positions), ctx.values_shape)
                        if needs_values else None)
         return grad_base, grad_values
+
+
+def positions_in_base(view, op_name=None):
+    """The view's positions in its base as backend arrays ``(positions, written)``: the base's
+    row-major index of each element of the view, and a bool mask of those elements in the
+    base's shape. None when the view shares no memory with its base (the backend copied).
+    With ``op_name`` (a write), a view whose elements share memory (``expand``) is an error."""
+    base = view._base
+    backend = base._backend()
+    host = backend.view_positions(base._array, view._array)
+    if host is None:
+        return None
+    if op_name is not None and np.unique(host).size != host.size:
+        raise ShapeError(f"{op_name}: more than one element of the written-to tensor refers to the same "
+                         f"memory (an expanded view of shape {format_shape(view.shape)}); clone() it "
+                         "before writing into it")
+    written = np.zeros(base.shape, dtype=bool)
+    written.reshape(-1)[host.reshape(-1)] = True
+    index = base.device.index or 0
+    return backend.asarray(host, None, index), backend.asarray(written, None, index)
+
+
+def refresh_view(view):
+    """Make a stale view's history :class:`AsStrided` of its base as it is now (or nothing,
+    when neither needs a gradient)."""
+    view._view_version = view._counter[0]
+    base = view._base
+    if not (base.requires_grad or view.requires_grad):
+        return
+    found = positions_in_base(view)
+    if found is None:
+        return
+    fresh = AsStrided.apply(base, positions=found[0])
+    view.grad_fn, view._output_nr, view.requires_grad = fresh.grad_fn, fresh._output_nr, fresh.requires_grad
