@@ -23,10 +23,6 @@ def _reflected(function):
     return method
 
 
-def _floordiv(self, other):
-    return ops.div(self, other, rounding_mode="floor")
-
-
 def _logical(function):
     def method(self, other):
         return function(self, other)
@@ -41,8 +37,8 @@ Tensor.__mul__ = ops.mul
 Tensor.__rmul__ = _reflected(ops.mul)
 Tensor.__truediv__ = ops.div
 Tensor.__rtruediv__ = _reflected(ops.div)
-Tensor.__floordiv__ = _floordiv
-Tensor.__rfloordiv__ = _reflected(_floordiv)
+Tensor.__floordiv__ = ops.floor_divide
+Tensor.__rfloordiv__ = _reflected(ops.floor_divide)
 Tensor.__mod__ = ops.remainder
 Tensor.__rmod__ = _reflected(ops.remainder)
 Tensor.__pow__ = ops.pow
@@ -170,15 +166,15 @@ def _inplace_method(function, name):
     return method
 
 
-for _name in ("add", "sub", "mul", "div", "remainder", "pow", "clamp", "neg", "exp", "log", "sqrt", "abs", "tanh",
-              "sigmoid", "relu", "sin", "cos", "reciprocal", "square", "floor", "ceil", "round", "sign"):
+for _name in ("add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "clamp", "neg", "exp", "log", "sqrt",
+              "abs", "tanh", "sigmoid", "relu", "sin", "cos", "reciprocal", "square", "floor", "ceil", "round", "sign"):
     setattr(Tensor, _name + "_", _inplace_method(getattr(ops, _name), _name + "_"))
 Tensor.__iadd__ = Tensor.add_
 Tensor.__isub__ = Tensor.sub_
 Tensor.__imul__ = Tensor.mul_
 Tensor.__itruediv__ = Tensor.div_
 Tensor.__imod__ = Tensor.remainder_
-Tensor.__ifloordiv__ = _inplace_method(_floordiv, "floor_divide_")
+Tensor.__ifloordiv__ = Tensor.floor_divide_
 Tensor.clip_ = Tensor.clamp_
 
 

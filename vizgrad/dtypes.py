@@ -140,7 +140,7 @@ def _python_scalar_dtype(value):
         return int64
     if isinstance(value, (float, np.floating)):
         return default_float
-    raise DTypeError(f"expected a tensor or a number, got {type(value).__name__}")
+    raise DTypeError(f"expected a tensor or a number, got {type(value).__name__} {value!r:.40}")
 
 
 def _combine(higher, lower):

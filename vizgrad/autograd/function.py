@@ -22,7 +22,7 @@ import weakref
 from .. import dtypes
 from ..backends import backend_of
 from ..backends.base import _by_array_type
-from ..errors import BackwardError, DeviceError, ShapeError, format_shape
+from ..errors import BackwardError, DeviceError, DTypeError, ShapeError, format_shape
 from . import observers
 from .grad_mode import no_grad, state
 
@@ -448,7 +448,10 @@ def _promotion_plan(cls, arrays, backend):
         elif value is not None:
             operands.append(value)
             positions.append(position)
-    target = dtypes.result_type_of(operands)
+    try:
+        target = dtypes.result_type_of(operands)
+    except DTypeError as error:
+        raise DTypeError(f"{cls.__name__.lower()}: {error}") from None
     if cls.int_to_float and not target.is_floating_point:
         target = dtypes.default_float
     native = backend.native_dtype(target)

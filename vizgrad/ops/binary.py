@@ -240,6 +240,24 @@ def div(input, other, *, rounding_mode=None):
     return RoundedDiv.apply(input, other, rounding_mode=rounding_mode, integral=integral)
 
 
+def _floor_divide_samples(rng):
+    yield Sample((values(rng, (3, 4), -3, 3), values(rng, (4,), 0.5, 2.0)), name="floats")
+    yield Sample((values(rng, (5,), -3, 3), -0.7), name="float, number")
+    yield Sample((_integers(rng, (3, 4), -9, 10), _integers(rng, (4,), -4, 5, nonzero=True)), name="integers")
+
+
+@register(lambda a, b: _div_reference(a, b, "floor"), _floor_divide_samples)
+def floor_divide(input, other):
+    """Elementwise ``input // other``: the quotient rounded down (``div`` with
+    ``rounding_mode="floor"``); integers stay integers. Its gradient is zero.
+
+    Example::
+
+        vizgrad.tensor([5, -5]) // 2        # tensor([ 2, -3])
+    """
+    return div(input, other, rounding_mode="floor")
+
+
 class Remainder(Op):
     broadcasts = True
     promotes = (0, 1)
