@@ -435,9 +435,10 @@ def _promote(cls, arrays, backend):
 
 def _promotion_plan(cls, arrays, backend):
     """``(native target dtype, ((position, conversion), ...), op to apply)``, or ``()`` when
-    nothing needs converting and ``cls`` applies. A conversion is None for an array (cast to the target) or the Python type a
-    number becomes (bool and NumPy numbers take the target's kind; int and float are left
-    to the backend, whose weak-scalar rules then give the target dtype)."""
+    nothing needs converting and ``cls`` applies. A conversion is None for an array (cast to
+    the target) or the Python type a number becomes (bool and NumPy numbers take the
+    target's kind; int and float are left to the backend, whose weak-scalar rules then give
+    the target dtype); when only numbers meet, the first becomes an array of the target."""
     array_type = backend.array_type
     operands, positions = [], []
     for position in cls.promotes:
