@@ -413,3 +413,13 @@ def test_a_view_whose_base_changed_gets_a_fresh_history():
     x[0] = v * 5
     (row * 3).sum().backward()
     assert v.grad.tolist() == [15.0, 15.0, 15.0]
+
+
+def test_index_add_and_scatter_add_take_the_tensors_dtype_only():
+    x = vg.zeros(3, dtype=vg.int64)
+    with pytest.raises(DTypeError, match=r"self \(Long\) and source \(Float\)"):
+        x.index_add_(0, vg.tensor([0]), vg.tensor([1.5]))
+    with pytest.raises(DTypeError, match=r"self \(Long\) and src \(Int\)"):
+        x.scatter_add_(0, vg.tensor([0]), vg.tensor([1], dtype=vg.int32))
+    x.index_add_(0, vg.tensor([0, 0]), vg.tensor([1, 2]))
+    assert x.tolist() == [3, 0, 0]

@@ -218,12 +218,21 @@ def masked_fill_(self, mask, value):
 
 
 def index_add_(self, dim, index, source, *, alpha=1):
+    _same_dtype("index_add_", self, source, "source")
     return apply_inplace(self, lambda target: ops.index_add(target, dim, index, source, alpha=alpha),
                          "index_add_", source)
 
 
 def scatter_add_(self, dim, index, src):
+    _same_dtype("scatter_add_", self, src, "src")
     return apply_inplace(self, lambda target: ops.scatter_add(target, dim, index, src), "scatter_add_", src)
+
+
+def _same_dtype(op_name, target, values, name):
+    """PyTorch's index_add_ and scatter_add_ take values of the tensor's own dtype only."""
+    if isinstance(values, Tensor) and values.dtype is not target.dtype:
+        raise DTypeError(f"{op_name}: self ({target.dtype.torch_name}) and {name} ({values.dtype.torch_name}) "
+                         f"must have the same dtype: convert {name} with .to({target.dtype!r})")
 
 
 Tensor.zero_ = zero_
