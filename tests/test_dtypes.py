@@ -423,3 +423,21 @@ def test_index_add_and_scatter_add_take_the_tensors_dtype_only():
         x.scatter_add_(0, vg.tensor([0]), vg.tensor([1], dtype=vg.int32))
     x.index_add_(0, vg.tensor([0, 0]), vg.tensor([1, 2]))
     assert x.tolist() == [3, 0, 0]
+
+
+def test_basic_index_writes_outside_autograd_match_the_general_path(backend):
+    """x[basic key] = v is written straight into the array when nothing records; the values
+    and errors are those of the general path."""
+    x = vg.zeros(3, 4, dtype=vg.int32, device=backend)
+    x[0] = 7
+    x[1, 1:3] = vg.tensor([5, 6], device=backend)
+    x[2, ::2] = vg.tensor([1.9, -1.9], device=backend)     # truncated
+    x[..., -1] = 9
+    assert x.tolist() == [[7, 7, 7, 9], [0, 5, 6, 9], [1, 0, -1, 9]]
+    version = x._version
+    x[None, 0, 0] = 1
+    assert x._version == version + 1 and x[0, 0].item() == 1
+    with pytest.raises(IndexError):
+        x[5] = 1
+    with pytest.raises(vg.ShapeError):
+        x[0] = vg.ones(3, device=backend)

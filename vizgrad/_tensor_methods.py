@@ -103,10 +103,15 @@ def apply_inplace(target, compute, op_name, *others, cast=False):
         with no_grad():
             result = compute(target)
         _store(target, result, op_name, cast)
+    _mark_written(target)
+    return target
+
+
+def _mark_written(target):
+    """Count an in-place change of ``target`` (and of the memory it shares)."""
     target._bump_version()
     if target._base is not None:
         target._view_version = target._counter[0]   # its history (or lack of one) is current
-    return target
 
 
 def _snapshot(tensor):
@@ -209,8 +214,40 @@ def _nowhere(tensor):
 def setitem(self, key, value):
     """``x[key] = value`` in place, ``value`` converted to ``x``'s dtype; differentiable for
     both ``x`` and ``value``."""
+    if not _recording(self, value) and _is_basic_key(key) and _write_basic(self, key, value):
+        return
     apply_inplace(self, lambda target: ops.index.index_put(target, key, value), "__setitem__", value,
                   cast=True)
+
+
+def _is_basic_key(key):
+    """Whether ``key`` holds only ints, slices with positive steps, None and ``...``: keys
+    that select the same elements in every backend as in PyTorch."""
+    for entry in key if type(key) is tuple else (key,):
+        if type(entry) is int or entry is None or entry is Ellipsis:
+            continue
+        if type(entry) is not slice or (entry.step is not None and (type(entry.step) is not int or entry.step <= 0)):
+            return False
+    return True
+
+
+def _write_basic(target, key, value):
+    """Write ``value`` at a basic ``key`` straight into ``target``'s array (the backend casts
+    to its dtype, truncating floats into integers as PyTorch does). False, having written
+    nothing, when the backend refuses: the general path then converts or explains."""
+    array = target._array
+    if isinstance(value, Tensor):
+        if type(value._array) is not type(array):
+            return False
+        value = value._array
+    elif type(value) not in (int, float, bool):
+        return False
+    try:
+        array[key] = value
+    except (IndexError, ValueError, TypeError):
+        return False
+    _mark_written(target)
+    return True
 
 
 def masked_fill_(self, mask, value):
