@@ -201,7 +201,8 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (the default dtype, float32, unless ``dtype`` says)."""
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (in the default
+    dtype, float32, unless ``dtype`` says)."""
     dtype = dtypes.as_dtype(dtype or dtypes.default_float)
     target = as_device(device)
     host = np.linspace(start, end, steps).astype(dtype.numpy)
