@@ -347,9 +347,9 @@ def pow(input, exponent):
 
     d(a^b)/da = b·a^(b-1), d(a^b)/db = a^b·ln a.
     """
-    integral_exponent = (type(exponent) is int and exponent < 0) or (
+    negative_integer_possible = (type(exponent) is int and exponent < 0) or (
         isinstance(exponent, Tensor) and not exponent.is_floating_point())
-    if integral_exponent and not dtypes.result_type(input, exponent).is_floating_point:
+    if negative_integer_possible and not dtypes.result_type(input, exponent).is_floating_point:
         negative = bool((exponent < 0).any()) if isinstance(exponent, Tensor) else exponent < 0
         if negative:
             raise DTypeError(f"pow: integers to negative integer powers are not allowed (input "
