@@ -441,3 +441,15 @@ def test_basic_index_writes_outside_autograd_match_the_general_path(backend):
         x[5] = 1
     with pytest.raises(vg.ShapeError):
         x[0] = vg.ones(3, device=backend)
+
+
+def test_writing_a_tensor_that_requires_grad_into_an_integer_tensor():
+    w = vg.tensor([1.5], requires_grad=True)
+    x = vg.zeros(3, dtype=vg.int64)
+    x[0] = w[0]
+    y = vg.zeros(3, dtype=vg.int64)
+    y.copy_(w.expand(3))
+    z = vg.zeros(2, 3, dtype=vg.int32)
+    z[1].add_(w.detach().long())
+    assert (x.tolist(), y.tolist()) == ([1, 0, 0], [1, 1, 1])
+    assert not (x.requires_grad or y.requires_grad) and x.grad_fn is None and y.grad_fn is None

@@ -121,6 +121,9 @@ def _snapshot(tensor):
 
 
 def _adopt_history(target, result):
+    if result.requires_grad and not target.is_floating_point():   # integers carry no gradient
+        target.grad_fn, target.requires_grad = None, False
+        return
     target.grad_fn = result.grad_fn
     target._output_nr = result._output_nr
     target.requires_grad = result.requires_grad
