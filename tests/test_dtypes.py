@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 import vizgrad as vg
-import vizgrad.nn.functional as F
 from vizgrad.errors import BackwardError, DivisionByZeroError, DTypeError, VizgradError
 
 TABLE = json.loads((pathlib.Path(__file__).parent / "data" / "torch_promotion.json").read_text())
