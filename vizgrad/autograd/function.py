@@ -399,10 +399,19 @@ def _promote(cls, arrays, backend):
 
     The plan (the target dtype and what to convert) is cached by the operands' native dtypes,
     whether each is zero-dim, and the types of the Python numbers among them, so the per-op
-    cost is one tuple and one dictionary lookup; most plans convert nothing."""
+    cost is one tuple and one dictionary lookup; most plans convert nothing. The commonest
+    case, a floating array with a Python number or an array of its own dtype, returns first."""
     array_type = backend.array_type
     promotes = cls.promotes
     first = arrays[promotes[0]]
+    if type(first) is array_type and first.dtype in backend.floating_dtypes:
+        if len(promotes) == 1:
+            return cls
+        if len(promotes) == 2:
+            second = arrays[promotes[1]]
+            kind = type(second)
+            if kind is float or kind is int or (kind is array_type and second.dtype is first.dtype):
+                return cls
     # (the array type keeps dtypes of two libraries apart; zero-dim matters only between arrays)
     if len(promotes) == 1:
         key = (cls, array_type, first.dtype)

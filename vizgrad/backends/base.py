@@ -5,7 +5,8 @@ import types
 
 import numpy as np
 
-from ..errors import DeviceError
+from .. import dtypes
+from ..errors import DeviceError, DTypeError
 
 # The portable Array API functions that ops and their backwards may call through ``xp``.
 STANDARD_NAMES = (
@@ -50,6 +51,7 @@ class Backend:
     array_type = None
     xp = None
     multi_device = False  # whether arrays of one type can live on different devices
+    floating_dtypes = frozenset()  # its dtype objects of vizgrad's floating dtypes (set by register)
     # Whether indexing with integer arrays raises IndexError for an index out of range and
     # accepts negative ones (NumPy does; CuPy wraps silently). Index ops skip their own range
     # check where it does, and reword the backend's error in their own terms.
@@ -160,8 +162,18 @@ def register(backend):
     """Make ``backend`` the owner of its array type and device type."""
     from ..autograd.function import NoGradContext
     backend.no_grad_context = NoGradContext(backend.xp)
+    backend.floating_dtypes = frozenset(_native_dtypes(backend, dtypes.FLOATING))
     _by_array_type[backend.array_type] = backend
     _by_device_type[backend.device_type] = backend
+
+
+def _native_dtypes(backend, wanted):
+    """The backend's dtype objects for the vizgrad dtypes in ``wanted`` that it has."""
+    for d in wanted:
+        try:
+            yield backend.native_dtype(d)
+        except DTypeError:
+            continue
 
 
 def backend_of(array):
