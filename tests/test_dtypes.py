@@ -353,6 +353,8 @@ def test_copy_slices_matches_pytorch():
         out[0].add_(x[1] * 3)
         out[1, 1:] += x[0, :2].exp()
         out[:, 0] = x[:, 2] ** 2
+        out[1, 2:].fill_(x[0, 0] * 7)
+        out.T[1].copy_(x[1, :2].double())
         (out * out).sum().backward()
         results.append((out.detach().numpy(), x.grad.numpy()))
     for mine, theirs in zip(*results):
