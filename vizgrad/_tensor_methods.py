@@ -135,7 +135,7 @@ def _write_into_view(view, base, positions, compute, op_name, cast):
     the old base with the new values at the view's positions (CopySlices)."""
     positions, written = positions
     base_before = _snapshot(base)
-    result = compute(AsStrided.apply(base_before, positions=positions))
+    result = compute(AsStrided.apply(base_before, positions=positions, written=written))
     _check_storable(view, result, op_name, cast)
     new_base = CopySlices.apply(base_before, result, positions=positions, written=written)
     _store(base, new_base, op_name, cast=True)

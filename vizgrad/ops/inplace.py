@@ -22,27 +22,24 @@ from ..errors import ShapeError, format_shape
 
 
 class AsStrided(Op):
-    """The elements of ``base`` at ``positions`` (in the shape of ``positions``): the values
-    a view of ``base`` shows. d out/d base scatters the gradient back to the positions."""
+    """The elements of ``base`` at ``positions`` (in the shape of ``positions``; ``written``
+    marks them in base's shape): the values a view of ``base`` shows. d out/d base scatters
+    the gradient back to the positions."""
 
     @staticmethod
-    def forward(ctx, base, positions):
+    def forward(ctx, base, positions, written):
         xp = ctx.xp
         flat_positions = xp.reshape(positions, (-1,))
         ctx.base_shape = tuple(base.shape)
-        ctx.save_for_backward(flat_positions)
+        ctx.save_for_backward(flat_positions, written)
         return xp.reshape(xp.take(xp.reshape(base, (-1,)), flat_positions), tuple(positions.shape))
 
     @staticmethod
     def backward(ctx, grad):
-        flat_positions, = ctx.saved_tensors
+        flat_positions, written = ctx.saved_tensors
         xp = ctx.xp
-        size = 1
-        for n in ctx.base_shape:
-            size *= n
-        flat = xp.put_add(xp.zeros((size,), dtype=grad.dtype, device=grad.device), flat_positions,
-                          xp.reshape(grad, (-1,)))
-        return xp.reshape(flat, ctx.base_shape)
+        zeros = xp.reshape(xp.zeros_like(written, dtype=grad.dtype), (-1,))
+        return xp.reshape(xp.put_add(zeros, flat_positions, xp.reshape(grad, (-1,))), ctx.base_shape)
 
 
 class CopySlices(Op):
@@ -105,5 +102,6 @@ def refresh_view(view):
     found = positions_in_base(view)
     if found is None:
         return
-    fresh = AsStrided.apply(base, positions=found[0])
+    positions, written = found
+    fresh = AsStrided.apply(base, positions=positions, written=written)
     view.grad_fn, view._output_nr, view.requires_grad = fresh.grad_fn, fresh._output_nr, fresh.requires_grad
