@@ -381,6 +381,10 @@ def test_writing_into_an_expanded_view_is_refused():
     expanded = vg.zeros(1).expand(3)
     with pytest.raises(vg.ShapeError, match="same memory"):
         expanded.add_(x)
+    with pytest.raises(vg.ShapeError, match="same memory"):
+        expanded.add_(1)
+    with pytest.raises(vg.ShapeError, match="same memory"):
+        expanded[0] = 1
 
 
 def test_bool_arithmetic_is_logical(backend):

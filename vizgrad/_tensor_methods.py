@@ -12,7 +12,7 @@ under ``no_grad`` it can (that is how optimizers update parameters).
 from . import dtypes, ops
 from .autograd.grad_mode import no_grad, state
 from .errors import BackwardError, DTypeError, ShapeError, format_shape
-from .ops.inplace import AsStrided, CopySlices, positions_in_base
+from .ops.inplace import AsStrided, CopySlices, overlapping_write_error, positions_in_base
 from .tensor import Tensor
 
 
@@ -162,8 +162,13 @@ def _store(target, result, op_name, cast):
     """Write ``result``'s values into ``target``'s memory, in ``target``'s dtype."""
     _check_storable(target, result, op_name, cast)
     xp = target._backend().xp
-    target._array[...] = result._array if result._array.dtype == target._array.dtype \
-        else xp.astype(result._array, target._array.dtype)
+    try:
+        target._array[...] = result._array if result._array.dtype == target._array.dtype \
+            else xp.astype(result._array, target._array.dtype)
+    except ValueError as error:   # NumPy's expanded (broadcast) views are read-only
+        if "read-only" not in str(error):
+            raise
+        raise overlapping_write_error(op_name, target) from None
 
 
 def _inplace_method(function, name):

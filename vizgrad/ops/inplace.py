@@ -83,13 +83,18 @@ def positions_in_base(view, op_name=None):
     if host is None:
         return None
     if op_name is not None and np.unique(host).size != host.size:
-        raise ShapeError(f"{op_name}: more than one element of the written-to tensor refers to the same "
-                         f"memory (an expanded view of shape {format_shape(view.shape)}); clone() it "
-                         "before writing into it")
+        raise overlapping_write_error(op_name, view)
     written = np.zeros(base.shape, dtype=bool)
     written.reshape(-1)[host.reshape(-1)] = True
     index = base.device.index or 0
     return backend.asarray(host, None, index), backend.asarray(written, None, index)
+
+
+def overlapping_write_error(op_name, tensor):
+    """The error for writing into a tensor whose elements share memory (an expanded view)."""
+    return ShapeError(f"{op_name}: more than one element of the written-to tensor refers to the same "
+                      f"memory (an expanded view of shape {format_shape(tensor.shape)}); clone() it "
+                      "before writing into it")
 
 
 def refresh_view(view):
