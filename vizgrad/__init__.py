@@ -12,8 +12,10 @@ Example::
 from . import dtypes
 from .dtypes import bool_ as bool  # noqa: A001  (vizgrad.bool, as torch.bool)
 from .dtypes import dtype, float16, float32, float64, int32, int64
-from .device import device
-from .tensor import Tensor
+from .device import device, get_default_device, set_default_device
+from .tensor import (BoolTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, Size, Tensor,
+                     is_tensor)
+from .printing import get_printoptions, set_printoptions
 from .errors import BackwardError, DeviceError, DTypeError, ShapeError, VizgradError
 from . import ops as _ops
 from .ops.registry import OPS as _OPS

@@ -83,7 +83,12 @@ def tensor(data, dtype=None, device=None, requires_grad=False, name=None):
 
         x = vizgrad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True, name="x")
     """
-    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad, name=name)
+    result = Tensor._make(_to_array(data, dtype, device))
+    if name is not None:
+        result.name = name
+    if requires_grad:
+        result.requires_grad_(True)
+    return result
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -91,7 +96,7 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor) and (dtype is None or data.dtype is dtypes.as_dtype(dtype)) \
             and (device is None or data.device == as_device(device)):
         return data
-    return Tensor(data, dtype=dtype, device=device)
+    return tensor(data, dtype=dtype, device=device)
 
 
 def from_numpy(array):
