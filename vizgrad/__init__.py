@@ -19,9 +19,10 @@ from .printing import get_printoptions, set_printoptions
 from .errors import BackwardError, DeviceError, DTypeError, ShapeError, VizgradError
 from . import ops as _ops
 from .ops.registry import OPS as _OPS
+from .ops.compare import allclose, equal
 from .creation import (Generator, arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
-                       linspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like,
-                       randperm, tensor, zeros, zeros_like)
+                       linspace, manual_seed, multinomial, normal, ones, ones_like, rand, rand_like, randint, randn,
+                       randn_like, randperm, tensor, zeros, zeros_like)
 from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from . import cuda

@@ -336,6 +336,11 @@ class Tensor:
         return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                     requires_grad=requires_grad)
 
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        """:func:`vizgrad.multinomial` of this tensor's weights."""
+        from .creation import multinomial
+        return multinomial(self, num_samples, replacement, generator=generator)
+
     # --- shapes of other tensors -----------------------------------------------
     def view_as(self, other):
         """``self.view(other.shape)``."""

@@ -80,7 +80,7 @@ _NAMES = {
     "MatMul": _matmul,
     "Normalize": _normalize,
     "Huber": "HuberLossBackward0", "SmoothL1": "SmoothL1LossBackward0",
-    "Dropout": "MulBackward0", "AdaptiveAvgPool": _pool("AdaptiveAvgPool{}DBackward0"),
+    "Dropout": "MulBackward0", "_Normal": "NormalBackward3", "AdaptiveAvgPool": _pool("AdaptiveAvgPool{}DBackward0"),
 }
 
 
