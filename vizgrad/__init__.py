@@ -20,6 +20,7 @@ from .errors import BackwardError, DeviceError, DTypeError, ShapeError, VizgradE
 from . import ops as _ops
 from .ops.registry import OPS as _OPS
 from .ops.compare import allclose, equal
+from .ops.histogram import histogram
 from .creation import (Generator, arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, manual_seed, multinomial, normal, ones, ones_like, rand, rand_like, randint, randn,
                        randn_like, randperm, tensor, zeros, zeros_like)
