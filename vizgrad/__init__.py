@@ -30,6 +30,7 @@ from . import cuda
 from . import nn
 from . import optim
 from . import data
+from . import utils
 from . import serialization
 from . import events
 from . import trace as _trace_module

@@ -25,11 +25,13 @@ class Generator:
 
     Example::
 
-        g = vizgrad.Generator().manual_seed(0)
+        g = vizgrad.Generator().manual_seed(0)     # or vizgrad.Generator(0)
         vizgrad.randn(3, generator=g)
     """
 
     def __init__(self, device="cpu", seed=None):
+        if isinstance(device, (int, np.integer)) and not isinstance(device, bool):
+            device, seed = "cpu", device     # vizgrad's shorthand: Generator(seed)
         self.device = as_device(device)
         self._initial_seed = seed
         self._rng = np.random.default_rng(seed)
