@@ -21,6 +21,7 @@ from . import ops as _ops
 from .ops.registry import OPS as _OPS
 from .ops.compare import allclose, equal
 from .ops.histogram import histogram
+from . import creation as _creation
 from .creation import (Generator, arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, manual_seed, multinomial, normal, ones, ones_like, rand, rand_like, randint, randn,
                        randn_like, randperm, tensor, zeros, zeros_like)
@@ -41,6 +42,12 @@ from . import _tensor_methods  # noqa: F401  (operators and methods that are not
 
 globals().update({name: info.function for name, info in _OPS.items()})
 globals().update({alias: _OPS[name].function for alias, name in _ops.registry.ALIASES.items()})
+# PyTorch's out= on the functions of this namespace (not on Tensor methods, as in PyTorch)
+globals().update({name: _creation.accepts_out(globals()[name]) for name in (
+    "add", "sub", "mul", "div", "pow", "matmul", "mm", "bmm", "cat", "concat", "stack", "sum", "mean", "prod",
+    "cumsum", "exp", "log", "sqrt", "abs", "neg", "tanh", "sigmoid", "clamp", "maximum", "minimum", "where",
+    "eq", "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "amax", "amin", "index_select",
+    "gather", "linspace", "arange", "eye") if name in globals()})
 
 half, float, double, long = float16, float32, float64, int64  # noqa: A001  (PyTorch's aliases)
 __version__ = "0.1.0"

@@ -205,6 +205,17 @@ def _into(out, result):
     return out
 
 
+def accepts_out(function):
+    """``function`` with PyTorch's ``out=`` keyword (see :func:`_into`): how ``vizgrad.add``,
+    ``vizgrad.matmul``, ``vizgrad.cat``, ... take ``out=`` (the Tensor methods do not, as in PyTorch)."""
+    import functools
+
+    @functools.wraps(function)
+    def with_out(*args, out=None, **kwargs):
+        return _into(out, function(*args, **kwargs))
+    return with_out
+
+
 def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=False):
     """A tensor of ``size`` filled with ``fill_value``; the dtype follows the value."""
     return _into(out, _filled((size,) if isinstance(size, int) else tuple(size), fill_value, dtype, device,
