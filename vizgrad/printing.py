@@ -89,17 +89,16 @@ class _Formatter:
                 magnitudes = np.abs(shown)
                 smallest, largest = magnitudes.min(), magnitudes.max()
                 self.int_mode = bool(np.all(shown == np.ceil(shown)))
-                spread = largest / smallest > 1000.0 or largest > 1.0e8
-                if self.int_mode:
-                    self.sci_mode = spread
-                    pattern, extra = (f"{{:.{precision}e}}", 0) if spread else ("{:.0f}", 1)
+                self.sci_mode = bool(largest / smallest > 1000.0 or largest > 1.0e8 or smallest < 1.0e-4) \
+                    if PRINT_OPTS.sci_mode is None else PRINT_OPTS.sci_mode
+                if self.sci_mode:
+                    pattern, extra = f"{{:.{precision}e}}", 0
+                elif self.int_mode:       # whole numbers print with a trailing "."
+                    pattern, extra = "{:.0f}", 1
                 else:
-                    self.sci_mode = spread or smallest < 1.0e-4
-                    pattern, extra = f"{{:.{precision}{'e' if self.sci_mode else 'f'}}}", 0
+                    pattern, extra = f"{{:.{precision}f}}", 0
                 for value in shown.tolist():
                     self.max_width = max(self.max_width, len(pattern.format(value)) + extra)
-        if PRINT_OPTS.sci_mode is not None:
-            self.sci_mode = PRINT_OPTS.sci_mode
 
     def format(self, value):
         if self.floating:
