@@ -78,7 +78,7 @@ _NAMES = {
     "Conv": "ConvolutionBackward0", "ConvTranspose": "ConvolutionBackward0",
     "Linear": _linear,
     "MatMul": _matmul,
-    "Normalize": _normalize,
+    "Normalize": _normalize, "NormalizeWithStatistics": "NativeBatchNormBackward0",
     "Huber": "HuberLossBackward0", "SmoothL1": "SmoothL1LossBackward0",
     "Dropout": "MulBackward0", "_Normal": "NormalBackward3", "AdaptiveAvgPool": _pool("AdaptiveAvgPool{}DBackward0"),
 }
