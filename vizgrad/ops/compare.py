@@ -199,7 +199,8 @@ class IsClose(Op):
         close = xp.equal(a, b)
         if floating:
             finite = xp.logical_and(xp.isfinite(a), xp.isfinite(b))
-            within = xp.abs(a - b) <= atol + rtol * xp.abs(b)
+            finite_a, finite_b = xp.where(finite, a, 0.0), xp.where(finite, b, 0.0)   # no inf - inf
+            within = xp.abs(finite_a - finite_b) <= atol + rtol * xp.abs(finite_b)
             close = xp.logical_or(close, xp.logical_and(finite, within))
             if equal_nan:
                 close = xp.logical_or(close, xp.logical_and(xp.isnan(a), xp.isnan(b)))
