@@ -50,6 +50,7 @@ globals().update({name: _creation.accepts_out(globals()[name]) for name in (
     "gather", "linspace", "arange", "eye") if name in globals()})
 
 half, float, double, long = float16, float32, float64, int64  # noqa: A001  (PyTorch's aliases)
+numel, is_floating_point, t = Tensor.numel, Tensor.is_floating_point, Tensor.t   # torch.numel(x), ...
 __version__ = "0.1.0"
 
 

@@ -395,7 +395,8 @@ class _Normal(Op):
     broadcasts = True
 
     @staticmethod
-    def forward(ctx, mean, std, noise):
+    def forward(ctx, mean, std, noise, overload):
+        ctx.overload = overload      # PyTorch's overload number: 1 (tensor, float), 2 (float, tensor), 3
         return mean + std * noise
 
     @staticmethod
@@ -434,6 +435,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
             raise ValueError(f"normal expects all elements of std >= 0.0, got {std.detach()}")
     elif std < 0:
         raise ValueError(f"normal expects std >= 0.0, but found std {std}")
+    overload = 3 if len(tensors) == 2 else 1 if isinstance(mean, Tensor) else 2
     like = tensors[0]
     if not like.is_floating_point():
         raise DTypeError(f"normal: mean and std must be floating point, got {like.dtype.name}")
@@ -442,4 +444,4 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
                                             like.device.index or 0), False)
     mean = mean if isinstance(mean, Tensor) else tensor(mean, dtype=like.dtype, device=like.device)
     std = std if isinstance(std, Tensor) else tensor(std, dtype=like.dtype, device=like.device)
-    return _into(out, _Normal.apply(mean, std, noise))
+    return _into(out, _Normal.apply(mean, std, noise, overload=overload))

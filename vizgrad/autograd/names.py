@@ -53,6 +53,14 @@ def _normalize(node):
     return "NativeBatchNormBackward0" if 0 in node.axes else "NativeLayerNormBackward0"
 
 
+_UPSAMPLE = {"nearest": "UpsampleNearest", "nearest-exact": "_UpsampleNearestExact", "linear": "UpsampleLinear",
+             "bilinear": "UpsampleBilinear", "bicubic": "UpsampleBicubic", "trilinear": "UpsampleTrilinear"}
+
+
+def _interpolate(node):
+    return f"{_UPSAMPLE[node.mode]}{len(node.input_meta[0][0]) - 2}DBackward0"
+
+
 def _pool(kind):
     """``MaxPool2DWithIndicesBackward0``, ``AvgPool1DBackward0``: numbered by the spatial dims."""
     return lambda node: kind.format(len(node.input_meta[0][0]) - 2)
@@ -77,10 +85,11 @@ _NAMES = {
     "Unfold": "Im2ColBackward0", "Fold": "Col2ImBackward0",
     "Conv": "ConvolutionBackward0", "ConvTranspose": "ConvolutionBackward0",
     "Linear": _linear,
+    "Interpolate": _interpolate,
     "MatMul": _matmul,
     "Normalize": _normalize, "NormalizeWithStatistics": "NativeBatchNormBackward0",
     "Huber": "HuberLossBackward0", "SmoothL1": "SmoothL1LossBackward0",
-    "Dropout": "MulBackward0", "_Normal": "NormalBackward3", "AdaptiveAvgPool": _pool("AdaptiveAvgPool{}DBackward0"),
+    "Dropout": "MulBackward0", "_Normal": lambda node: f"NormalBackward{node.overload}", "AdaptiveAvgPool": _pool("AdaptiveAvgPool{}DBackward0"),
 }
 
 
