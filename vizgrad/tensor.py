@@ -19,6 +19,16 @@ _new = object.__new__
 _tuple_new = tuple.__new__
 
 
+_sizes = {}   # a shape tuple -> its Size: shapes repeat, and reading x.shape is frequent
+
+
+def _size_of(shape):
+    if len(_sizes) > 4096:
+        _sizes.clear()
+    size = _sizes[shape] = _tuple_new(Size, shape)
+    return size
+
+
 class Size(tuple):
     """A tensor's shape, ``x.shape`` or ``x.size()``: a tuple of ints, as ``torch.Size``.
 
@@ -136,13 +146,16 @@ class Tensor:
     @property
     def shape(self):
         """The size of each dimension, a :class:`Size` (a tuple)."""
-        return _tuple_new(Size, self._array.shape)
+        shape = self._array.shape
+        size = _sizes.get(shape)
+        return size if size is not None else _size_of(shape)
 
     def size(self, dim=None):
         """The shape, or the size of dimension ``dim``."""
         shape = self._array.shape
         if dim is None:
-            return _tuple_new(Size, shape)
+            size = _sizes.get(shape)
+            return size if size is not None else _size_of(shape)
         return shape[_dim_index(dim, len(shape), "size")]
 
     @property
