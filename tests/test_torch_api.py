@@ -8,7 +8,7 @@ import pytest
 
 import vizgrad as vg
 import vizgrad.nn.functional as F
-from vizgrad.errors import BackwardError, ShapeError
+from vizgrad.errors import BackwardError, DeviceError, ShapeError
 
 
 def close(a, b, atol=1e-6):
@@ -139,12 +139,17 @@ def test_normal_overloads_statistics_and_gradients():
 
 def test_default_device():
     assert vg.get_default_device() == "cpu"
-    vg.set_default_device("cpu")
+    vg.set_default_device("strict")          # the portable Array API backend stands in for a GPU here
     try:
-        assert vg.zeros(2).device == "cpu" and vg.tensor([1.0]).device == "cpu"
+        made = [vg.zeros(2), vg.tensor([1.0]), vg.randn(2), vg.arange(3), vg.Tensor(2), vg.ones(1).new_zeros(1)]
+        assert all(t.device == "strict" for t in made)
+        assert repr(vg.zeros(2)) == "tensor([0., 0.])"                  # the default device is not named
+        assert repr(vg.zeros(2).cpu()) == "tensor([0., 0.], device='cpu')"
     finally:
         vg.set_default_device(None)
-    assert vg.get_default_device() == "cpu"
+    assert vg.get_default_device() == "cpu" and vg.zeros(1).device == "cpu"
+    with pytest.raises(DeviceError, match="unknown device type"):
+        vg.set_default_device("tpu")
 
 
 def test_out_keyword():
