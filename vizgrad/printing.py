@@ -131,7 +131,7 @@ def _summarized(values):
 
 
 def _vector(values, indent, summarize, formatter):
-    element_length = formatter.width + 2
+    element_length = formatter.max_width + 2
     per_line = max(1, int(math.floor((PRINT_OPTS.linewidth - indent) / element_length)))
     edge = PRINT_OPTS.edgeitems
     if summarize and not edge:
@@ -168,7 +168,6 @@ def format_values(values, floating, indent):
         values = values.astype(np.float32)
     summarize = values.size > PRINT_OPTS.threshold
     formatter = _Formatter(_summarized(values) if summarize else values, floating)
-    formatter.width = formatter.max_width
     return _nested(values, indent, summarize, formatter)
 
 
