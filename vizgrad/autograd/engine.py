@@ -180,14 +180,8 @@ def _run_node(node, grads, create_graph, retain_graph, tensor_xp):
     if type(results) is not tuple:
         results = tuple(results) if isinstance(results, list) else (results,)
     edges = node.next_edges
-    if len(results) > len(edges):    # trailing Nones are dropped, as PyTorch does
-        extra = next((p for p in range(len(edges), len(results)) if results[p] is not None), None)
-        if extra is not None:
-            raise BackwardError(
-                f"{op.__name__}.backward returned a gradient different than None at position {extra}, but "
-                f"forward took only {len(edges)} argument{'s' if len(edges) != 1 else ''}: return None "
-                "(or nothing) there.")
-        results = results[:len(edges)]
+    if len(results) > len(edges) and all(extra is None for extra in results[len(edges):]):
+        results = results[:len(edges)]    # trailing Nones are dropped, as PyTorch does
     if len(results) != len(edges):
         raise BackwardError(
             f"{op.__name__}.backward returned {len(results)} gradient{'s' if len(results) != 1 else ''} "
