@@ -388,7 +388,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     return _into(out, _finish(target.backend.asarray(picked, None, target.index or 0), False))
 
 
-class _Normal(Op):
+class Normal(Op):
     """``mean + std · noise``: samples whose gradient is zero for both mean and std, as in
     PyTorch (``torch.normal`` is not reparameterised: use ``mean + std * randn_like(std)`` for that)."""
 
@@ -444,4 +444,4 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
                                             like.device.index or 0), False)
     mean = mean if isinstance(mean, Tensor) else tensor(mean, dtype=like.dtype, device=like.device)
     std = std if isinstance(std, Tensor) else tensor(std, dtype=like.dtype, device=like.device)
-    return _into(out, _Normal.apply(mean, std, noise, overload=overload))
+    return _into(out, Normal.apply(mean, std, noise, overload=overload))

@@ -89,7 +89,8 @@ _NAMES = {
     "MatMul": _matmul,
     "Normalize": _normalize, "NormalizeWithStatistics": "NativeBatchNormBackward0",
     "Huber": "HuberLossBackward0", "SmoothL1": "SmoothL1LossBackward0",
-    "Dropout": "MulBackward0", "_Normal": lambda node: f"NormalBackward{node.overload}", "AdaptiveAvgPool": _pool("AdaptiveAvgPool{}DBackward0"),
+    "Dropout": "MulBackward0", "Normal": lambda node: f"NormalBackward{node.overload}",
+    "AdaptiveAvgPool": _pool("AdaptiveAvgPool{}DBackward0"),
 }
 
 
@@ -102,8 +103,13 @@ def grad_fn_name(node):
     if name is None:
         return op.__name__ + "Backward0"
     if callable(name):
-        try:
-            return name(node)
-        except (AttributeError, IndexError, TypeError):   # freed saved values: the op's own name
-            return op.__name__ + "Backward0"
+        pinned = getattr(node, "pinned_name", None)
+        return pinned if pinned is not None else name(node)
     return name
+
+
+def pin_name(node):
+    """Fix the name of a node whose name reads its saved values, before backward frees them."""
+    name = _NAMES.get(node.op.__name__)
+    if callable(name) and not node.op.takes_tensors:
+        node.pinned_name = name(node)
