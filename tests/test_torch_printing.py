@@ -186,3 +186,11 @@ def test_grad_fn_names_fixed():
             return grad
 
     assert Cube.apply(x).grad_fn.name() == "CubeBackward"   # custom Functions: no number, as PyTorch
+
+
+def test_grad_fn_names_survive_backward():
+    x = vg.ones(2, 3, requires_grad=True)
+    product, power = x @ vg.ones(3, 2), x ** x
+    names = (product.grad_fn.name(), power.grad_fn.name())
+    (product.sum() + power.sum()).backward()                # frees the saved values the names were read from
+    assert (product.grad_fn.name(), power.grad_fn.name()) == names == ("MmBackward0", "PowBackward1")
