@@ -291,7 +291,7 @@ def test_inplace_on_a_slice_records_history_on_the_base(backend):
     x = vg.ones(2, device=backend, requires_grad=True)
     out = vg.zeros(2, 2, device=backend)
     out[0].add_(x * 3)
-    assert out.requires_grad and out.grad_fn.name() == "CopySlicesBackward"
+    assert out.requires_grad and out.grad_fn.name() == "CopySlices"
     out.sum().backward()
     assert x.grad.tolist() == [3.0, 3.0]
 
@@ -411,7 +411,7 @@ def test_a_view_whose_base_changed_gets_a_fresh_history():
     w = vg.tensor([1.0, 2.0], requires_grad=True)
     out[1:] += w * 2                    # changes view[1]
     ((view * view).sum() + out.sum()).backward()
-    assert w.grad.tolist() == [10.0, 2.0] and view.grad_fn.name() == "AsStridedBackward"
+    assert w.grad.tolist() == [10.0, 2.0] and view.grad_fn.name() == "AsStridedBackward0"
     x = vg.ones(2, 3)
     row = x[0]
     v = vg.ones(3, requires_grad=True)

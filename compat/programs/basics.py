@@ -94,8 +94,7 @@ def micrograd_scalars(torch, rng):
     return results
 
 
-@program("PyTorch tutorial: Tensors (printing)", needs="PyTorch's printing: number formatting, torch.Size, "
-         "grad_fn numbering, f-string formatting of 0-d tensors")
+@program("PyTorch tutorial: Tensors (printing)")
 def printing(torch, rng):
     x = torch.tensor([[4.5, 0.01], [-1.0, 2.25]])
     print(x)
@@ -109,8 +108,7 @@ def printing(torch, rng):
     return {"loss": loss}
 
 
-@program("PyTorch's type promotion (Tensor Attributes docs)",
-         needs="PyTorch's type promotion and index writes into integer tensors")
+@program("PyTorch's type promotion (Tensor Attributes docs)")
 def type_promotion(torch, rng):
     ints = torch.arange(5)
     results = {"int_times_float": str((ints * 0.5).dtype).split(".")[-1],
@@ -128,8 +126,7 @@ def type_promotion(torch, rng):
     return results
 
 
-@program("autograd through in-place writes (copy-slices), as in hand-written RNN/attention code",
-         needs="autograd through in-place writes into views and slices (a copy-slices node)")
+@program("autograd through in-place writes (copy-slices), as in hand-written RNN/attention code")
 def inplace_slices(torch, rng):
     w = torch.tensor(rng.standard_normal(2), dtype=torch.float32, requires_grad=True)
     out = torch.zeros(2, 2)

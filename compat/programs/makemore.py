@@ -30,8 +30,7 @@ def _expect_bigram(r):
     assert 1.0 < r["nll"] < np.log(VOCABULARY)
 
 
-@program("makemore part 1: bigram counts", expect=_expect_bigram,
-         needs="writing into integer tensors (N[ix1, ix2] += 1), keepdims= keyword alias")
+@program("makemore part 1: bigram counts", expect=_expect_bigram)
 def bigram_counts(torch, rng):
     N = torch.zeros((VOCABULARY, VOCABULARY), dtype=torch.int32)
     for word in WORDS:
@@ -55,7 +54,7 @@ def _expect_neural_bigram(r):
     assert r["losses"][-1] < r["losses"][0]
 
 
-@program("makemore part 1: the bigram as a neural network", expect=_expect_neural_bigram, needs="Tensor.nelement")
+@program("makemore part 1: the bigram as a neural network", expect=_expect_neural_bigram)
 def bigram_network(torch, rng):
     xs, ys = _bigram_pairs()
     xs, ys = torch.tensor(xs), torch.tensor(ys)
@@ -126,8 +125,7 @@ def _expect_sampling(r):
     assert r["same_with_same_seed"] and r["samples_in_top_k"] and r["frequencies_close"]
 
 
-@program("nanoGPT-style generation: top-k filtering and sampling with a seeded Generator", expect=_expect_sampling,
-         needs="torch.topk, torch.multinomial with a Generator")
+@program("nanoGPT-style generation: top-k filtering and sampling with a seeded Generator", expect=_expect_sampling)
 def top_k_sampling(torch, rng):
     F = torch.nn.functional
     logits = torch.tensor(rng.standard_normal((2, VOCABULARY)), dtype=torch.float32)

@@ -24,8 +24,7 @@ def _expect_decreasing(key):
     return expect
 
 
-@program("Learning PyTorch with Examples: polynomial fit with nn", expect=_expect_decreasing("losses"),
-         needs="PyTorch's type promotion (float32 tensor ** int64 tensor stays float32)")
+@program("Learning PyTorch with Examples: polynomial fit with nn", expect=_expect_decreasing("losses"))
 def polynomial_nn(torch, rng):
     x = torch.linspace(-math.pi, math.pi, 200)
     y = torch.sin(x)
@@ -131,8 +130,7 @@ def hooks(torch, rng):
             "tanh_activation": activations["tanh"]}
 
 
-@program("PyTorch quickstart: Dataset, DataLoader and a training loop", expect=_expect_decreasing("epoch_losses"),
-         needs="vizgrad.utils.data (TensorDataset, DataLoader) under PyTorch's module path, Tensor.type(dtype)")
+@program("PyTorch quickstart: Dataset, DataLoader and a training loop", expect=_expect_decreasing("epoch_losses"))
 def dataloader_training(torch, rng):
     data = torch.utils.data
     features = torch.tensor(rng.standard_normal((64, 4)), dtype=torch.float32)
@@ -190,7 +188,7 @@ def _expect_legacy(r):
 
 
 @program("older tutorials: Variable, FloatTensor/LongTensor, save and load(weights_only=True)", expect=_expect_legacy,
-         needs="autograd.Variable, FloatTensor/LongTensor, load(..., weights_only=True)")
+         needs="vizgrad.save and load with a file-like object (io.BytesIO)")
 def legacy_api_and_checkpoints(torch, rng):
     import io
     Variable = torch.autograd.Variable

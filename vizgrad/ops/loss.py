@@ -112,6 +112,7 @@ class MseLoss(Op):
     """``(x - y)²`` elementwise, then reduced: d/dx = 2(x - y), d/dy = -2(x - y)."""
 
     broadcasts = True
+    promotes = (0, 1)
 
     @staticmethod
     def forward(ctx, x, y, reduction):
@@ -164,6 +165,7 @@ class Huber(Op):
     then reduced (PyTorch's HuberLoss, and SmoothL1Loss with scale = 1/delta)."""
 
     broadcasts = True
+    promotes = (0, 1)
 
     @staticmethod
     def forward(ctx, x, y, delta, scale, reduction):
