@@ -224,7 +224,7 @@ class Recorder:
         self._hierarchy = Hierarchy()
         self._call = None          # (key, positions, first node id, group key) of the composite call under way
         self._in_backward = False
-        self._forward = True       # False: follow only this graph's backward (see from_tensor)
+        self.records_forward = True   # False: only the backward passes of the graph it has (see from_tensor)
 
     @classmethod
     def from_tensor(cls, tensor, forward=True, names=None, **options):
@@ -234,7 +234,7 @@ class Recorder:
         started (see :meth:`start`); ``names`` as for :func:`graph`."""
         from ..autograd.function import AccumulateGrad
         recorder = cls(**options)
-        recorder._forward = forward
+        recorder.records_forward = forward
         recorder.graph, ids = _history(tensor, recorder.values, names)
         if tensor.grad_fn is None:                   # a lone leaf
             recorder._ids[tensor.uid] = recorder.graph.nodes[0].id
@@ -360,7 +360,7 @@ class Recorder:
         return module
 
     def _on_op(self, event):
-        if self._in_backward or not self._forward:
+        if self._in_backward or not self.records_forward:
             return      # ops a backward runs (a custom Function's backward, create_graph) are no forward history
         if self._backward_done:
             self._new_iteration()
@@ -401,14 +401,14 @@ class Recorder:
                     self._autograd_nodes[event.node_id] = node_id
 
     def _on_module_forward(self, event):
-        if event.phase == "enter" and event.path and event.instance is not None and self._forward:
+        if event.phase == "enter" and event.path and event.instance is not None and self.records_forward:
             if self._backward_done:
                 self._new_iteration()
             self._hierarchy.module_group(event.instance, event.path)
 
     def _on_backward_start(self, event):
         self._in_backward = True
-        if not self._forward:      # a view of one tensor: only a backward of its own graph
+        if not self.records_forward:      # a view of one tensor: only a backward of its own graph
             if not any(uid in self._ids for uid in event.root_ids):
                 self._in_backward = False
                 return
@@ -469,7 +469,7 @@ class Recorder:
 
     def _on_backward_end(self, event):
         self._in_backward = False
-        self._backward_done = self._forward
+        self._backward_done = self.records_forward
         self._passed = {}
 
     def _reset_backward(self):
@@ -490,7 +490,7 @@ class Recorder:
         """The graph of the current iteration, with the step history and its groups attached."""
         graph = self.graph
         graph.steps = list(self.steps)
-        if self._forward:
+        if self.records_forward:
             self._hierarchy.apply(graph)
             graph.backward = {"source": "recorded" if graph.backward_order else None, "note": None}
         return graph
