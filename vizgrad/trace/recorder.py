@@ -22,7 +22,8 @@ from .groups import Hierarchy, owner_path
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _EXAMPLE_FILES = frozenset({"cli.py"})     # vizgrad's own programs (the demo): their lines are the user's code
-_OP_FILES = frozenset({"_tensor_methods.py", "tensor.py", os.path.join("nn", "functional.py")})
+_FUNCTIONAL = os.path.join("nn", "functional.py")
+_METHOD_FILES = frozenset({"_tensor_methods.py", "tensor.py"})
 BACKWARD_NOTE = ("loss.backward() ran outside vizgrad.trace(): the order is the one the engine follows, and only "
                  "the gradients that were kept are shown (leaves' .grad, tensors that called retain_grad()). "
                  "Run the forward and backward inside `with vizgrad.trace() as tr:` to record every gradient.")
@@ -112,8 +113,9 @@ def _finite_list(values):
 @functools.lru_cache(maxsize=1024)
 def _role(filename):
     """What a frame's file is to the recorder: ``"user"`` (the user's code, and vizgrad's
-    demo), ``"op"`` (vizgrad's op functions and tensor methods) or ``"library"`` (the rest of
-    vizgrad, and Python's frozen modules such as runpy)."""
+    demo), ``"op"`` (vizgrad's op functions), ``"method"`` (the Tensor methods and operators
+    that call them) or ``"library"`` (the rest of vizgrad, and Python's frozen modules such
+    as runpy)."""
     if filename.startswith("<frozen"):
         return "library"
     path = os.path.abspath(filename)
@@ -122,22 +124,26 @@ def _role(filename):
     relative = path[len(_PACKAGE_DIR) + 1:]
     if relative in _EXAMPLE_FILES:
         return "user"
-    return "op" if relative.startswith("ops" + os.sep) or relative in _OP_FILES else "library"
+    if relative.startswith("ops" + os.sep) or relative == _FUNCTIONAL:
+        return "op"
+    return "method" if relative in _METHOD_FILES else "library"
 
 
 def _call_site(frame, source):
     """Where the op being recorded comes from, walking out from ``frame``: the user's line
-    (``{"file", "line", "code"}``, when ``source``) and the op functions that applied it
-    (``(outermost frame, positions)``: a composite function such as ``cross_entropy``
-    applies several ops from one call), or None for either."""
-    outer, positions, closed = None, [], False
+    (``{"file", "line", "code"}``, when ``source``), and the op functions that applied it:
+    ``(outermost frame, positions, nested)``, or None. A composite function such as
+    ``cross_entropy`` applies several ops from one call; ``nested`` says the op was applied
+    by an op function that another one called (a composite's own work)."""
+    outer, positions, functions, closed = None, [], 0, False
     while frame is not None:
         role = _role(frame.f_code.co_filename)
         if role == "user":
             break
-        if role == "op" and not closed:
+        if role in ("op", "method") and not closed:
             outer = frame
             positions.append(frame.f_lasti)
+            functions += role == "op"
         elif outer is not None:
             closed = True
         frame = frame.f_back
@@ -146,7 +152,7 @@ def _call_site(frame, source):
         import linecache
         filename = frame.f_code.co_filename
         line = {"file": filename, "line": frame.f_lineno, "code": linecache.getline(filename, frame.f_lineno).strip()}
-    return line, (None if outer is None else (outer, tuple(reversed(positions))))
+    return line, (None if outer is None else (outer, tuple(reversed(positions)), functions > 1))
 
 
 def _leaf_kind(tensor):
@@ -345,7 +351,7 @@ class Recorder:
         if call is None:
             self._call = None
             return module
-        outer, positions = call
+        outer, positions, _ = call
         caller = outer.f_back
         key = (id(outer), id(caller), caller.f_lasti if caller is not None else -1)
         current = self._call
@@ -362,6 +368,9 @@ class Recorder:
     def _on_op(self, event):
         if self._in_backward or not self.records_forward:
             return      # ops a backward runs (a custom Function's backward, create_graph) are no forward history
+        site, call = _call_site(sys._getframe(2), self.source)
+        if call is not None and call[2] and event.node_id is None and event.dtype == "bool":
+            return      # a composite's check of its arguments: its result, if used, shows as a constant
         if self._backward_done:
             self._new_iteration()
         arguments = event.arguments if event.arguments is not None else event.inputs
@@ -371,7 +380,6 @@ class Recorder:
                 inputs.append((position, self._node_for(value, "leaf"), list(value.shape), value.requires_grad))
             elif type(value) in (int, float):
                 inputs.append((position, self._constant_node(value), [], False))
-        site, call = _call_site(sys._getframe(2), self.source)
         group = None
         grouped = False
         for output_nr, output in enumerate(event.outputs):
