@@ -366,6 +366,70 @@ def test_a_static_graph_is_shown_without_listening(closing):
         GraphView(42)
 
 
+def test_a_view_of_a_tensor_never_changes_with_unrelated_work(closing):
+    a, b, y = mul_tanh_sum()
+    view = GraphView(y, max_rate=1000)
+    closing.append(view)
+    before, revision = json.dumps(view.graph), view.revision
+    assert view.listening and "follows its backward" in view.status
+    w = vg.tensor([1.0, 2.0], requires_grad=True)
+    other = (w * 3).exp().sum()                 # later, unrelated work: ops and a backward pass
+    other.backward()
+    view._updates.flush()
+    assert json.dumps(view.graph) == before and view.revision == revision and view.timeline == []
+    y.backward()                                # its own backward: replayed
+    view._updates.flush()
+    assert view.timeline == ["n4", "n3", "n2", "n1", "n0"] and view.graph["backward"]["source"] == "recorded"
+    assert len(view.graph["nodes"]) == 5
+
+
+def test_a_view_made_after_backward_replays_it(closing):
+    a, b, y = mul_tanh_sum()
+    y.backward()
+    view = GraphView(y)
+    closing.append(view)
+    assert view.graph["backward"]["source"] == "graph" and "vizgrad.trace()" in view.graph["backward"]["note"]
+    assert view.timeline == ["n4", "n3", "n2", "n1", "n0"] and view.step_index == 4
+    nodes = {node["id"]: node for node in view.graph["nodes"]}
+    np.testing.assert_allclose(nodes["n0"]["grad"]["sample"], a.grad.numpy())
+    np.testing.assert_allclose(nodes["n1"]["grad"]["sample"], b.grad.numpy())
+    assert [node["label"] for node in view.graph["nodes"]] == ["a", "b", "Mul", "Tanh", "y"]   # the caller's names
+    forward_only = GraphView(mul_tanh_sum()[2], live=False)
+    closing.append(forward_only)
+    assert forward_only.graph["backward"] == {"source": None, "note": None} and not forward_only.listening
+
+
+def test_every_argument_works_for_every_source(closing):
+    model = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
+    x = vg.randn(4, 2)
+    with vg.trace() as tr:
+        loss = model(x).pow(2).mean()
+        loss.backward()
+    recording = Recorder().start()
+    try:
+        model(x).sum()
+        sources = {"tensor": model(x).sum(), "trace": tr, "recorder": recording, "graph": tr.graph, "none": None}
+        for kind, source in sources.items():
+            for live in (None, True, False):
+                view = GraphView(source, live=live, max_nodes=3, max_rate=50, collapse=["0"])
+                closing.append(view)
+                assert view.collapsed == ["0"], (kind, live)
+                assert view.max_nodes == 3 and view._updates.interval == pytest.approx(0.02)
+                if kind != "none":
+                    box = [g["id"] for g in view.graph["groups"] if g["name"] == "0"]
+                    assert box and f'"m_{box[0]}"' in view.dot and "omitted" in view.dot, (kind, live)
+                if live is False or kind == "graph":
+                    assert not view.listening, (kind, live)
+                view.close()
+    finally:
+        recording.close()
+    everything = GraphView(model(x).sum(), live=True, max_rate=1000)
+    closing.append(everything)
+    vg.ones(2) * 3                                         # live=True: a tensor's view records new work too
+    everything._updates.flush()
+    assert everything.graph["nodes"][-1]["op"] == "Mul" and "live" in everything.status
+
+
 # --- replay, selection, collapse --------------------------------------------------------------------
 def test_step_seek_play_pause_and_select(closing):
     _, _, y = mul_tanh_sum()

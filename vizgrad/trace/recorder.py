@@ -241,7 +241,7 @@ class Recorder:
         from ..autograd.function import AccumulateGrad
         recorder = cls(**options)
         recorder.records_forward = forward
-        recorder.graph, ids = _history(tensor, recorder.values, names)
+        recorder.graph, ids, recorder._hierarchy = _history(tensor, recorder.values, names)
         if tensor.grad_fn is None:                   # a lone leaf
             recorder._ids[tensor.uid] = recorder.graph.nodes[0].id
         for node, node_id in ids.items():
@@ -273,6 +273,11 @@ class Recorder:
     def __exit__(self, *exc):
         self.close()
         return False
+
+    @property
+    def in_backward(self):
+        """Whether a backward pass it records is under way."""
+        return self._in_backward
 
     @property
     def graphs(self):
@@ -585,7 +590,7 @@ def graph(tensor, values=True, names=None):
 
 
 def _history(tensor, values, names=None):
-    """:func:`graph`, and which graph node id each autograd node became."""
+    """:func:`graph`, which graph node id each autograd node became, and its groups."""
     from ..autograd.function import AccumulateGrad
     result = Graph()
     ids = {}
@@ -607,7 +612,7 @@ def _history(tensor, values, names=None):
     if tensor.grad_fn is None:
         add_leaf(("tensor", id(tensor)), tensor)
         _name_history(result, ids, tensors)
-        return result, ids
+        return result, ids, _group_history(result, [], ids, modules)
     # post-order depth-first walk with an explicit stack: inputs before the ops that use them
     order, done, stack = [], set(), [(tensor.grad_fn, False)]
     while stack:
@@ -651,8 +656,7 @@ def _history(tensor, values, names=None):
             result.node(node_id).backward_index = index
         result.backward = {"source": "graph", "note": BACKWARD_NOTE}
     _name_history(result, ids, tensors)
-    _group_history(result, order, ids, modules)
-    return result, ids
+    return result, ids, _group_history(result, order, ids, modules)
 
 
 def _retained_grad(node):
@@ -711,8 +715,9 @@ def _name_history(result, ids, tensors):
 
 
 def _group_history(result, order, ids, modules):
-    """Groups of a history graph: the modules that own its parameters (typed where
-    ``modules`` knows them), each op placed in the module whose parameters it uses."""
+    """Groups of a history graph (applied to it, and returned): the modules that own its
+    parameters (typed where ``modules`` knows them), each op placed in the module whose
+    parameters it uses."""
     from ..autograd.function import AccumulateGrad
     hierarchy = Hierarchy()
     owners = {}           # id of a parameter or buffer -> the path of the module that owns it
@@ -746,3 +751,4 @@ def _group_history(result, order, ids, modules):
         if len(used) == 1 and None not in used:
             hierarchy.members[ids[node]] = hierarchy.modules[used.pop()]
     hierarchy.apply(result)
+    return hierarchy

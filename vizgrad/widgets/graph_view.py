@@ -109,7 +109,10 @@ class GraphView(VizgradWidget):
                 self._static = graph_of(source, names=names)
             else:
                 self._recorder = Recorder.from_tensor(source, forward=bool(live), names=names)
-                self._subscribe(self._on_event, kinds=GRAPH_EVENTS if live else BACKWARD_EVENTS)
+                if live:
+                    self._subscribe(self._on_event, kinds=GRAPH_EVENTS)
+                else:
+                    self._subscribe(self._on_own_backward, kinds=BACKWARD_EVENTS)
         else:
             raise TypeError(f"GraphView shows a Tensor, a vizgrad.trace, a Recorder or a Graph; "
                             f"got {type(source).__name__}")
@@ -206,6 +209,14 @@ class GraphView(VizgradWidget):
         with self._updates.lock:     # a delivery in the timer's thread never sees a half-recorded event
             self._recorder.handle(event)
         self._updates.request(self._push, key="graph")
+
+    def _on_own_backward(self, event):
+        with self._updates.lock:
+            following = self._recorder.in_backward
+            self._recorder.handle(event)
+            following = following or self._recorder.in_backward
+        if following:                # a backward pass of this graph, not of another
+            self._updates.request(self._push, key="graph")
 
     def _on_followed_event(self, event):
         self._updates.request(self._push, key="graph")
