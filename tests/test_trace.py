@@ -302,3 +302,33 @@ def test_trace_options_turn_recording_off():
     assert [n.value["sample"] if n.value else None for n in graph.nodes] == [None, None, [3.0]]
     assert graph.backward_order == ["n2", "n1", "n0"]
     validate(graph)
+
+
+def test_version_1_graphs_still_read_and_validate():
+    data = json.loads(traced_program()[0].graph.to_json())
+    data["version"] = 1
+    for key in ("groups", "backward"):
+        del data[key]
+    for node in data["nodes"]:
+        del node["group"], node["uses"]
+        node["kind"] = "leaf" if node["kind"] == "constant" else node["kind"]
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.Draft202012Validator(Graph.schema()).validate(data)
+    graph = Graph.from_dict(data)
+    assert graph.groups == [] and graph.backward == {"source": "recorded", "note": None}   # it has a backward order
+    assert all(node.group is None and node.uses == 0 for node in graph.nodes)
+    assert "cluster_g0" in graph.to_dot()              # groups made from the module names it has
+
+
+def test_the_graph_model_never_imports_its_renderers():
+    import ast
+    import pathlib
+    package = pathlib.Path(vg.__file__).parent / "trace"
+    for path in package.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                assert "render" not in (node.module or ""), f"{path.name} imports {node.module}"
+            elif isinstance(node, ast.Import):
+                assert not any("render" in alias.name for alias in node.names), path.name
+    graph = traced_program()[0].graph
+    assert graph.to_dot().startswith("digraph vizgrad")          # drawing still works: render installed itself
