@@ -13,6 +13,7 @@ op dissolved, ids numbered parents first, repeats marked and node ``uses`` count
 """
 
 import hashlib
+import weakref
 
 from .graph import GraphGroup
 
@@ -47,7 +48,11 @@ def module_label(module):
 def module_signature(module):
     """A short string equal for structurally identical modules: the same type, the same
     parameter and buffer shapes, the same children (recursively)."""
-    return hashlib.blake2b(_structure(module).encode(), digest_size=8).hexdigest()
+    return _digest(_structure(module))
+
+
+def _digest(structure):
+    return hashlib.blake2b(structure.encode(), digest_size=8).hexdigest()
 
 
 def _structure(module):
@@ -83,18 +88,25 @@ class Hierarchy:
     membership is kept apart from the graph so that :meth:`apply` can run again as the
     graph grows."""
 
-    def __init__(self):
+    def __init__(self, described=None):
         self.groups = []          # GraphGroup with provisional ids (their index as text)
         self.modules = {}         # qualified module name -> group key
         self.members = {}         # node id -> group key (op results)
+        # module -> (label, signature): shared by the hierarchies of one recorder's iterations
+        self.described = described if described is not None else weakref.WeakKeyDictionary()
 
     def module_group(self, module, path):
         """The group of the module called ``path`` (created at its first call)."""
         key = self.modules.get(path)
         if key is None:
             parent = self.modules.get(owner_path(path, self.modules)) if "." in path else None
-            key = self._add("module", path, type(module).__name__, module_label(module), parent,
-                            module_signature(module))
+            facts = self.described.get(module)
+            if facts is None:
+                structure = _structure(module)
+                facts = (module_label(module), _digest(structure))
+                if "?" not in structure:         # a lazy module's shapes come with its first forward
+                    self.described[module] = facts
+            key = self._add("module", path, type(module).__name__, facts[0], parent, facts[1])
             self.modules[path] = key
         return key
 

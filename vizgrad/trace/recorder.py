@@ -305,7 +305,7 @@ class Recorder:
         self._consumers = {}
         self._passed = {}
         self._backward_done = False
-        self._hierarchy = Hierarchy()
+        self._hierarchy = Hierarchy(self._hierarchy.described)     # modules keep their labels
         self._call = None
 
     def _add_gradient_edge(self, edge):
