@@ -2,14 +2,16 @@
 
 A module group is labelled with its type and shape signature (``Linear(784→512)``,
 ``Conv2d(1→8, 3×3)``, ``BatchNorm2d(16)``) and carries a ``signature``, equal for
-structurally identical modules, so that runs of identical siblings (six transformer
-blocks) get a ``repeat`` and can be folded into ``Block ×6``. Parameters and buffers
-belong to the module that owns them (found from their qualified names).
+structurally identical modules (the same type, parameter and buffer shapes and children),
+so that runs of identical siblings (six transformer blocks) get a ``repeat`` and can be
+folded into ``Block ×6``. Parameters and buffers belong to the module that owns them
+(found from their qualified names).
 
 :class:`Hierarchy` collects groups while a graph is recorded (one group per module, one
 per composite call) and :meth:`Hierarchy.apply` writes the finished ``groups`` into a
-:class:`~vizgrad.trace.graph.Graph`: empty groups dropped, composite calls of a single
-op dissolved, ids numbered parents first, repeats marked and node ``uses`` counted.
+:class:`~vizgrad.trace.graph.Graph`: empty groups dropped, a composite call that is its
+module's whole forward merged into the module, ids numbered parents first, repeats
+marked and node ``uses`` counted.
 """
 
 import hashlib
@@ -45,17 +47,14 @@ def module_label(module):
     return kind
 
 
-def module_signature(module):
-    """A short string equal for structurally identical modules: the same type, the same
-    parameter and buffer shapes, the same children (recursively)."""
-    return _digest(_structure(module))
-
-
 def _digest(structure):
+    """A short text equal for equal structures."""
     return hashlib.blake2b(structure.encode(), digest_size=8).hexdigest()
 
 
 def _structure(module):
+    """What makes modules structurally identical, as text: the type, the parameter and
+    buffer shapes, the children (recursively). A group's ``signature`` is its digest."""
     parts = [type(module).__name__]
     for registry in (module._parameters, module._buffers):
         for name, tensor in registry.items():

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import events
 from .graph import Graph, GraphEdge, GraphNode, shape_text
-from .groups import Hierarchy, owner_path
+from .groups import Hierarchy
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _EXAMPLE_FILES = frozenset({"cli.py"})     # vizgrad's own programs (the demo): their lines are the user's code
