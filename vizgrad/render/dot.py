@@ -310,7 +310,7 @@ def _node_line(node, scale):
         value = f"{sample[0]:.4g}"
         if value != title:
             lines.append("= " + value)
-    else:
+    elif not title.endswith(shape_text(node.shape)):       # ("input (2, 3)" says it already)
         lines.append(shape_text(node.shape))
     if node.uses > 1 and node.op is None:
         lines.append(f"used {node.uses}×")
