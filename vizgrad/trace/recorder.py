@@ -216,7 +216,7 @@ class Recorder:
         self.max_nodes = max_nodes
         self.steps = deque(maxlen=max_steps)
         self.graph = Graph()
-        self.last_graph = None
+        self._last = None          # the previous iteration's graph, and its groups until they are applied
         self._ids = {}             # tensor uid -> graph node id
         self._autograd_nodes = {}  # autograd Node id -> graph node id
         self._outputs = {}         # (autograd Node id, output number) -> graph node id
@@ -282,7 +282,18 @@ class Recorder:
     @property
     def graphs(self):
         """The finished graph of the previous iteration (if any) and the current one."""
-        return [g for g in (self.last_graph, self.graph) if g is not None]
+        return [g for g in (self.last_graph, self.result()) if g is not None]
+
+    @property
+    def last_graph(self):
+        """The finished graph of the previous iteration, or None."""
+        if self._last is None:
+            return None
+        graph, hierarchy = self._last
+        if hierarchy is not None:            # its groups are worked out when it is looked at
+            self._finish(graph, hierarchy)
+            self._last = (graph, None)
+        return graph
 
     # --- events --------------------------------------------------------------
     def handle(self, event):
@@ -296,7 +307,7 @@ class Recorder:
 
     def _new_iteration(self):
         self.graph.steps = list(self.steps)
-        self.last_graph = self.graph
+        self._last = (self.graph, self._hierarchy if self.records_forward else None)
         self.graph = Graph()
         self._ids = {}
         self._autograd_nodes = {}
@@ -504,9 +515,13 @@ class Recorder:
         graph = self.graph
         graph.steps = list(self.steps)
         if self.records_forward:
-            self._hierarchy.apply(graph)
-            graph.backward = {"source": "recorded" if graph.backward_order else None, "note": None}
+            self._finish(graph, self._hierarchy)
         return graph
+
+    @staticmethod
+    def _finish(graph, hierarchy):
+        hierarchy.apply(graph)
+        graph.backward = {"source": "recorded" if graph.backward_order else None, "note": None}
 
     def name_nodes(self, namespace):
         """Label the nodes of tensors found in ``namespace`` (a frame's locals) that have no
