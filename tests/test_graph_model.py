@@ -124,7 +124,8 @@ def test_a_batch_norm_in_evaluation_keeps_its_buffers_in_its_box():
     graph = tr.graph
     bn = groups_by_name(graph)["1"]
     inside = members(graph, bn)
-    assert {node.name for node in inside if node.kind == "constant"} == {"1.running_mean", "1.running_var"}
+    assert {node.name or node.label for node in inside if node.kind == "constant"} == {
+        "1.running_mean", "1.running_var", "1e-05"}                  # the buffers, and eps beside its op
     assert all(node.op is None or node.group == bn.id for node in inside)
     # its evaluation formula is several primitive ops, drawn in BatchNorm1d's box, not in a box of their own
     assert sum(1 for node in inside if node.op) > 3 and [g.kind for g in graph.groups] == ["module", "module"]

@@ -391,11 +391,15 @@ class Recorder:
             self._new_iteration()
         arguments = event.arguments if event.arguments is not None else event.inputs
         inputs = []      # (argument position, its node id, its shape, whether it carries a gradient)
+        numbers = []     # the nodes of the Python numbers among them
         for position, value in enumerate(arguments):
             if hasattr(value, "_array"):
                 inputs.append((position, self._node_for(value, "leaf"), list(value.shape), value.requires_grad))
             elif type(value) in (int, float):
-                inputs.append((position, self._constant_node(value), [], False))
+                number_id = self._constant_node(value)
+                inputs.append((position, number_id, [], False))
+                if number_id is not None:
+                    numbers.append(number_id)
         group = None
         grouped = False
         for output_nr, output in enumerate(event.outputs):
@@ -411,6 +415,9 @@ class Recorder:
             node.source = site
             if not grouped:
                 group, grouped = self._group_of_op(event, call, node_id), True
+                if group is not None:       # the numbers the op was given are drawn beside it
+                    for number_id in numbers:
+                        self._hierarchy.members[number_id] = group
             if group is not None:
                 self._hierarchy.members[node_id] = group
             for position, source_id, shape, carries_grad in inputs:
