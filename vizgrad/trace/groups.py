@@ -143,8 +143,9 @@ class Hierarchy:
         for key in owned.values():
             counts[key] += 1
         direct_ops = dict.fromkeys(groups, 0)
-        for key in self.members.values():
-            direct_ops[key] += 1
+        for node in graph.nodes:
+            if node.op is not None and node.id in self.members:
+                direct_ops[self.members[node.id]] += 1
         children = {}
         for key, parent in parents.items():
             if parent is not None:

@@ -228,7 +228,7 @@ class Recorder:
         self._backward_done = False
         self._subscription = None
         self._hierarchy = Hierarchy()
-        self._call = None          # (key, positions, first node id, group key) of the composite call under way
+        self._call = None          # (key, positions, its first op's nodes, group key) of the composite call under way
         self._in_backward = False
         self.records_forward = True   # False: only the backward passes of the graph it has (see from_tensor)
 
@@ -360,8 +360,9 @@ class Recorder:
             value=stats_dict(np.asarray(number, dtype=np.float64))))
         return node_id
 
-    def _group_of_op(self, event, call, node_id):
-        """The group key of the op result ``node_id``: its composite call's, else its module's."""
+    def _group_of_op(self, event, call, node_id, numbers):
+        """The group key of the op result ``node_id`` (and of the ``numbers`` it was given):
+        its composite call's, else its module's."""
         hierarchy = self._hierarchy
         module = hierarchy.modules.get(event.module) if event.module else None
         if call is None:
@@ -375,10 +376,11 @@ class Recorder:
             group = current[3]
             if group is None:         # the call's second op: now it is a composite, with its own group
                 group = hierarchy.function_group(outer.f_code.co_name, module)
-                hierarchy.members[current[2]] = group
+                for first in current[2]:
+                    hierarchy.members[first] = group
             self._call = (key, positions, current[2], group)
             return group
-        self._call = (key, positions, node_id, None)
+        self._call = (key, positions, (node_id, *numbers), None)
         return module
 
     def _on_op(self, event):
@@ -414,7 +416,7 @@ class Recorder:
             node.module = event.module
             node.source = site
             if not grouped:
-                group, grouped = self._group_of_op(event, call, node_id), True
+                group, grouped = self._group_of_op(event, call, node_id, numbers), True
                 if group is not None:       # the numbers the op was given are drawn beside it
                     for number_id in numbers:
                         self._hierarchy.members[number_id] = group
