@@ -99,21 +99,30 @@ def test_each_kind_has_its_own_look():
     for node in graph.nodes:
         a = attrs[node.id]
         look.setdefault(node.kind, set()).add((a["shape"], a["style"], a["fillcolor"]))
-    assert set(look) == {"leaf", "parameter", "op", "output"}
+    a = vg.tensor([1.0, 2.0], requires_grad=True)
+    with vg.trace() as tr:
+        (a * 2).sum()
+    for node in tr.graph.nodes:
+        attrs = node_attrs(parse(tr.graph.to_dot()))[node.id]
+        look.setdefault(node.kind, set()).add((attrs["shape"], attrs["style"], attrs["fillcolor"]))
+    assert set(look) == {"leaf", "parameter", "constant", "op", "output"}
     assert all(len(styles) == 1 for styles in look.values())          # one look per kind
-    assert len({next(iter(s)) for s in look.values()}) == 4            # and all four differ
+    assert len({next(iter(s)) for s in look.values()}) == 5            # and all five differ
     assert next(iter(look["op"]))[0] == "box" and next(iter(look["output"]))[0] == "doubleoctagon"
     assert next(iter(look["leaf"]))[0] == "ellipse"
 
 
-def test_module_clusters_hold_their_nodes():
+def test_module_clusters_hold_their_nodes_and_are_labelled_with_their_type():
     graph = traced()
     agraph = parse(graph.to_dot())
-    clusters = {sub.name: {str(n) for n in sub.nodes()} for sub in agraph.subgraphs()}
-    assert clusters["cluster_layers.0"] == {"n1", "n2", "n3"}      # its parameter and its two ops
-    assert clusters["cluster_head"] == {"n13", "n14", "n15"}
-    assert agraph.get_subgraph("cluster_layers.2").graph_attr["label"] == "layers.2"
-    assert "n0" not in set().union(*clusters.values())             # the input belongs to no module
+    clusters = {unescape(sub.graph_attr["label"]): sub for sub in agraph.subgraphs()}
+    assert {"Stack\nlayers", "Block\nhead"} <= set(clusters)
+    stack = clusters["Stack\nlayers"]
+    inner = {unescape(sub.graph_attr["label"]): {str(n) for n in sub.nodes()} for sub in stack.subgraphs()}
+    assert inner["Block\nlayers.0"] == {"n1", "n2", "n3"}                 # its parameter and its two ops
+    assert len(inner) == 4                                                # nested inside Stack
+    assert {str(n) for n in clusters["Block\nhead"].nodes()} == {"n13", "n14", "n15"}
+    assert "n0" not in {str(n) for sub in agraph.subgraphs() for n in sub.nodes()}   # the input: no module
 
 
 def test_gradient_colours_and_legend_after_backward_only():
@@ -155,28 +164,36 @@ def test_nan_gradients_are_drawn_in_the_alarm_colour():
     assert attrs["n2"]["color"] != dot_module.ALARM                # the loss's own gradient is fine
 
 
+def group_id(graph, name):
+    return next(group.id for group in graph.groups if group.name == name)
+
+
 def test_collapse_by_name():
     graph = traced()
+    layers = "m_" + group_id(graph, "layers")
     agraph = parse(graph.to_dot(collapse="layers"))
     attrs = node_attrs(agraph)
-    assert "m_layers" in attrs and not any(f"n{i}" in attrs for i in range(1, 13))
-    assert unescape(attrs["m_layers"]["label"]) == "layers\n8 ops"
-    assert attrs["m_layers"]["shape"] == "box3d"
-    assert agraph.has_edge("n0", "m_layers") and agraph.has_edge("m_layers", "n14")
+    assert layers in attrs and not any(f"n{i}" in attrs for i in range(1, 13))
+    assert unescape(attrs[layers]["label"]) == "Stack\nlayers" and "8 ops" in attrs[layers]["tooltip"]
+    assert attrs[layers]["shape"] == "box3d"
+    assert agraph.has_edge("n0", layers) and agraph.has_edge(layers, "n14")
     both = node_attrs(parse(graph.to_dot(collapse=["layers.1", "head"])))
-    assert {"m_layers_1", "m_head"} <= set(both) and "n1" in both and "n4" not in both
+    assert {"m_" + group_id(graph, "layers.1"), "m_" + group_id(graph, "head")} <= set(both)
+    assert "n1" in both and "n4" not in both
     assert dot_module.to_dot(graph, collapse="nothing-called-this") == graph.to_dot()
 
 
 def test_collapse_by_depth_draws_repeated_blocks_once_with_a_count():
     graph = traced()
+    assert [group.repeat for group in graph.groups if group.name.startswith("layers.")] == [
+        {"count": 4, "index": i} for i in range(4)]
     agraph = parse(graph.to_dot(collapse=2))
     attrs = node_attrs(agraph)
-    blocks = [name for name in attrs if name.startswith("m_")]
-    assert blocks == ["m_layers_0"]                                # four identical blocks, drawn once
-    assert unescape(attrs["m_layers_0"]["label"]) == "layers.0  ×4\n2 ops"
-    assert agraph.has_edge("n0", "m_layers_0") and agraph.has_edge("m_layers_0", "n14")
-    assert not agraph.has_edge("m_layers_0", "m_layers_0")
+    first = "m_" + group_id(graph, "layers.0")
+    assert [name for name in attrs if name.startswith("m_")] == [first]     # four identical blocks, drawn once
+    assert unescape(attrs[first]["label"]) == "Block ×4\nlayers.0 … layers.3"
+    assert agraph.has_edge("n0", first) and agraph.has_edge(first, "n14")
+    assert not agraph.has_edge(first, first)
     assert {"n13", "n14", "n15", "n16"} <= set(attrs)              # head is depth 1: still drawn
 
 
@@ -186,7 +203,8 @@ def test_blocks_that_differ_are_not_merged():
             super().__init__()
             self.add_module("0", Block())
             self.add_module("1", Block())
-            self.add_module("2", Scaled())
+            self.add_module("2", Block(scale=2.0))          # same structure: identical block
+            self.add_module("3", Scaled())
 
         def forward(self, x):
             for block in self._modules.values():
@@ -199,19 +217,46 @@ def test_blocks_that_differ_are_not_merged():
 
     with vg.trace() as tr:
         Mixed()(vg.ones(3)).backward()
-    attrs = node_attrs(parse(tr.graph.to_dot(collapse=1)))
-    assert {"m_0", "m_2"} <= set(attrs) and "m_1" not in attrs
-    assert unescape(attrs["m_0"]["label"]).startswith("0  ×2\n")
-    assert "×" not in attrs["m_2"]["label"]
+    graph = tr.graph
+    attrs = node_attrs(parse(graph.to_dot(collapse=1)))
+    assert [name for name in attrs if name.startswith("m_")] == ["m_" + group_id(graph, "0"), "m_" + group_id(graph, "3")]
+    assert unescape(attrs["m_" + group_id(graph, "0")]["label"]) == "Block ×3\n0 … 2"
+    assert "×" not in attrs["m_" + group_id(graph, "3")]["label"]
 
 
-def test_big_graphs_are_summarised_automatically():
+def test_collapsed_ids_are_unique_whatever_the_module_names():
+    class Named(vg.nn.Module):
+        def __init__(self):
+            super().__init__()
+            for name in ("enc-a", "enc_a", "enc a"):
+                self.add_module(name, vg.nn.Linear(2, 2))
+
+        def forward(self, x):
+            return sum(module(x) for module in self._modules.values())
+
+    with vg.trace() as tr:
+        Named()(vg.ones(1, 2)).sum().backward()
+    graph = tr.graph
+    attrs = node_attrs(parse(graph.to_dot(collapse=1)))
+    boxes = {unescape(attrs[name]["label"]) for name in attrs if name.startswith("m_")}
+    # identical Linear(2→2) siblings fold into one box; their names stay apart
+    assert boxes == {"Linear(2→2) ×3\nenc-a … enc a"}
+    unfolded = node_attrs(parse(graph.to_dot(collapse=["enc-a", "enc_a"])))
+    assert {unescape(unfolded[name]["label"]) for name in unfolded if name.startswith("m_")} == {
+        "Linear(2→2)\nenc-a", "Linear(2→2)\nenc_a"}
+
+
+def test_big_graphs_are_collapsed_by_default_at_the_deepest_level_that_fits():
     graph = traced()                                   # 17 nodes
-    auto = node_attrs(parse(graph.to_dot(max_nodes=10)))
-    assert "m_layers_0" in auto and "×4" in auto["m_layers_0"]["label"]      # depth 2 was enough
-    coarser = node_attrs(parse(graph.to_dot(max_nodes=6)))
-    assert {"m_layers", "m_head"} <= set(coarser) and "n14" not in coarser  # depth 1
-    # no modules to collapse: keep the nodes nearest the output and say what was left out
+    assert not any(name.startswith("m_") for name in node_attrs(parse(graph.to_dot())))
+    auto = node_attrs(parse(graph.to_dot(collapse_above=10)))
+    first = "m_" + group_id(graph, "layers.0")
+    assert first in auto and "×4" in auto[first]["label"]                  # depth 2 was enough
+    coarser = node_attrs(parse(graph.to_dot(collapse_above=4)))
+    assert {"m_" + group_id(graph, "layers"), "m_" + group_id(graph, "head")} <= set(coarser)   # depth 1
+    assert "n14" not in coarser
+    assert not any(name.startswith("m_") for name in node_attrs(parse(graph.to_dot(collapse=False, collapse_above=4))))
+    # above the node budget: keep the nodes nearest the output and say what was left out
     a = vg.tensor([1.0], requires_grad=True)
     with vg.trace() as tr:
         value = a
@@ -219,7 +264,7 @@ def test_big_graphs_are_summarised_automatically():
             value = value * 1.5
     chain = tr.graph
     attrs = node_attrs(parse(chain.to_dot(max_nodes=8)))
-    assert "omitted" in attrs and unescape(attrs["omitted"]["label"]) == "… 13 earlier nodes not shown"
+    assert "omitted" in attrs and unescape(attrs["omitted"]["label"]) == "… 33 earlier nodes not shown"
     assert {n.id for n in chain.nodes[-8:]} <= set(attrs) and "n0" not in attrs
 
 
@@ -249,7 +294,7 @@ def test_user_strings_are_escaped_and_round_trip():
     leaf = agraph.get_node("n0").attr["label"]
     assert unescape(leaf).split("\n(1,)")[0] == nasty
     labels = [unescape(sub.graph_attr["label"]) for sub in agraph.subgraphs()]
-    assert 'we"ird\\na\nme' in labels
+    assert 'Odd\nwe"ird\\na\nme' in labels
     # the laid-out picture shows the text itself (escaped for XML)
     svg = svg_module.layout_svg(source)
     texts = [html.unescape(t) for t in re.findall(r"<text[^>]*>(.*?)</text>", svg)]

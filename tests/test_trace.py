@@ -68,14 +68,14 @@ def test_trace_records_nodes_with_kinds_labels_shapes_modules_and_sources():
     graph = tr.graph
     kinds = [(n.id, n.kind, n.label, n.shape, n.module) for n in graph.nodes]
     assert kinds == [
-        ("n0", "leaf", "x", [1, 2], ""),
+        ("n0", "constant", "x", [1, 2], ""),            # data: neither requiring grad nor a parameter
         ("n1", "parameter", "fc.weight", [2, 2], ""),
         ("n2", "op", "MatMul", [1, 2], "fc"),
         ("n3", "parameter", "fc.bias", [2], ""),
         ("n4", "op", "Add", [1, 2], "fc"),
-        ("n5", "op", "Tanh", [1, 2], graph.nodes[5].module),    # the root's own op: its path is not pinned
+        ("n5", "op", "y", [1, 2], graph.nodes[5].module),       # named after the block's variables
         ("n6", "op", "Mul", [1, 2], ""),
-        ("n7", "output", "Sum", [], ""),
+        ("n7", "output", "loss", [], ""),
     ]
     by_id = {n.id: n for n in graph.nodes}
     assert by_id["n2"].op == "MatMul" and by_id["n0"].op is None and by_id["n1"].name == "fc.weight"
@@ -136,17 +136,19 @@ def test_in_place_ops_keep_the_data_flow():
         loss = b.sum()
         loss.backward()
     graph = tr.graph
-    assert [(n.kind, n.op) for n in graph.nodes] == [("leaf", None), ("op", "Mul"), ("op", "Add"), ("op", "Relu"),
-                                                     ("output", "Sum")]
-    assert [(e.source, e.target) for e in graph.edges] == [("n0", "n1"), ("n1", "n2"), ("n2", "n3"), ("n3", "n4")]
-    assert graph.backward_order == ["n4", "n3", "n2", "n1", "n0"]
+    assert [(n.kind, n.op, n.label) for n in graph.nodes] == [
+        ("leaf", None, "a"), ("constant", None, "2"), ("op", "Mul", "Mul"), ("constant", None, "1"), ("op", "Add", "Add"),
+        ("op", "Relu", "b"), ("output", "Sum", "loss")]       # b is, in the end, the ReLU's result
+    assert [(e.source, e.target, e.index) for e in graph.edges] == [
+        ("n0", "n2", 0), ("n1", "n2", 1), ("n2", "n4", 0), ("n3", "n4", 1), ("n4", "n5", 0), ("n5", "n6", 0)]
+    assert graph.backward_order == ["n6", "n5", "n4", "n2", "n0"]
 
 
 def test_json_validates_and_round_trips_losslessly():
     tr, _, _ = traced_program()
     graph = tr.graph
     data = validate(graph)
-    assert data["schema"] == "vizgrad.graph" and data["version"] == 1
+    assert data["schema"] == "vizgrad.graph" and data["version"] == 2
     text = graph.to_json()
     again = Graph.from_json(text)
     assert again.to_json() == text
@@ -161,8 +163,8 @@ def test_two_runs_of_the_same_program_give_identical_json():
 def test_from_json_refuses_foreign_or_newer_data():
     with pytest.raises(ValueError, match="not a vizgrad graph"):
         Graph.from_dict({"schema": "other", "nodes": [], "edges": []})
-    with pytest.raises(ValueError, match="schema version 2"):
-        Graph.from_dict({"schema": "vizgrad.graph", "version": 2, "nodes": [], "edges": []})
+    with pytest.raises(ValueError, match="schema version 3"):
+        Graph.from_dict({"schema": "vizgrad.graph", "version": 3, "nodes": [], "edges": []})
 
 
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
@@ -247,12 +249,12 @@ def test_recorder_on_a_long_loop_keeps_bounded_history_and_fresh_graphs():
             vg.events.mark("iteration", i=i)
             sizes.add(len(tr.recorder.graph.nodes))
     recorder = tr.recorder
-    assert sizes == {6}                                    # w, x, Mul, Sum, Sub, Pow: never growing
+    assert sizes == {8}                                    # w, x, Mul, Sum, 1, Sub, 2, Pow: never growing
     assert len(tr.steps) == 8
     assert [s["values"]["i"] for s in tr.steps if s["kind"] == "mark"] == [996, 997, 998, 999]
     assert [s["kind"] for s in tr.steps] == ["optimizer_step", "mark"] * 4
     graph = tr.graph
-    assert len(graph.nodes) == 6 and len(graph.backward_order) == 5 and len(graph.steps) == 8
+    assert len(graph.nodes) == 8 and len(graph.backward_order) == 5 and len(graph.steps) == 8
     assert recorder.last_graph is not None and recorder.last_graph is not graph
     assert [n.id for n in recorder.last_graph.nodes] == [n.id for n in graph.nodes]
     assert len(recorder.graphs) == 2
@@ -269,7 +271,7 @@ def test_recorder_never_keeps_tensors_alive():
         del intermediate, loss
         gc.collect()
         assert probe() is None
-        assert len(recorder.result().nodes) == 3
+        assert [n.kind for n in recorder.result().nodes] == ["leaf", "constant", "op", "output"]   # w, 3, Mul, Sum
     finally:
         recorder.close()
     assert observers.active == []
@@ -295,6 +297,38 @@ def test_trace_options_turn_recording_off():
     with vg.trace(values=False, grads=False, source=False) as tr:
         a.sqrt().sum().backward()
     graph = tr.graph
-    assert all(n.value is None and n.grad is None and n.source is None for n in graph.nodes)
+    assert all(n.grad is None and n.source is None for n in graph.nodes)
+    # values are left out, except the value of a scalar, which is what the node shows
+    assert [n.value["sample"] if n.value else None for n in graph.nodes] == [None, None, [3.0]]
     assert graph.backward_order == ["n2", "n1", "n0"]
     validate(graph)
+
+
+def test_version_1_graphs_still_read_and_validate():
+    data = json.loads(traced_program()[0].graph.to_json())
+    data["version"] = 1
+    for key in ("groups", "backward"):
+        del data[key]
+    for node in data["nodes"]:
+        del node["group"], node["uses"]
+        node["kind"] = "leaf" if node["kind"] == "constant" else node["kind"]
+    jsonschema = pytest.importorskip("jsonschema")
+    jsonschema.Draft202012Validator(Graph.schema()).validate(data)
+    graph = Graph.from_dict(data)
+    assert graph.groups == [] and graph.backward == {"source": "recorded", "note": None}   # it has a backward order
+    assert all(node.group is None and node.uses == 0 for node in graph.nodes)
+    assert "cluster_g0" in graph.to_dot()              # groups made from the module names it has
+
+
+def test_the_graph_model_never_imports_its_renderers():
+    import ast
+    import pathlib
+    package = pathlib.Path(vg.__file__).parent / "trace"
+    for path in package.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                assert "render" not in (node.module or ""), f"{path.name} imports {node.module}"
+            elif isinstance(node, ast.Import):
+                assert not any("render" in alias.name for alias in node.names), path.name
+    graph = traced_program()[0].graph
+    assert graph.to_dot().startswith("digraph vizgrad")          # drawing still works: render installed itself

@@ -51,6 +51,7 @@ class OpEvent:
     kind: str = "op"
     inputs: Any = field(default=None, repr=False, compare=False)    # the tensors, during delivery only
     outputs: Any = field(default=None, repr=False, compare=False)
+    arguments: Any = field(default=None, repr=False, compare=False)  # every positional argument (numbers too)
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,7 @@ class ModuleForwardEvent:
     input_shapes: tuple
     output_shapes: tuple
     kind: str = "module_forward"
+    instance: Any = field(default=None, repr=False, compare=False)  # the module, during delivery only
 
 
 @dataclass(frozen=True)
@@ -317,7 +319,7 @@ def mark(name, **values):
         _bus.emit(MarkEvent(name, clean))
 
 
-_TENSOR_FIELDS = ("inputs", "outputs", "grads", "grad_outputs", "tensor")
+_TENSOR_FIELDS = ("inputs", "outputs", "grads", "grad_outputs", "tensor", "arguments", "instance")
 
 
 def _release_tensors(event):
@@ -399,7 +401,7 @@ class _Bus(observers.Observer):
                           output_ids=tuple(o.uid for o in output_list),
                           shape=tuple(first.shape), dtype=first.dtype.name, device=str(first.device),
                           module=current_module_path(), duration=seconds,
-                          inputs=tuple(tensors), outputs=output_list))
+                          inputs=tuple(tensors), outputs=output_list, arguments=inputs))
 
     def backward_started(self, roots):
         self._backward_index = 0
@@ -425,7 +427,8 @@ class _Bus(observers.Observer):
     def module_forward(self, module, phase, args, output):
         if "module_forward" in self._wanted:
             self.emit(ModuleForwardEvent(phase, module._qualified_name, type(module).__name__,
-                                         _shapes(tuple(args)), _shapes(output) if output is not None else ()))
+                                         _shapes(tuple(args)), _shapes(output) if output is not None else (),
+                                         instance=module))
 
     def optimizer_step(self, optimizer, summaries):
         if "optimizer_step" in self._wanted:

@@ -346,7 +346,7 @@ class Function:
         node = Node(cls, backend)
         node.needs_input_grad = needs
         started = time.perf_counter() if observers.active else 0.0
-        with no_grad():
+        with no_grad(), observers.quiet_ops:      # what forward does stays inside this node
             out = cls.forward(node, *args, **kwargs)
         single = not isinstance(out, tuple)
         results = (out,) if single else out

@@ -13,6 +13,25 @@ and ``wants(kind)``: whether it wants events of ``kind`` at all (by default ever
 """
 
 active = []
+quiet = 0   # above 0 while the engine does work that is no part of the user's graph (see quiet_ops)
+
+
+class _QuietOps:
+    """``with quiet_ops:``: ops applied inside are not reported, for work that belongs to
+    something else's node: a custom Function's forward (its node is the op), the running
+    statistics a batch norm updates (buffer updates, not differentiable history)."""
+
+    def __enter__(self):
+        global quiet
+        quiet += 1
+
+    def __exit__(self, *exc):
+        global quiet
+        quiet -= 1
+        return False
+
+
+quiet_ops = _QuietOps()
 
 
 class Observer:
@@ -69,7 +88,8 @@ def notify(method, *args):
 
 
 def op_applied(node, op, inputs, outputs, seconds):
-    _notify("op_applied", node, op, inputs, outputs, seconds)
+    if not quiet:
+        _notify("op_applied", node, op, inputs, outputs, seconds)
 
 
 def backward_started(roots):

@@ -1,6 +1,7 @@
 """Normalization layers: ``BatchNorm1d``, ``BatchNorm2d``, ``LayerNorm``, ``GroupNorm``."""
 
 from .. import creation, dtypes
+from ..autograd import observers
 from ..autograd.grad_mode import no_grad
 from ..errors import ShapeError, format_shape
 from . import functional as F
@@ -69,7 +70,7 @@ class _BatchNorm(Module):
                              f"{format_shape(input.shape)})")
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            with no_grad():
+            with no_grad(), observers.quiet_ops:     # a buffer update: no part of the graph
                 self.num_batches_tracked.add_(1)
             if self.momentum is None:          # a cumulative moving average
                 factor = 1.0 / float(self.num_batches_tracked.item())

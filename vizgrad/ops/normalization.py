@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from ..autograd import observers
 from ..autograd.function import Op
 from ..autograd.grad_mode import no_grad
 from ..errors import DTypeError, ShapeError, format_shape
@@ -254,7 +255,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         raise ValueError(f"Expected more than 1 value per channel when training, got input size "
                          f"{format_shape(input.shape)}")
     if running_mean is not None or running_var is not None:
-        with no_grad():
+        with no_grad(), observers.quiet_ops:      # buffer updates: no part of the differentiable graph
             batch = input.detach()
             if running_mean is not None:
                 running_mean.mul_(1 - momentum).add_(reduce.mean(batch, dim=axes) * momentum)

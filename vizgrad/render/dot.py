@@ -1,21 +1,30 @@
 """Graphviz DOT for a :class:`vizgrad.Graph`, in pure Python.
 
-Leaves are ellipses, parameters filled ellipses, ops boxes and outputs double
-octagons; edges carry the shape that flows along them; nodes made inside a module
-are clustered by module. After backward, nodes are coloured by the size of their
-gradient on a log scale (with a legend), and NaN or inf gradients are drawn in an
-alarm colour. Modules can be collapsed into one node each; identical collapsed
-siblings in a row (repeated blocks) are drawn once with a count; graphs over the
-node budget are collapsed automatically, deepest modules first.
+Leaves are ellipses, parameters filled ellipses, constants small plain boxes, ops boxes and
+outputs double octagons; edges carry the shape that flows along them. The graph's groups
+(modules, composite functions) are nested clusters labelled with their type and shape
+signature (``Linear(784→512)``). After backward, nodes are coloured by the size of their
+gradient on a log scale (with a legend), and NaN or inf gradients are drawn in an alarm
+colour. Groups can be collapsed into one node each (ids ``m_<group id>``, unique whatever
+the module names); a run of identical collapsed siblings (repeated blocks) is drawn once,
+as ``Block ×6``. Graphs of more than ``collapse_above`` nodes are drawn collapsed by
+default, at the deepest level of groups that fits.
 """
 
 import math
+
+from ..trace.graph import GraphGroup, shape_text
+from ..trace.groups import mark_repeats
+
+COLLAPSE_ABOVE = 40     # graphs with more nodes are drawn with their groups collapsed
+
 
 ALARM = "#d62728"
 PALETTE = ("#313695", "#4575b4", "#74add1", "#abd9e9", "#e0f3f8", "#fee090", "#fdae61", "#f46d43", "#d73027")
 STYLES = {
     "leaf": 'shape=ellipse, style=filled, fillcolor="#eef3fb"',
     "parameter": 'shape=ellipse, style="filled,bold", fillcolor="#fde9c8"',
+    "constant": 'shape=box, style="filled,dashed", fillcolor="#ffffff", fontsize=9',
     "op": 'shape=box, style="rounded,filled", fillcolor="#f4f4f4"',
     "output": 'shape=doubleoctagon, style=filled, fillcolor="#e8f5e9"',
     "module": 'shape=box3d, style=filled, fillcolor="#ede7f6"',
@@ -28,8 +37,6 @@ def quote(text):
     return f'"{text}"'
 
 
-def shape_text(shape):
-    return "(" + ", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
 def module_of(node):
@@ -71,105 +78,181 @@ def colour_for(value, scale):
     return PALETTE[min(len(PALETTE) - 1, max(0, int(fraction * len(PALETTE))))]
 
 
-def _collapsed_key(module, collapse):
-    """The collapsed module that contains ``module`` ('' when none)."""
-    if not module or collapse is None:
-        return ""
-    parts = module.split(".")
+def hierarchy_of(graph):
+    """``(groups, node id -> group id)``: the graph's groups, or, for a graph recorded
+    without them (schema version 1, hand-built), groups made from its module names."""
+    if graph.groups:
+        return graph.groups, {node.id: node.group for node in graph.nodes}
+    paths, members = {}, {}
+    for node in graph.nodes:
+        module = module_of(node)
+        if not module:
+            continue
+        parts = module.split(".")
+        for depth in range(1, len(parts) + 1):
+            paths.setdefault(".".join(parts[:depth]), [])
+        paths[module].append(node.op or node.kind)
+        members[node.id] = module
+    ids = {path: f"g{index}" for index, path in enumerate(paths)}
+    groups = [GraphGroup(ids[path], "module", path, "", path,
+                         ids.get(path.rpartition(".")[0]) if "." in path else None,
+                         repr(_subtree_ops(path, paths)))
+              for path in paths]
+    mark_repeats(groups)
+    return groups, {node_id: ids[path] for node_id, path in members.items()}
+
+
+def _subtree_ops(path, paths):
+    return [(other[len(path):], ops) for other, ops in paths.items() if other == path or other.startswith(path + ".")]
+
+
+class _Drawing:
+    """Which groups are drawn collapsed, and where each node is drawn."""
+
+    def __init__(self, groups, node_group, collapsed):
+        self.groups = {group.id: group for group in groups}
+        self.order = [group.id for group in groups]
+        self.node_group = node_group
+        # the outermost collapsed group around each group (itself when collapsed), or None
+        box = {}
+        for group in groups:                      # parents first
+            outer = box.get(group.parent)
+            box[group.id] = outer if outer is not None else (group.id if group.id in collapsed else None)
+        # a run of identical collapsed siblings is drawn once, as its first
+        self.shown_as, self.count = {}, {}
+        head = None
+        for group in groups:
+            if box[group.id] != group.id:
+                continue
+            repeat = group.repeat
+            first = self.groups.get(head)
+            if (repeat and repeat["index"] > 0 and first is not None and first.parent == group.parent
+                    and first.repeat["count"] == repeat["count"] and self.count[head] == repeat["index"]):
+                self.shown_as[group.id] = head
+                self.count[head] += 1
+            else:
+                self.shown_as[group.id] = group.id
+                self.count[group.id] = 1
+                head = group.id if repeat and repeat["index"] == 0 else None
+        for group_id, first in list(self.shown_as.items()):     # only whole runs fold
+            if self.count[first] != (self.groups[first].repeat or {"count": 1})["count"]:
+                self.shown_as[group_id] = group_id
+                self.count[group_id] = 1
+        self.box = {group_id: (self.shown_as[outer] if outer is not None else None) for group_id, outer in box.items()}
+
+    def place(self, node_id):
+        """The collapsed group a node is drawn as (its id), or None when it is drawn itself."""
+        group = self.node_group.get(node_id)
+        return self.box.get(group) if group is not None else None
+
+    def boxes(self):
+        return [group_id for group_id in self.order if self.shown_as.get(group_id) == group_id]
+
+    def item_count(self, graph):
+        return sum(1 for node in graph.nodes if self.place(node.id) is None) + len(self.boxes())
+
+
+def _depths(groups):
+    depths = {}
+    for group in groups:
+        depths[group.id] = depths.get(group.parent, 0) + 1
+    return depths
+
+
+def collapsed_groups(graph, collapse=None, collapse_above=COLLAPSE_ABOVE):
+    """The ids of the groups drawn collapsed.
+
+    ``collapse``: None (automatic: none for graphs of at most ``collapse_above`` nodes, else
+    the deepest level of groups at which the drawing has at most that many items, or the
+    top level when none has), False or [] (none), an int depth (1: every top-level group),
+    or group names (``"encoder.0"``, ``"cross_entropy"``) and ids (``"g3"``)."""
+    groups, node_group = hierarchy_of(graph)
+    depths = _depths(groups)
+    if collapse is None:
+        if len(graph.nodes) <= collapse_above or not groups:
+            return set()
+        chosen = {group.id for group in groups if depths[group.id] == 1}
+        for depth in range(2, max(depths.values()) + 1):
+            candidate = {group.id for group in groups if depths[group.id] == depth}
+            if _Drawing(groups, node_group, candidate).item_count(graph) > collapse_above:
+                break
+            chosen = candidate
+        return chosen
+    if collapse is False:
+        return set()
     if isinstance(collapse, int):
-        return ".".join(parts[:collapse]) if len(parts) >= collapse else ""
+        return {group.id for group in groups if depths[group.id] == collapse}
     names = {collapse} if isinstance(collapse, str) else set(collapse)
-    for depth in range(1, len(parts) + 1):
-        prefix = ".".join(parts[:depth])
-        if prefix in names:
-            return prefix
-    return ""
+    return {group.id for group in groups if group.name in names or group.id in names}
 
 
-def _module_depth(graph):
-    return max((len(module_of(n).split(".")) for n in graph.nodes if module_of(n)), default=0)
-
-
-def to_dot(graph, collapse=None, max_nodes=300, show_grads=True, rankdir="TB", title=None):
+def to_dot(graph, collapse=None, max_nodes=300, show_grads=True, rankdir="TB", title=None,
+           collapse_above=COLLAPSE_ABOVE):
     """DOT source for ``graph``.
 
     Args:
-        collapse: module names (or one name) to draw as single nodes, or an int depth
-            (1 collapses every top-level module).
-        max_nodes: node budget; above it modules are collapsed automatically, and if the
-            graph has no modules to collapse, only the nodes closest to the output are kept.
+        collapse: the groups to draw as single nodes (see :func:`collapsed_groups`): None
+            collapses graphs of more than ``collapse_above`` nodes automatically; False or []
+            draws every node; an int depth (1: every top-level module); or module names
+            (one or several) and group ids.
+        max_nodes: node budget; above it only the nodes closest to the output are kept.
         show_grads: colour nodes by gradient size when gradients were recorded.
         rankdir: "TB" (top to bottom) or "LR".
+        title: a title above the graph.
+        collapse_above: the size above which groups are collapsed by default.
     """
+    groups, node_group = hierarchy_of(graph)
+    drawing = _Drawing(groups, node_group, collapsed_groups(graph, collapse, collapse_above))
+    boxes = drawing.boxes()
+    visible = [n for n in graph.nodes if drawing.place(n.id) is None]
     omitted = 0
-    if collapse is None and len(graph.nodes) > max_nodes:
-        depth = _module_depth(graph)
-        while depth > 0:
-            collapse = depth
-            if _visible_count(graph, collapse) <= max_nodes:
-                break
-            depth -= 1
-    groups = {}
-    for node in graph.nodes:
-        key = _collapsed_key(module_of(node), collapse)
-        if key:
-            groups.setdefault(key, []).append(node)
-    visible = [n for n in graph.nodes if not _collapsed_key(module_of(n), collapse)]
-    if len(visible) + len(groups) > max_nodes:
-        keep = max(1, max_nodes - len(groups))
+    if len(visible) + len(boxes) > max_nodes:
+        keep = max(1, max_nodes - len(boxes))
         omitted = len(visible) - keep
         visible = visible[-keep:]
     visible_ids = {n.id for n in visible}
 
-    # repeated blocks: consecutive collapsed siblings with the same op sequence are drawn once
-    representative, counts = {}, {}
-    ordered = list(groups)
-    previous_key, previous_signature = None, None
-    for key in ordered:
-        signature = (key.rpartition(".")[0], tuple(n.op or n.kind for n in groups[key]))
-        if previous_key is not None and signature == previous_signature and _adjacent(previous_key, key):
-            representative[key] = representative[previous_key]
-        else:
-            representative[key] = key
-        counts[representative[key]] = counts.get(representative[key], 0) + 1
-        previous_key, previous_signature = key, signature
-
-    def place(node):
-        key = _collapsed_key(module_of(node), collapse)
-        if key:
-            return "m_" + _safe(representative[key])
-        return node.id if node.id in visible_ids else None
+    def place(node_id):
+        box = drawing.place(node_id)
+        if box is not None:
+            return "m_" + box
+        return node_id if node_id in visible_ids else None
 
     scale = colour_scale(graph) if show_grads else None
     lines = ["digraph vizgrad {", f"  graph [rankdir={rankdir}, fontname=Helvetica, fontsize=11, "
              f"label={quote(title or '')}, labelloc=t];",
              '  node [fontname=Helvetica, fontsize=10, penwidth=1.2];',
              '  edge [fontname=Helvetica, fontsize=8, color="#666666", arrowsize=0.7];']
-    clusters = {}
+    content = {}           # group id (None: the top level) -> lines of the nodes drawn in it
     for node in visible:
-        clusters.setdefault(module_of(node), []).append(node)
-    for module, members in clusters.items():
-        indent = "  "
-        if module:
-            lines.append(f"  subgraph {quote('cluster_' + module)} {{")
-            lines.append(f'    label={quote(module)}; style="rounded,dashed"; color="#9e9e9e"; fontsize=9;')
-            indent = "    "
-        for node in members:
-            lines.append(indent + _node_line(node, scale))
-        if module:
-            lines.append("  }")
-    for key in dict.fromkeys(representative.values()):
-        count = counts[key]
-        ops = sum(1 for n in groups[key] if n.kind in ("op", "output"))
-        label = f"{key}{f'  ×{count}' if count > 1 else ''}\n{ops} ops"
-        lines.append(f"  {quote('m_' + _safe(key))} [label={quote(label)}, {STYLES['module']}, tooltip={quote(key)}];")
+        content.setdefault(node_group.get(node.id), []).append(_node_line(node, scale))
+    children = {}
+    for group in groups:
+        children.setdefault(group.parent, []).append(group.id)
+
+    def emit(parent, indent):
+        lines.extend(indent + line for line in content.get(parent, ()))
+        for group_id in children.get(parent, ()):
+            if group_id in drawing.shown_as:
+                if drawing.shown_as[group_id] == group_id:
+                    lines.append(indent + _box_line(drawing, group_id, graph))
+                continue
+            if not _has_content(group_id, content, children, drawing):
+                continue
+            group = drawing.groups[group_id]
+            lines.append(f"{indent}subgraph {quote('cluster_' + group_id)} {{")
+            lines.append(f'{indent}  label={quote(_group_title(group))}; style="rounded,dashed"; color="#9e9e9e"; '
+                         f'fontsize=9; tooltip={quote(group.name)};')
+            emit(group_id, indent + "  ")
+            lines.append(indent + "}")
+
+    emit(None, "  ")
     if omitted:
         lines.append(f'  omitted [label={quote(f"… {omitted} earlier nodes not shown")}, shape=note, '
                      'style=dashed, fontcolor="#757575"];')
     drawn = set()
     for edge in graph.edges:
-        source = place(graph_node(graph, edge.source))
-        target = place(graph_node(graph, edge.target))
+        source, target = place(edge.source), place(edge.target)
         if source is None or target is None or source == target:
             continue
         key = (source, target, tuple(edge.shape))
@@ -183,35 +266,36 @@ def to_dot(graph, collapse=None, max_nodes=300, show_grads=True, rankdir="TB", t
     return "\n".join(lines) + "\n"
 
 
-def graph_node(graph, node_id):
-    lookup = graph.__dict__.setdefault("_lookup_cache", None)
-    if lookup is None or len(lookup) != len(graph.nodes):
-        lookup = {n.id: n for n in graph.nodes}
-        graph.__dict__["_lookup_cache"] = lookup
-    return lookup[node_id]
+def _group_title(group):
+    """A cluster's label: the group's label, with the module's name below it."""
+    if group.kind == "function" or group.name in (group.label, ""):
+        return group.label
+    return f"{group.label}\n{group.name}"
 
 
-def _visible_count(graph, collapse):
-    keys = set()
-    count = 0
-    for node in graph.nodes:
-        key = _collapsed_key(module_of(node), collapse)
-        if key:
-            keys.add(key)
-        else:
-            count += 1
-    return count + len(keys)
+def _has_content(group_id, content, children, drawing):
+    """Whether an expanded group draws anything (a node, a collapsed box, a non-empty cluster)."""
+    if content.get(group_id):
+        return True
+    return any(drawing.shown_as.get(child) == child
+               or (child not in drawing.shown_as and _has_content(child, content, children, drawing))
+               for child in children.get(group_id, ()))
 
 
-def _adjacent(first, second):
-    """Siblings such as ``layers.0`` and ``layers.1``."""
-    a, _, a_last = first.rpartition(".")
-    b, _, b_last = second.rpartition(".")
-    return a == b and a_last.isdigit() and b_last.isdigit() and int(b_last) == int(a_last) + 1
-
-
-def _safe(text):
-    return "".join(c if c.isalnum() else "_" for c in text)
+def _box_line(drawing, group_id, graph):
+    """A collapsed group, or a folded run of identical ones (``Block ×6`` over their names)."""
+    group = drawing.groups[group_id]
+    count = drawing.count[group_id]
+    label = group.label + (f" ×{count}" if count > 1 else "")
+    name = group.name
+    if count > 1:
+        last = [other for other, head in drawing.shown_as.items() if head == group_id][-1]
+        name = f"{group.name} … {drawing.groups[last].name}"
+    if name and name != group.label:
+        label += "\n" + name
+    inside = sum(1 for node in graph.nodes if node.op and drawing.place(node.id) == group_id)
+    tooltip = f"{group.kind} {name}: {inside} ops" + (f" in {count} identical blocks" if count > 1 else "")
+    return f"{quote('m_' + group_id)} [label={quote(label)}, {STYLES['module']}, tooltip={quote(tooltip)}];"
 
 
 def _node_line(node, scale):
@@ -221,7 +305,15 @@ def _node_line(node, scale):
     lines = [title]
     if node.op and node.op != title:
         lines.append(node.op)
-    lines.append(shape_text(node.shape))
+    sample = (node.value or {}).get("sample")
+    if not node.shape and sample and sample[0] is not None:      # a scalar shows its value
+        value = f"{sample[0]:.4g}"
+        if value != title:
+            lines.append("= " + value)
+    elif not title.endswith(shape_text(node.shape)):       # ("input (2, 3)" says it already)
+        lines.append(shape_text(node.shape))
+    if node.uses > 1 and node.op is None:
+        lines.append(f"used {node.uses}×")
     style = STYLES.get(node.kind, STYLES["op"])
     extra = ""
     magnitude = grad_magnitude(node) if scale is not None else None

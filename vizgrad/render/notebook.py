@@ -15,6 +15,7 @@ One output carries several representations; each front end draws the best it can
 
 import json
 import os
+import sys
 import tempfile
 from pathlib import Path
 
@@ -41,16 +42,18 @@ def mimebundle(graph, **dot_options):
     return data, {MIME_TYPE: {"dot": dot, "vizgrad": __version__}}
 
 
-def as_graph(obj):
+def as_graph(obj, names=None):
     """The :class:`vizgrad.Graph` that ``obj`` stands for: a Graph, a tensor (its
-    autograd history), a ``vizgrad.trace()`` block or a Recorder (what it recorded)."""
+    autograd history, with the backward pass that ran; ``names``, e.g. the caller's
+    ``locals()``, name its nodes and type its modules), a ``vizgrad.trace()`` block or a
+    Recorder (what it recorded)."""
     from ..tensor import Tensor
     from ..trace import Graph, Recorder, graph, trace
 
     if isinstance(obj, Graph):
         return obj
     if isinstance(obj, Tensor):
-        return graph(obj)
+        return graph(obj, names=names)
     if isinstance(obj, trace):
         return obj.graph
     if isinstance(obj, Recorder):
@@ -68,10 +71,11 @@ def show(obj, **dot_options):
     open that in the web browser.
 
     Args:
-        obj: a :class:`vizgrad.Graph`, a tensor (its autograd history, as
-            :func:`vizgrad.graph`), a ``vizgrad.trace()`` block or a Recorder.
+        obj: a :class:`vizgrad.Graph`, a tensor (its autograd history and nothing else, as
+            :func:`vizgrad.graph`, with the backward pass that ran, its nodes named after the
+            caller's variables), a ``vizgrad.trace()`` block or a Recorder.
         dot_options: passed to :func:`vizgrad.render.dot.to_dot` (``collapse``,
-            ``max_nodes``, ``rankdir``, ...).
+            ``max_nodes``, ``show_grads``, ``rankdir``, ``title``, ``collapse_above``).
 
     Returns:
         None in a notebook; elsewhere the path of the page written.
@@ -83,7 +87,7 @@ def show(obj, **dot_options):
         loss.backward()
         vizgrad.show(loss)
     """
-    graph = as_graph(obj)
+    graph = as_graph(obj, names=sys._getframe(1).f_locals)
     if _in_notebook():
         from IPython.display import display
         data, metadata = mimebundle(graph, **dot_options)

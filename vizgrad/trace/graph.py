@@ -1,10 +1,14 @@
 """The graph model: what a trace recorded, as plain data with a versioned JSON form.
 
-A :class:`Graph` is a value graph: every node is a tensor (a leaf, a parameter, an op
-result or an output), an op-result node names the op that made it, and edges run
-from an op's inputs to its result, in input order. ``backward_order`` lists the
-nodes in the order backward visited them; ``steps`` holds the history of optimizer
-steps and marks.
+A :class:`Graph` is a value graph: every node is a tensor (a leaf, a parameter, a
+constant, an op result or an output), an op-result node names the op that made it,
+and edges run from an op's inputs to its result, in input order. ``groups`` are the
+hierarchy drawn around the nodes: the modules whose forward made them (their
+parameters and buffers included) and the composite functions (``cross_entropy``,
+``batch_norm``...) made of several primitive ops. ``backward_order`` lists the nodes
+in the order backward visited them, and ``backward`` says where that order came from
+(a recorded pass, or the graph after an unrecorded ``loss.backward()``); ``steps``
+holds the history of optimizer steps and marks.
 
 ``Graph.to_json()`` is the contract with every front end (widgets, HTML report,
 JupyterLab renderer); ``vizgrad/trace/graph.schema.json`` documents it. Node ids
@@ -17,9 +21,14 @@ import os
 from dataclasses import asdict, dataclass, field
 from typing import Optional
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2     # 2 added groups, node group/uses, constants and backward; 1 still reads
 SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "graph.schema.json")
-NODE_KINDS = ("leaf", "parameter", "op", "output")
+NODE_KINDS = ("leaf", "parameter", "constant", "op", "output")
+
+
+def shape_text(shape):
+    """A shape as Python prints a tuple: ``()``, ``(3,)``, ``(2, 3)``."""
+    return "(" + ", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
 
 
 @dataclass
@@ -41,6 +50,25 @@ class GraphNode:
     value: Optional[dict] = None
     grad: Optional[dict] = None
     backward_index: Optional[int] = None
+    group: Optional[str] = None
+    uses: int = 0
+
+
+@dataclass
+class GraphGroup:
+    """A box drawn around nodes: a module (``kind="module"``, ``name`` its qualified name,
+    ``type`` its class) or a composite function's call (``kind="function"``). ``signature``
+    is equal for structurally identical modules; ``repeat`` (``{"count", "index"}``) marks
+    runs of consecutive identical siblings, which front ends may fold into one box."""
+
+    id: str
+    kind: str
+    name: str
+    type: str
+    label: str
+    parent: Optional[str] = None
+    signature: str = ""
+    repeat: Optional[dict] = None
 
 
 @dataclass
@@ -65,6 +93,8 @@ class Graph:
     backward_order: list = field(default_factory=list)
     steps: list = field(default_factory=list)
     truncated: bool = False
+    groups: list = field(default_factory=list)
+    backward: dict = field(default_factory=lambda: {"source": None, "note": None})
 
     # --- queries ------------------------------------------------------------
     def node(self, node_id):
@@ -72,6 +102,12 @@ class Graph:
             if node.id == node_id:
                 return node
         raise KeyError(f"no node {node_id!r} in this graph")
+
+    def group(self, group_id):
+        for group in self.groups:
+            if group.id == group_id:
+                return group
+        raise KeyError(f"no group {group_id!r} in this graph")
 
     def inputs_of(self, node_id):
         """Ids of the nodes feeding ``node_id``, in input order."""
@@ -91,7 +127,8 @@ class Graph:
         return {"schema": "vizgrad.graph", "version": SCHEMA_VERSION,
                 "nodes": [asdict(n) for n in self.nodes], "edges": [asdict(e) for e in self.edges],
                 "backward_order": list(self.backward_order), "steps": list(self.steps),
-                "truncated": self.truncated}
+                "truncated": self.truncated, "groups": [asdict(g) for g in self.groups],
+                "backward": dict(self.backward)}
 
     def to_json(self, indent=None):
         """The graph as JSON text, following ``graph.schema.json``."""
@@ -106,7 +143,10 @@ class Graph:
                              f"up to {SCHEMA_VERSION}")
         return cls(nodes=[GraphNode(**n) for n in data["nodes"]], edges=[GraphEdge(**e) for e in data["edges"]],
                    backward_order=list(data.get("backward_order", [])), steps=list(data.get("steps", [])),
-                   truncated=bool(data.get("truncated", False)))
+                   truncated=bool(data.get("truncated", False)),
+                   groups=[GraphGroup(**g) for g in data.get("groups", [])],
+                   backward=dict(data.get("backward") or {"source": "recorded" if data.get("backward_order")
+                                                            else None, "note": None}))
 
     @classmethod
     def from_json(cls, text):
@@ -118,42 +158,39 @@ class Graph:
         """The JSON Schema (a dict) that :meth:`to_json` follows."""
         return schema()
 
-    # --- rendering (vizgrad.render does the work) -------------------------------
+    # --- rendering ----------------------------------------------------------------
+    # vizgrad.render does the work and installs itself here (``Graph.renderer``) when it is
+    # imported, which ``import vizgrad`` does: the graph model never imports its renderers.
+    renderer = None
+
+    def _render(self, method, *args, **options):
+        return getattr(Graph.renderer, method)(self, *args, **options)
+
     def to_dot(self, **options):
         """Graphviz DOT source (see :func:`vizgrad.render.dot.to_dot` for the options)."""
-        from ..render.dot import to_dot
-        return to_dot(self, **options)
+        return self._render("to_dot", **options)
 
     def to_svg(self, **options):
         """An SVG picture laid out by Graphviz (needs pygraphviz or the graphviz package)."""
-        from ..render.svg import to_svg
-        return to_svg(self, **options)
+        return self._render("to_svg", **options)
 
     def to_html(self, path=None, **options):
         """A self-contained HTML page (no server, no network); written to ``path`` if given."""
-        from ..render.html import to_html
-        return to_html(self, path, **options)
+        return self._render("to_html", path, **options)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         """The notebook output (see :mod:`vizgrad.render.notebook`): interactive in
         JupyterLab with vizgrad's extension, kernel or not; a picture elsewhere."""
-        from ..render.notebook import mimebundle
-        return mimebundle(self)
+        return self._render("mimebundle")
 
     def _repr_svg_(self):
         """An SVG picture laid out by Graphviz; None where Graphviz's layout is missing."""
-        from ..render.svg import LayoutUnavailable
-        try:
-            return self.to_svg()
-        except LayoutUnavailable:
-            return None
+        return self._render("repr_svg")
 
     def _repr_html_(self):
         """The interactive page in a sandboxed frame, only where no SVG picture can be
         drawn (no Graphviz): elsewhere the notebook output keeps one light picture."""
-        from ..render.html import to_html_fragment
-        from ..render.svg import layout_available
-        return None if layout_available() else to_html_fragment(self)
+        return self._render("repr_html")
 
 
 def _finite(value):

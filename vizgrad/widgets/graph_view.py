@@ -12,28 +12,35 @@ gradient size, NaN/inf gradients flagged; large graphs are summarised.
 
 Example::
 
-    view = GraphView(loss)        # the graph of loss's history
+    view = GraphView(loss)        # the graph of loss's history, and nothing else
     view                          # show it
-    loss.backward()               # live: the view shows the backward pass as it happens
+    loss.backward()               # the view shows loss's backward pass as it happens
     view.step(-3)                 # or drive it from Python: view.step_index, view.selected
 
-``GraphView()`` with no argument records everything from now on (one graph per
-forward/backward iteration, the latest shown); ``GraphView(trace)`` follows a
-``vizgrad.trace()`` block; ``GraphView(graph)`` shows a recorded :class:`vizgrad.Graph`.
-Updates reach the browser at most ``max_rate`` times per second.
+A view of a tensor shows that tensor's history (named after the caller's variables) and
+follows only its backward pass; made after ``loss.backward()``, it replays that pass in the
+order the engine ran it, with the gradients that were kept. Following new work is for
+``GraphView()`` with no argument (records everything from now on, one graph per
+forward/backward iteration, the latest shown), ``GraphView(trace)`` (follows a
+``vizgrad.trace()`` block or a Recorder that is still recording) and ``live=True``.
+``GraphView(graph)`` shows a recorded :class:`vizgrad.Graph`. Updates reach the browser at
+most ``max_rate`` times per second.
 """
 
 import html
+import sys
 
 import traitlets
 
 from ..render import dot as dot_module
 from ..trace import Graph, Recorder
+from ..trace import graph as graph_of
 from ..trace import trace as trace_block
 from .base import VizgradWidget
 
 #: Event kinds that change what the view shows.
-GRAPH_EVENTS = frozenset({"op", "backward_start", "node_backward", "grad_accumulated", "backward_end"})
+BACKWARD_EVENTS = frozenset({"backward_start", "node_backward", "grad_accumulated", "backward_end"})
+GRAPH_EVENTS = BACKWARD_EVENTS | {"op", "module_forward"}
 
 
 class GraphView(VizgradWidget):
@@ -42,12 +49,16 @@ class GraphView(VizgradWidget):
     Args:
         source: a Tensor (its history), a ``vizgrad.trace`` block or :class:`Recorder`, a
             :class:`Graph`, or None (record from now on).
-        live: keep listening to the engine: new ops grow the graph, backward fills the
-            timeline. Ignored for a finished :class:`Graph`.
-        max_nodes: node budget of the drawing; larger graphs are summarised by collapsing
-            modules (see :func:`vizgrad.render.dot.to_dot`).
+        live: None (the default): a tensor's view follows the tensor's own backward pass,
+            None and a recording trace or Recorder follow everything. True: also a tensor's
+            view records every new op. False: show what there is now, never listen.
+            Ignored for a finished :class:`Graph`.
+        max_nodes: node budget of the drawing; past it only the nodes nearest the output
+            are drawn (see :func:`vizgrad.render.dot.to_dot`).
         max_rate: updates per second at most while live.
-        collapse: module names to draw collapsed at first.
+        collapse: the modules to draw collapsed at first (names, or group ids); [] draws
+            every node. By default graphs of more than 40 nodes start collapsed at the
+            deepest module level that fits.
 
     Synced traits: ``graph`` (Graph JSON), ``dot`` (its DOT source), ``timeline`` (node ids
     in backward order), ``step_index`` (the backward step shown: -1 before the first),
@@ -70,16 +81,14 @@ class GraphView(VizgradWidget):
     live = traitlets.Bool(False).tag(sync=True)
     status = traitlets.Unicode("").tag(sync=True)
 
-    def __init__(self, source=None, live=True, max_nodes=300, max_rate=20, collapse=None, **kwargs):
+    def __init__(self, source=None, live=None, max_nodes=300, max_rate=20, collapse=None, **kwargs):
         super().__init__(**kwargs)
         self.max_nodes = max_nodes
         self._recorder = None
         self._static = None
-        self._user_collapse = collapse is not None
+        self._user_collapse = False
         self._pushing = False
         self._updates = self._coalescer(max_rate)
-        if collapse is not None:
-            self.collapsed = [collapse] if isinstance(collapse, str) else list(collapse)
 
         if isinstance(source, trace_block):
             source = source.recorder
@@ -87,16 +96,33 @@ class GraphView(VizgradWidget):
             self._static = source
         elif isinstance(source, Recorder):
             self._recorder = source
-            if live and source._subscription is not None:
+            if live is not False and source._subscription is not None:
                 # someone else's recorder, still recording: follow it
                 self._subscribe(self._on_followed_event, kinds=GRAPH_EVENTS)
-        elif source is None or hasattr(source, "grad_fn"):
-            self._recorder = Recorder() if source is None else Recorder.from_tensor(source)
-            if live:
+        elif source is None:
+            self._recorder = Recorder()
+            if live is not False:
                 self._subscribe(self._on_event, kinds=GRAPH_EVENTS)
+        elif hasattr(source, "grad_fn"):
+            names = sys._getframe(1).f_locals         # the caller's variables name the nodes
+            if live is False:
+                self._static = graph_of(source, names=names)
+            else:
+                self._recorder = Recorder.from_tensor(source, forward=bool(live), names=names)
+                if live:
+                    self._subscribe(self._on_event, kinds=GRAPH_EVENTS)
+                else:
+                    self._subscribe(self._on_own_backward, kinds=BACKWARD_EVENTS)
         else:
             raise TypeError(f"GraphView shows a Tensor, a vizgrad.trace, a Recorder or a Graph; "
                             f"got {type(source).__name__}")
+        if collapse is not None:
+            self._user_collapse = True
+            self._pushing = True          # the first push below draws it
+            try:
+                self.collapsed = [collapse] if isinstance(collapse, str) else list(collapse)
+            finally:
+                self._pushing = False
         self.live = self.listening
         self._push()
 
@@ -184,6 +210,14 @@ class GraphView(VizgradWidget):
             self._recorder.handle(event)
         self._updates.request(self._push, key="graph")
 
+    def _on_own_backward(self, event):
+        with self._updates.lock:
+            following = self._recorder.in_backward
+            self._recorder.handle(event)
+            following = following or self._recorder.in_backward
+        if following:                # a backward pass of this graph, not of another
+            self._updates.request(self._push, key="graph")
+
     def _on_followed_event(self, event):
         self._updates.request(self._push, key="graph")
 
@@ -194,9 +228,8 @@ class GraphView(VizgradWidget):
             data = graph.to_dict()
             timeline = list(graph.backward_order)
         data["steps"] = []   # the optimizer/mark history belongs to other views
-        collapse = effective_collapse(graph, self.collapsed if self._user_collapse else None, self.max_nodes)
-        source = dot_module.to_dot(graph, collapse=collapse if (self._user_collapse or collapse) else None,
-                                   max_nodes=self.max_nodes)
+        collapse = effective_collapse(graph, self.collapsed if self._user_collapse else None)
+        source = dot_module.to_dot(graph, collapse=collapse, max_nodes=self.max_nodes)
         following = self.step_index >= len(self.timeline) - 1     # at the end: stay at the end
         self._pushing = True
         try:
@@ -227,7 +260,7 @@ class GraphView(VizgradWidget):
         if bad:
             parts.append(f"NaN/inf gradient in {len(bad)} node{'s' if len(bad) > 1 else ''}")
         if self.listening:
-            parts.append("live")
+            parts.append("live" if self._recorder is None or self._recorder.records_forward else "follows its backward")
         self.status = " · ".join(parts)
 
     # --- static fallback --------------------------------------------------------------------
@@ -252,32 +285,17 @@ class GraphView(VizgradWidget):
 
 def module_names(graph):
     """Every module of ``graph`` (parents before children, in order of first appearance)."""
-    names = {}
-    for node in graph.nodes:
-        module = dot_module.module_of(node)
-        if not module:
-            continue
-        parts = module.split(".")
-        for depth in range(1, len(parts) + 1):
-            names.setdefault(".".join(parts[:depth]), None)
-    return list(names)
+    groups, _ = dot_module.hierarchy_of(graph)
+    return [group.name for group in groups if group.kind == "module"]
 
 
-def effective_collapse(graph, collapsed, max_nodes):
-    """The modules drawn collapsed: ``collapsed`` when the user chose, else what
-    :func:`vizgrad.render.dot.to_dot` picks for a graph over ``max_nodes`` (the deepest
-    module level that fits), as a sorted list of names ([] when nothing needs collapsing)."""
+def effective_collapse(graph, collapsed, collapse_above=dot_module.COLLAPSE_ABOVE):
+    """The groups drawn collapsed: ``collapsed`` when the user chose, else what
+    :func:`vizgrad.render.dot.collapsed_groups` picks (graphs of more than ``collapse_above``
+    nodes: the deepest level that fits), as a sorted list of module names (a composite
+    function's group by its id: its name is not unique), [] when nothing is collapsed."""
     if collapsed is not None:
         return sorted(collapsed)
-    if len(graph.nodes) <= max_nodes:
-        return []
-    paths = [dot_module.module_of(node).split(".") if dot_module.module_of(node) else [] for node in graph.nodes]
-    depth = max(map(len, paths), default=0)
-    keys = set()
-    while depth > 0:
-        keys = {".".join(parts[:depth]) for parts in paths if len(parts) >= depth}
-        shown = sum(1 for parts in paths if len(parts) < depth) + len(keys)
-        if shown <= max_nodes:
-            break
-        depth -= 1
-    return sorted(keys)
+    groups, _ = dot_module.hierarchy_of(graph)
+    chosen = dot_module.collapsed_groups(graph, None, collapse_above)
+    return sorted(group.name if group.kind == "module" else group.id for group in groups if group.id in chosen)

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { isCollapsed, isWithin, moduleForNodeId, moduleNodeId, toggleModule } from "../src/widgets/collapse.js";
+import { isCollapsed, isWithin, moduleForGroupId, toggleModule } from "../src/widgets/collapse.js";
 
 test("a module is within itself and its ancestors only", () => {
   assert.equal(isWithin("a.b", "a"), true);
@@ -28,12 +28,11 @@ test("which modules are drawn collapsed", () => {
   assert.equal(isCollapsed([], "encoder"), false);
 });
 
-test("collapsed modules are found by the DOT id vizgrad.render.dot gives them", () => {
-  // dot.py: "m_" + every non-alphanumeric character as "_"
-  assert.equal(moduleNodeId("layers.0"), "m_layers_0");
-  assert.equal(moduleNodeId("blocks.1.attn-out"), "m_blocks_1_attn_out");
-  assert.equal(moduleNodeId("état.x"), "m_état_x");
-  const modules = ["layers", "layers.0", "layers.1"];
-  assert.equal(moduleForNodeId(modules, "m_layers_1"), "layers.1");
-  assert.equal(moduleForNodeId(modules, "m_nothing"), null);
+test("clicked clusters and collapsed boxes are found by their group's id", () => {
+  // dot.py: "cluster_" + the group's id, "m_" + the group's id: unique whatever the names
+  const graph = { groups: [{ id: "g0", name: "enc-a" }, { id: "g1", name: "enc_a" }, { id: "g2", name: "enc a" }] };
+  assert.equal(moduleForGroupId(graph, "g1"), "enc_a");
+  assert.equal(moduleForGroupId(graph, "g2"), "enc a");
+  assert.equal(moduleForGroupId(graph, "g9"), null);
+  assert.equal(moduleForGroupId({}, "g0"), null);
 });

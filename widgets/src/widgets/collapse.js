@@ -32,12 +32,11 @@ export function toggleModule(collapsed, name) {
   return [...current].sort();
 }
 
-/** The DOT node id vizgrad.render.dot gives a collapsed module ("m_" + the name, non-alphanumerics as "_"). */
-export function moduleNodeId(name) {
-  return `m_${[...name].map((character) => (/[\p{L}\p{N}]/u.test(character) ? character : "_")).join("")}`;
-}
-
-/** The module whose collapsed node has the DOT id ``key`` (null when none does). */
-export function moduleForNodeId(modules, key) {
-  return modules.find((name) => moduleNodeId(name) === key) ?? null;
+/**
+ * The module a clicked DOT id stands for: vizgrad.render.dot names a group's cluster
+ * "cluster_" + its id and its collapsed box "m_" + its id (``key`` without the prefix); the
+ * graph's ``groups`` give its name. Null when no group has that id.
+ */
+export function moduleForGroupId(graph, groupId) {
+  return (graph.groups ?? []).find((group) => group.id === groupId)?.name ?? null;
 }

@@ -11,7 +11,7 @@ import { shapeText } from "../node-info.js";
 import { stepText } from "../report-data.js";
 import { createTimeline } from "../timeline.js";
 import { chainRule } from "./chain-rule.js";
-import { isCollapsed, moduleForNodeId, toggleModule } from "./collapse.js";
+import { isCollapsed, moduleForGroupId, toggleModule } from "./collapse.js";
 import { createFrameScheduler, drivePlayback } from "./frame.js";
 import { heatmap } from "./heatmap.js";
 import { onChange, save } from "./model.js";
@@ -224,7 +224,7 @@ function render({ model, el }) {
             if (model.get("selected") !== id) save(model, { selected: id });
           },
           onModule: (module) => {
-            const name = module.kind === "cluster" ? module.name : moduleForNodeId(model.get("modules"), module.key);
+            const name = moduleForGroupId(model.get("graph"), module.kind === "cluster" ? module.name : module.key.slice(2));
             if (name !== null) toggle(name);
           },
         });
