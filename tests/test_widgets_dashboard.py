@@ -144,6 +144,52 @@ def test_sampling_every_kth_backward(closing):
     np.testing.assert_array_equal(steps, [1, 4, 7])
 
 
+def test_grad_flow_follows_its_own_model_when_two_models_train_in_turn(closing):
+    first, second = small_model(), small_model()
+    view_first, view_second = GradFlowView(first), GradFlowView(second)
+    closing.extend([view_first, view_second])
+    train(first, optim.SGD(first.parameters(), lr=0.1), 10, marks=False)
+    train(second, optim.SGD(second.parameters(), lr=0.1), 25, marks=False)
+    view_first._updates.flush()
+    view_second._updates.flush()
+    assert view_first.flow["step"] == 10 and view_second.flow["step"] == 25
+    np.testing.assert_array_equal(series(view_first.flow["series"])[0], np.arange(1, 11))
+    np.testing.assert_array_equal(series(view_second.flow["series"])[0], np.arange(1, 26))
+    # the first view's latest values are its own model's, not the second's
+    expected = [row.grad_rms for row in diagnostics.grad_flow(first)]
+    np.testing.assert_allclose(view_first.flow["current"]["rms"], expected, rtol=1e-6)
+
+
+def test_a_view_made_mid_training_counts_from_its_creation(closing):
+    model = small_model()
+    optimizer = optim.SGD(model.parameters(), lr=0.1)
+    train(model, optimizer, 4, marks=False)
+    view = GradFlowView(model)
+    closing.append(view)
+    train(model, optimizer, 3, marks=False)
+    view._updates.flush()
+    np.testing.assert_array_equal(series(view.flow["series"])[0], [1, 2, 3])
+
+
+@pytest.mark.parametrize("with_optimizer", [True, False])
+def test_dashboards_follow_their_own_model_and_marks_when_two_models_train_in_turn(closing, with_optimizer):
+    first, second = small_model(), small_model()
+    opt_first, opt_second = optim.SGD(first.parameters(), lr=0.1), optim.Adam(second.parameters(), lr=0.01)
+    board_first = dashboard(first, opt_first if with_optimizer else None)
+    board_second = dashboard(second, opt_second if with_optimizer else None)
+    closing.extend([board_first, board_second])
+    losses_first = train(first, opt_first, 10)
+    losses_second = train(second, opt_second, 25)
+    board_first.flush()
+    board_second.flush()
+    assert board_first.step == 10 and board_second.step == 25
+    assert board_first.flow["step"] == 10 and board_second.flow["step"] == 25
+    np.testing.assert_allclose(series(board_first.curves["loss"]["train"])[1][:, 0], losses_first, rtol=1e-6)
+    np.testing.assert_allclose(series(board_second.curves["loss"]["train"])[1][:, 0], losses_second, rtol=1e-6)
+    if with_optimizer:
+        assert board_first.ratios["series"]["length"] == 10 and board_second.ratios["series"]["length"] == 25
+
+
 # --- the dashboard ------------------------------------------------------------------------------------
 def test_dashboard_curves_flow_ratios_and_histograms_after_a_known_run(closing):
     model = small_model()

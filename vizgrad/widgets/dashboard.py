@@ -11,6 +11,12 @@ layer, and update/parameter ratios per layer (from the optimizer's steps)::
         optimizer.zero_grad(); loss.backward(); optimizer.step()
         vizgrad.events.mark("train", loss=loss, step=step)      # one curve per value
 
+The dashboard follows its model and optimizer only: its step counts the optimizer's
+steps (without an optimizer, the backward passes that reach the model) since the
+dashboard was made, and other models trained in the same kernel do not show. A mark
+belongs to the model whose training step came last: marks made after another model's
+step (and before this model's next one) are not drawn.
+
 Cheap by design: per step it keeps a few numbers per parameter that the optimizer step
 already computed (gradient and update norms); the curves are sent at most ``max_rate``
 times per second and the histograms, the only full pass over the weights, are computed
@@ -27,7 +33,7 @@ import traitlets
 from .. import events
 from ..backends import backend_of
 from .base import Coalescer, SeriesBuffer, VizgradWidget, float32_bytes, html_table, number_text
-from .grad_flow import GradFlowTracker, parameter_table, sample_norms
+from .grad_flow import BackwardScope, GradFlowTracker, parameter_table, sample_norms
 
 HISTOGRAM_SAMPLE = 65536     # values read per tensor for a histogram, at most
 RATIO_REFERENCE = 1e-3       # a commonly quoted healthy update/parameter ratio
@@ -67,7 +73,9 @@ class DashboardState:
                 self._index.setdefault(param.name, position)
         self._updates = Coalescer(max_rate, hold=hold)
         self._histogram_updates = Coalescer(histogram_rate, hold=hold)
-        kinds = {"mark", "optimizer_step"} if optimizer is not None else {"mark", "backward_end"}
+        self._scope = BackwardScope(self._params)
+        self._marks_are_ours = True      # False after another model's step, until ours comes again
+        kinds = {"mark", "optimizer_step"} if optimizer is not None else {"mark", "grad_accumulated", "backward_end"}
         self._subscription = events.subscribe(self._on_event, kinds=kinds)
 
     @property
@@ -89,8 +97,15 @@ class DashboardState:
     # --- events (the per-step work: a few numbers per parameter) --------------------------
     def _on_event(self, event):
         if event.kind == "optimizer_step":
-            self._on_optimizer_step(event)
+            self._marks_are_ours = event.source is self.optimizer
+            if self._marks_are_ours:
+                self._on_optimizer_step(event)
+        elif event.kind == "grad_accumulated":
+            self._scope.note(event)
         elif event.kind == "backward_end":
+            self._marks_are_ours = self._scope.take()
+            if not self._marks_are_ours:
+                return
             with self._updates.lock:
                 self.step += 1
                 self.flow.record(self.step, *sample_norms(self._params))
@@ -118,6 +133,8 @@ class DashboardState:
         self._request_all()
 
     def _on_mark(self, event):
+        if not self._marks_are_ours:
+            return
         with self._updates.lock:
             count = self._mark_counts.get(event.name, 0)
             self._mark_counts[event.name] = count + 1

@@ -1,7 +1,8 @@
 """``GradFlowView``: per-layer gradient size over training, vanishing and exploding
 layers flagged.
 
-After every backward pass the view reads the gradient norm of each parameter of the
+After every backward pass that reaches the model's parameters (passes through other
+models in the same kernel are not its subject and are ignored) the view reads the gradient norm of each parameter of the
 model (one dot product per parameter: cheap), turns it into a root-mean-square and
 flags it with :mod:`vizgrad.diagnostics`' thresholds (vanishing below 1e-7 or 1e-3 of
 the largest layer, exploding above 1e3 or NaN/inf). The browser draws one line per
@@ -115,6 +116,24 @@ def sample_norms(params):
     return norms, has_grad
 
 
+class BackwardScope:
+    """Whether a backward pass reached some of ``params``: fed the ``grad_accumulated``
+    events, it notes when one of them received a gradient; :meth:`take` at
+    ``backward_end`` answers for the pass that ended and starts over."""
+
+    def __init__(self, params):
+        self.uids = frozenset(param.uid for param in params)
+        self.reached = False
+
+    def note(self, event):
+        if event.tensor_id in self.uids:
+            self.reached = True
+
+    def take(self):
+        reached, self.reached = self.reached, False
+        return reached
+
+
 def parameter_table(model):
     """(names, parameters, sizes) of ``model``'s parameters, in module order."""
     named = list(model.named_parameters())
@@ -128,6 +147,10 @@ def parameter_table(model):
 
 class GradFlowView(VizgradWidget):
     """Per-layer gradient RMS over training steps and the current step's bars.
+
+    The view follows its model only: its steps count the backward passes that reached the
+    model's parameters since the view was made (from 1); backward passes of other models
+    are ignored.
 
     Args:
         model: a :class:`vizgrad.nn.Module`; its parameters are the layers.
@@ -153,7 +176,8 @@ class GradFlowView(VizgradWidget):
         self.every = max(1, int(every))
         self._backwards = 0
         self._updates = self._coalescer(max_rate)
-        self._subscribe(self._on_backward_end, kinds="backward_end")
+        self._scope = BackwardScope(self._params)
+        self._subscribe(self._on_event, kinds={"grad_accumulated", "backward_end"})
         self._push()
 
     def sample(self):
@@ -166,7 +190,13 @@ class GradFlowView(VizgradWidget):
         """``{layer: status}`` at the latest sample."""
         return dict(zip(self.tracker.names, self.tracker.statuses()))
 
-    def _on_backward_end(self, event):
+    def _on_event(self, event):
+        if event.kind == "grad_accumulated":
+            self._scope.note(event)
+        elif self._scope.take():
+            self._on_backward_end()
+
+    def _on_backward_end(self):
         self._backwards += 1
         if (self._backwards - 1) % self.every == 0:
             self.sample()
