@@ -5,8 +5,10 @@ The test starts JupyterLab (tests/lab_server.py), opens tests/notebooks/widgets.
 runs every cell from the Run menu and checks what a person would see:
 - GraphView draws one SVG node per graph node, and its "next step" button moves the
   highlight along the graph's backward order;
-- GradFlowView and the dashboard draw a line per parameter (and the loss curve, the
-  update ratios and a histogram per parameter);
+- GradFlowView and the dashboard draw a heatmap row and a bar per parameter (and the loss curve, the
+  update ratios and a histogram per parameter); a 26-layer net's view shows its own
+  model's steps only (another model trains after it) and no two of its labels overlap,
+  and a 200-layer view thins its labels;
 - OptimizerView steps the race and shows Adam's moments;
 - Playground's train loss falls when it trains;
 - a 300-node graph is laid out and drawn in the browser (the time is printed);
@@ -273,15 +275,64 @@ def test_graph_view_draws_the_graph_and_steps_backward(notebook):
     notebook.assert_no_problems()
 
 
-def test_grad_flow_view_draws_a_line_and_a_bar_per_layer(notebook):
+def test_grad_flow_view_draws_a_heatmap_row_and_a_bar_per_layer(notebook):
     facts = notebook.facts("grad_flow")
     view = notebook.widget("grad_flow", "vg-grad-flow-widget")
     _wait_for_training(view, facts["steps"])
-    lines = view.locator('[data-testid="vg-grad-flow-chart"] svg.vg-chart path.vg-line')
-    assert _drawn_lines(lines) == facts["layers"]
-    assert view.locator('[data-testid="vg-grad-flow-bars"] svg.vg-chart rect.vg-bar').count() == len(facts["layers"])
+    rows = view.locator('[data-testid="vg-grad-flow-row"]')
+    assert rows.evaluate_all("rows => rows.map(r => r.dataset.layer)") == facts["layers"]
+    assert view.locator('[data-testid="vg-grad-flow-row"] rect.vg-bar').count() == len(facts["layers"])
+    assert view.locator('[data-testid="vg-grad-flow-heatmap"]').count() == 1
     assert view.locator('[data-testid="vg-flags"]').inner_text() == "no vanishing or exploding layers"
     notebook.screenshot("grad_flow")
+    notebook.assert_no_problems()
+
+
+def _text_boxes(element):
+    """The page boxes of every non-empty SVG text inside ``element``: [{text, left, top, right, bottom}]."""
+    return element.evaluate(
+        """root => [...root.querySelectorAll('svg text')].filter(t => t.textContent.trim()).map(t => {
+            const box = t.getBoundingClientRect();
+            return {text: t.textContent, left: box.left, top: box.top, right: box.right, bottom: box.bottom};
+        })""")
+
+
+def _overlapping(boxes):
+    return [(a["text"], b["text"]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+            if a["left"] < b["right"] - 0.5 and b["left"] < a["right"] - 0.5
+            and a["top"] < b["bottom"] - 0.5 and b["top"] < a["bottom"] - 0.5]
+
+
+def test_grad_flow_of_a_26_layer_net_follows_its_model_with_no_overlapping_labels(notebook):
+    facts = notebook.facts("grad_flow_deep")
+    assert len(facts["layers"]) == 26
+    view = notebook.widget("grad_flow_deep", "vg-grad-flow-widget")
+    _wait_for_training(view, facts["steps"])
+    # its own model's 30 steps, not the 25 steps of the model trained after it
+    assert view.get_attribute("data-step") == "30"
+    rows = view.locator('[data-testid="vg-grad-flow-row"]')
+    assert rows.evaluate_all("rows => rows.map(r => r.dataset.status)") == facts["statuses"]
+    labels = view.locator("svg text.vg-row-label").evaluate_all("texts => texts.map(t => t.textContent)")
+    assert labels == facts["layers"], "at 26 layers every parameter has its label"
+    boxes = _text_boxes(view)
+    assert _overlapping(boxes) == []
+    assert min(box["bottom"] - box["top"] for box in boxes) >= 12, "labels readable on a projector"
+    flags = view.locator('[data-testid="vg-flags"]')
+    assert flags.evaluate("el => el.scrollHeight <= 2 * parseFloat(getComputedStyle(el).lineHeight)")
+    assert view.locator('[data-testid="vg-threshold-vanishing"]').count() == 1
+    assert view.locator('[data-testid="vg-threshold-exploding"]').count() == 1
+    notebook.screenshot("grad_flow_deep")
+    notebook.assert_no_problems()
+
+
+def test_grad_flow_of_200_layers_thins_its_labels(notebook):
+    facts = notebook.facts("grad_flow_wide")
+    view = notebook.widget("grad_flow_wide", "vg-grad-flow-widget")
+    _wait_for_training(view, facts["steps"])
+    assert view.locator('[data-testid="vg-grad-flow-row"]').count() == facts["layers"] == 200
+    assert 20 <= view.locator("svg text.vg-row-label").count() < 100
+    assert _overlapping(_text_boxes(view)) == []
+    notebook.screenshot("grad_flow_wide")
     notebook.assert_no_problems()
 
 
@@ -291,8 +342,8 @@ def test_dashboard_draws_loss_gradients_ratios_and_histograms(notebook):
     _wait_for_training(view, facts["steps"])
     loss = view.locator('[data-testid="vg-curve"][data-curve="loss"]')
     assert _drawn_lines(loss.locator("svg.vg-chart path.vg-line")) == ["train"]
-    gradients = view.locator('[data-testid="vg-grad-flow-chart"] svg.vg-chart path.vg-line')
-    assert _drawn_lines(gradients) == facts["layers"]
+    gradients = view.locator('[data-testid="vg-grad-flow-row"]')
+    assert gradients.evaluate_all("rows => rows.map(r => r.dataset.layer)") == facts["layers"]
     ratios = view.locator('[data-testid="vg-ratio-chart"] svg.vg-chart path.vg-line')
     assert sorted(_drawn_lines(ratios)) == sorted(name for name in facts["layers"])
     histograms = view.locator('[data-testid="vg-layer-histogram"]')

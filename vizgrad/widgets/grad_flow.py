@@ -5,8 +5,9 @@ After every backward pass that reaches the model's parameters (passes through ot
 models in the same kernel are not its subject and are ignored) the view reads the gradient norm of each parameter of the
 model (one dot product per parameter: cheap), turns it into a root-mean-square and
 flags it with :mod:`vizgrad.diagnostics`' thresholds (vanishing below 1e-7 or 1e-3 of
-the largest layer, exploding above 1e3 or NaN/inf). The browser draws one line per
-layer over the steps and the current step's bars. Series travel as float32 buffers;
+the largest layer, exploding above 1e3 or NaN/inf). The browser draws a layers × steps heatmap (log scale,
+blue below the healthy band, red above it) and, on the same rows, the current step's bars
+with the two thresholds as lines. Series travel as float32 buffers;
 updates reach the browser at most ``max_rate`` times per second.
 
 Example::

@@ -116,7 +116,7 @@ function render({ model, el }) {
         h("h3", {}, model.get("title")),
         h("span", { class: "vg-status", "data-testid": "vg-status" }, `step ${model.get("step")}`),
         h("span", { class: "vg-spacer" }),
-        flagged.length ? h("span", { class: "vg-alert", "data-testid": "vg-flag-summary" }, flagged.map(flagText).join("; ")) : null,
+        flagged.length ? h("span", { class: "vg-alert", "data-testid": "vg-flag-summary" }, flagged.length === 1 ? flagText(flagged[0]) : `${flagged.length} layers flagged (see gradient flow)`) : null,
       ].filter(Boolean));
       body.replaceChildren(
         ...curveCharts(model.get("curves")).map(curvePanel),
