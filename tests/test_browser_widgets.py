@@ -9,7 +9,9 @@ runs every cell from the Run menu and checks what a person would see:
   update ratios and a histogram per parameter); a 26-layer net's view shows its own
   model's steps only (another model trains after it) and no two of its labels overlap,
   and a 200-layer view thins its labels;
-- OptimizerView steps the race and shows Adam's moments;
+- OptimizerView steps the race and shows Adam's moments; at its default speed Momentum
+  and Adam reach Rosenbrock's minimum (timed and printed), every trail pixel stands out
+  against the surface under it (WCAG contrast from the drawn colours), a click restarts it;
 - Playground's train loss falls when it trains;
 - a 300-node graph is laid out and drawn in the browser (the time is printed);
 - the page logs no console or page errors, asks no host but the server for anything,
@@ -364,7 +366,95 @@ def test_optimizer_view_races_on_the_surface(notebook):
     assert _number(count.inner_text()) == _number(before) + 1
     adam = view.locator('[data-testid="optimizer-state-adam"] tr[data-key]')
     assert {"exp_avg", "exp_avg_sq", "m_hat", "v_hat"} <= set(adam.evaluate_all("rows => rows.map(r => r.dataset.key)"))
+    # no label twice in a card's head ("Adam Adam"); axes and a colour bar with numbers
+    for name in ("sgd", "momentum", "adam", "rmsprop"):
+        head = view.locator(f'[data-testid="optimizer-card-{name}"] .vg-opt-card-head').inner_text().split()
+        words = [word for word in head if word not in ("running", "✓", "finished", "✗", "diverged")]
+        assert len(words) == len(set(words)), f"{name}'s card repeats a label: {head}"
+    for axis in ("optimizer-x-axis", "optimizer-y-axis", "optimizer-colour-bar"):
+        ticks = view.locator(f'[data-testid="{axis}"] text').evaluate_all("ts => ts.map(t => t.textContent)")
+        assert sum(1 for text in ticks if re.fullmatch(r"-?[0-9.e+-]+", text)) >= 3, f"{axis}: {ticks}"
     notebook.screenshot("optimizer_view")
+    notebook.assert_no_problems()
+
+
+def _wcag_luminance(rgb):
+    channels = [c / 255 for c in rgb]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(a, b):
+    light, dark = sorted((_wcag_luminance(a), _wcag_luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_optimizer_race_at_the_default_speed_reaches_rosenbrocks_minimum_with_trails_that_stand_out(notebook):
+    view = notebook.widget("optimizer_view", "optimizer-view")
+    view.locator('[data-testid="optimizer-reset"]').click()
+    notebook.page.wait_for_function("el => el.textContent === 'step 0'",
+                                    arg=view.locator('[data-testid="optimizer-step-count"]').element_handle(), timeout=10_000)
+    assert view.locator('[data-testid="optimizer-speed"]').input_value() == "200"
+    started = time.perf_counter()
+    view.locator('[data-testid="optimizer-play"]').click()
+    notebook.page.wait_for_function(
+        "root => root.querySelector('[data-testid=\"optimizer-status-adam\"]').dataset.status === 'finished'"
+        " && root.querySelector('[data-testid=\"optimizer-status-momentum\"]').dataset.status === 'finished'",
+        arg=view.element_handle(), timeout=40_000)
+    seconds = time.perf_counter() - started
+    view.locator('[data-testid="optimizer-play"]').click()          # pause
+    print(f"\nOptimizerView: Momentum and Adam reached Rosenbrock's minimum {seconds:.1f} s after Play at the default speed")
+    assert seconds < 20, "the default speed should show Rosenbrock converging in about 10 s"
+    # status colours: finished, running and diverged each look different
+    statuses = view.locator('[data-testid^="optimizer-status-"]').evaluate_all(
+        "els => els.map(e => [e.dataset.status, getComputedStyle(e).backgroundColor, e.textContent])")
+    by_status = {status: (background, text) for status, background, text in statuses}
+    assert {"finished", "running"} <= set(by_status)
+    assert by_status["finished"][0] != by_status["running"][0] and "finished" in by_status["finished"][1]
+    # every trail pixel (its own colour, read back from the drawn canvas) stands out against the
+    # surface under it (read back from the surface canvas): the trail or its dark outline by 3:1
+    drawn = view.evaluate(
+        """root => {
+            const read = (testid) => {
+                const canvas = root.querySelector(`[data-testid="${testid}"]`);
+                return canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+            };
+            const trails = read('optimizer-canvas');
+            const surface = read('optimizer-surface');
+            const hex = (text) => { const m = text.match(/\d+/g).map(Number); return m.slice(0, 3); };
+            const colours = [...root.querySelectorAll('[data-testid^="optimizer-card-"] .vg-opt-swatch')]
+                .map(swatch => hex(getComputedStyle(swatch).backgroundColor));
+            return colours.map(colour => {
+                const pairs = [];
+                for (let i = 0; i < trails.length && pairs.length < 3000; i += 4) {
+                    if (trails[i + 3] === 255 && trails[i] === colour[0] && trails[i + 1] === colour[1] && trails[i + 2] === colour[2]) {
+                        pairs.push([surface[i], surface[i + 1], surface[i + 2]]);
+                    }
+                }
+                return {colour, surface: pairs};
+            });
+        }""")
+    outline = (17, 17, 17)
+    assert len(drawn) == 4
+    # trails drawn later cover parts of earlier ones (SGD's path lies under Momentum's): most show
+    visible = sorted(len(trail["surface"]) for trail in drawn)
+    assert visible[1] > 50 and sum(visible) > 500, f"trail pixels visible: {visible}"
+    for trail in drawn:
+        assert _contrast(trail["colour"], outline) >= 3
+        worst = min(max(_contrast(trail["colour"], under), _contrast(outline, under)) for under in trail["surface"])
+        assert worst >= 3, f"trail {trail['colour']} reaches a contrast of only {worst:.2f} against the surface"
+    chart = view.locator('[data-testid="optimizer-value-chart"] path.vg-line:not(.vg-line-outline)')
+    assert len(_drawn_lines(chart)) == 4
+    notebook.screenshot("optimizer_view", "optimizer_view-converged")
+    # a click on the surface restarts the race there
+    canvas = view.locator('[data-testid="optimizer-canvas"]')
+    box = canvas.bounding_box()
+    canvas.click(position={"x": box["width"] * 0.25, "y": box["height"] * 0.25})
+    notebook.page.wait_for_function("el => el.textContent === 'step 0'",
+                                    arg=view.locator('[data-testid="optimizer-step-count"]').element_handle(), timeout=10_000)
+    summary = view.locator('[data-testid="optimizer-card-adam"] .vg-opt-summary').inner_text()
+    x, y = map(float, re.search(r"\(([-0-9.e]+), ([-0-9.e]+)\)", summary).groups())
+    assert x == pytest.approx(-1, abs=0.02) and y == pytest.approx(2, abs=0.02), summary   # a quarter into [-2, 2] × [3, -1]
     notebook.assert_no_problems()
 
 

@@ -189,6 +189,28 @@ def test_max_steps_finishes_the_race():
     assert not race.running and race.states["SGD"]["status"] == "finished"
 
 
+def test_an_optimizer_at_the_minimum_has_finished_and_stops():
+    race = OptimizerRace("rosenbrock", optimizers=("Momentum", "Adam", "SGD"))
+    race.step(2500)
+    for name in ("Momentum", "Adam"):
+        state = race.states[name]
+        assert state["status"] == "finished"
+        assert math.hypot(*(state["position"] - (1.0, 1.0))) < 4e-4           # CONVERGED × the domain's width
+        steps = len(race.paths[name]) - 1
+        assert 1000 < steps < 2500, f"{name} stopped after {steps} steps"
+    assert race.states["SGD"]["status"] == "running" and len(race.paths["SGD"]) == 2501
+
+
+def test_rosenbrock_converges_within_about_ten_seconds_at_the_default_speed():
+    pytest.importorskip("anywidget")
+    from vizgrad.widgets import OptimizerView
+    race = OptimizerRace("rosenbrock")
+    race.step(5000)
+    converged = [len(r.positions) - 1 for r in race.runners if r.status == "finished" and len(r.positions) <= 5000]
+    seconds = min(converged) / OptimizerView.speed.default_value
+    assert 5 < seconds < 10.5, f"the first optimizer reaches the minimum after {seconds:.1f} s at the default speed"
+
+
 def test_changing_function_resets_at_its_start_with_its_rates():
     race = OptimizerRace("rosenbrock", optimizers=("SGD", "Adam"))
     race.configure("Adam", betas=(0.8, 0.99))
@@ -208,6 +230,15 @@ def test_packed_paths_are_float32_pairs():
     unpacked = np.frombuffer(data, dtype="<f4").reshape(-1, 2)
     np.testing.assert_allclose(unpacked[:5], race.paths["SGD"], rtol=1e-6)
     np.testing.assert_allclose(unpacked[5:], race.paths["Adam"], rtol=1e-6)
+    values = np.frombuffer(race.packed_values(), dtype="<f4")
+    np.testing.assert_allclose(values[:5], race.values["SGD"], rtol=1e-6)
+    np.testing.assert_allclose(values[5:], race.values["Adam"], rtol=1e-6)
+
+
+def test_surfaces_describe_their_minimum_value():
+    assert get_surface("rosenbrock").describe()["minimum"] == 0.0
+    assert get_surface("himmelblau").describe()["minimum"] == pytest.approx(0.0, abs=1e-12)
+    assert get_surface("saddle").describe()["minimum"] is None
 
 
 # --- the widget ---------------------------------------------------------------------------------------

@@ -203,13 +203,13 @@ export function createPlayLoop({ send, raf = globalThis.requestAnimationFrame, c
   let handle = null;
   let sent = 0;
 
-  function frame() {
+  function frame(time) {
     handle = null;
     if (!playing) return;
     if (!waiting) {
       waiting = true;
       sent += 1;
-      send(sent);
+      send(sent, time);
     }
     handle = raf(frame);
   }
@@ -243,6 +243,55 @@ export function createPlayLoop({ send, raf = globalThis.requestAnimationFrame, c
     },
   };
   return loop;
+}
+
+/**
+ * How many steps one request should take to play at ``rate`` steps per second: the time
+ * since the previous request times the rate, at least 1 and at most a fifth of a second's
+ * worth (a stalled page does not jump ahead). ``last`` is null for the first request.
+ */
+export function stepsFor(rate, now, last) {
+  const wanted = last === null || !Number.isFinite(last) ? rate / 60 : (rate * (now - last)) / 1000;
+  return Math.max(1, Math.min(Math.ceil(rate / 5), Math.round(wanted)));
+}
+
+/** WCAG relative luminance of an [r, g, b] colour (0..255 channels). */
+export function luminance([r, g, b]) {
+  const linear = (channel) => {
+    const c = channel / 255;
+    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  };
+  return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+}
+
+/** WCAG contrast ratio of two [r, g, b] colours (1 to 21). */
+export function contrastRatio(a, b) {
+  const [light, dark] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (light + 0.05) / (dark + 0.05);
+}
+
+/**
+ * Whether a trail drawn in ``trail`` over an ``outline`` stands out against ``surface``:
+ * the trail and its outline differ (3:1), and one of them differs from the surface (3:1),
+ * the WCAG level for graphics.
+ */
+export function trailStandsOut(trail, outline, surface, minimum = 3) {
+  return contrastRatio(trail, outline) >= minimum
+    && Math.max(contrastRatio(trail, surface), contrastRatio(outline, surface)) >= minimum;
+}
+
+/** The value of the contour map at normalised position t in [0, 1] (the inverse of normaliseGrid). */
+export function valueAt(t, low, high, mode = "linear") {
+  return mode === "log" ? low + Math.expm1(t * Math.log1p(high - low)) : low + t * (high - low);
+}
+
+/** Every ``stride``-th point of a path of [step, value] points, the last always kept: at most ``limit``. */
+export function thinPoints(points, limit = 600) {
+  if (points.length <= limit) return points;
+  const stride = Math.ceil(points.length / limit);
+  const kept = points.filter((_, i) => i % stride === 0);
+  if (kept[kept.length - 1] !== points[points.length - 1]) kept.push(points[points.length - 1]);
+  return kept;
 }
 
 /** A short number for the state panel: 4 significant digits, exponents when tiny or huge. */
