@@ -12,7 +12,9 @@ runs every cell from the Run menu and checks what a person would see:
 - OptimizerView steps the race and shows Adam's moments; at its default speed Momentum
   and Adam reach Rosenbrock's minimum (timed and printed), every trail pixel stands out
   against the surface under it (WCAG contrast from the drawn colours), a click restarts it;
-- Playground's train loss falls when it trains;
+- Playground's train loss falls when it trains; its diagram has one edge per weight
+  (coloured by sign, as thick as the weight), a hovered edge tells its weight and
+  gradient, a clicked unit shows its response and incoming weights;
 - a 300-node graph is laid out and drawn in the browser (the time is printed);
 - the page logs no console or page errors, asks no host but the server for anything,
   and no cell writes to stderr.
@@ -477,6 +479,43 @@ def test_playground_loss_falls_when_it_trains(notebook):
     painted, canvases = _painted_canvases(view)
     assert canvases > 0 and painted == canvases, f"{painted} of {canvases} canvases painted"
     notebook.screenshot("playground")
+    notebook.assert_no_problems()
+
+
+def test_playground_draws_the_network_with_one_edge_per_weight(notebook):
+    facts = notebook.facts("playground")
+    sizes = facts["sizes"]
+    view = notebook.widget("playground", "playground-view")
+    edges = view.locator('[data-testid="playground-edge"]')
+    assert edges.count() == sum(a * b for a, b in zip(sizes, sizes[1:]))
+    for layer, (inputs, outputs) in enumerate(zip(sizes, sizes[1:])):
+        pairs = view.locator(f'[data-testid="playground-edge"][data-layer="{layer}"]').evaluate_all(
+            "lines => lines.map(l => [Number(l.dataset.from), Number(l.dataset.to)])")
+        assert sorted(map(tuple, pairs)) == [(i, o) for i in range(inputs) for o in range(outputs)]
+    widths = edges.evaluate_all("lines => lines.map(l => Number(l.getAttribute('stroke-width')))")
+    colours = set(edges.evaluate_all("lines => lines.map(l => l.getAttribute('stroke'))"))
+    assert max(widths) > 3 * min(widths), "edges are as thick as their weights"
+    assert len(colours) == 2, "positive and negative weights have their own colours"
+    features = [f for f in facts["features"]]
+    pressed = view.locator('[data-testid^="playground-feature-"][aria-pressed="true"]').evaluate_all(
+        "boxes => boxes.map(b => b.dataset.testid.replace('playground-feature-', ''))")
+    assert pressed == features
+    # hovering an edge tells its weight and gradient
+    edges.first.dispatch_event("pointerover")
+    info = view.locator('[data-testid="playground-edge-info"]').inner_text()
+    assert re.search(r"x → layer 1 unit 1: w = -?[0-9.e-]+, ∂L/∂w = ", info), info
+    # clicking a unit shows its response and its incoming weights
+    view.locator('[data-testid="playground-unit-0-2"]').click()
+    detail = view.locator('[data-testid="playground-unit-detail"]')
+    detail.wait_for()
+    assert detail.locator('[data-testid="playground-incoming"]').count() == sizes[0]
+    assert "layer 1 unit 3" in detail.inner_text()
+    notebook.screenshot("playground", "playground-unit")
+    # adding a unit to the first layer adds its edges
+    view.locator('[data-testid="playground-layer-0-add-unit"]').click()
+    expected = sizes[0] * (sizes[1] + 1) + (sizes[1] + 1) * sizes[2] + sum(a * b for a, b in zip(sizes[2:], sizes[3:]))
+    notebook.page.wait_for_function("([root, n]) => root.querySelectorAll('[data-testid=\"playground-edge\"]').length === n",
+                                    arg=[view.element_handle(), expected], timeout=10_000)
     notebook.assert_no_problems()
 
 

@@ -145,7 +145,7 @@ function render({ model, el }) {
     // inputs: every feature, the chosen ones drawn as their map, the others as a faded button
     allFeatures.forEach((name, index) => {
       const active = features.indexOf(name);
-      const canvas = h("canvas", { width: 1, height: 1, class: "vg-pg-node-map" });
+      const canvas = active >= 0 ? h("canvas", { width: 1, height: 1, class: "vg-pg-node-map" }) : null;
       const box = h("button", {
         type: "button", class: `vg-pg-node vg-pg-input${active < 0 ? " vg-pg-off" : ""}`, "data-testid": `playground-feature-${name}`,
         "aria-pressed": String(active >= 0), title: active < 0 ? `use ${name} as an input` : `stop using ${name}`,
@@ -176,7 +176,7 @@ function render({ model, el }) {
           title: `layer ${layer + 1}, unit ${unit + 1}: click for its response and incoming weights` });
         unitCanvases.push(canvas);
         nodeViews[column][unit] = { element: canvas, canvas, position: layout.columns[column][unit] };
-        layerCleanups.push(listen(canvas, "click", () => select(column, unit)));
+        layerCleanups.push(listen(canvas, "click", () => selectNode(column, unit)));
         children.push(place(canvas, layout.columns[column][unit]));
       }
     });
@@ -186,7 +186,7 @@ function render({ model, el }) {
       const canvas = h("canvas", { class: "vg-pg-node vg-pg-output-node", width: 1, height: 1, "data-testid": `playground-output-${unit}`,
         title: `class ${unit}: click for its incoming weights`, style: `border-color:${classColour(unit)}` });
       nodeViews[last][unit] = { element: canvas, canvas, position };
-      layerCleanups.push(listen(canvas, "click", () => select(last, unit)));
+      layerCleanups.push(listen(canvas, "click", () => selectNode(last, unit)));
       children.push(place(canvas, position));
     });
     nodesBox.replaceChildren(...children);
@@ -214,7 +214,7 @@ function render({ model, el }) {
     if (selected && !nodeViews[selected.column]?.[selected.unit]) selected = null;
   }
 
-  function select(column, unit) {
+  function selectNode(column, unit) {
     selected = selected && selected.column === column && selected.unit === unit ? null : { column, unit };
     drawDetail();
   }
@@ -358,7 +358,7 @@ function render({ model, el }) {
     context.clearRect(0, 0, LOSS_W, LOSS_H);
     const { steps, series } = decodeSeries(model.get("losses"));
     const { lines, yMax, xMax } = lossGeometry(steps, series, LOSS_W, LOSS_H);
-    context.font = "10px sans-serif";
+    context.font = "11px sans-serif";
     context.fillStyle = "#52606d";
     context.strokeStyle = "#cbd2d9";
     context.lineWidth = 1;
