@@ -15,6 +15,8 @@ runs every cell from the Run menu and checks what a person would see:
 - Playground's train loss falls when it trains; its diagram has one edge per weight
   (coloured by sign, as thick as the weight), a hovered edge tells its weight and
   gradient, a clicked unit shows its response and incoming weights;
+- ConvExplorer draws every feature map; a clicked unit shows its receptive field and a
+  multiply-accumulate equal to the layer's output; Backward adds the gradient maps;
 - a 300-node graph is laid out and drawn in the browser (the time is printed);
 - the page logs no console or page errors, asks no host but the server for anything,
   and no cell writes to stderr.
@@ -516,6 +518,35 @@ def test_playground_draws_the_network_with_one_edge_per_weight(notebook):
     expected = sizes[0] * (sizes[1] + 1) + (sizes[1] + 1) * sizes[2] + sum(a * b for a, b in zip(sizes[2:], sizes[3:]))
     notebook.page.wait_for_function("([root, n]) => root.querySelectorAll('[data-testid=\"playground-edge\"]').length === n",
                                     arg=[view.element_handle(), expected], timeout=10_000)
+    notebook.assert_no_problems()
+
+
+def test_conv_explorer_shows_a_units_receptive_field_and_multiply_accumulate(notebook):
+    facts = notebook.facts("conv_explorer")
+    view = notebook.widget("conv_explorer", "conv-explorer")
+    notebook.page.wait_for_function("el => el.dataset.ready === 'true'", arg=view.element_handle(), timeout=10_000)
+    maps = view.locator('[data-testid="conv-explorer-map"]')
+    assert maps.count() == sum(shown for shown, *_ in facts["layers"])
+    painted, canvases = _painted_canvases(view)
+    assert painted == canvases
+    # click unit (row 1, column 2) of channel 3 in the second layer (4 × 4 maps)
+    target = view.locator('[data-testid="conv-explorer-map"][data-layer="1"][data-channel="3"]')
+    box = target.bounding_box()
+    target.click(position={"x": box["width"] * 2.5 / 4, "y": box["height"] * 1.5 / 4})
+    notebook.page.wait_for_function("el => el.dataset.selected === '1/3/1/2'", arg=view.element_handle(), timeout=10_000)
+    field = view.locator('[data-testid="conv-explorer-field"]')
+    assert field.count() == 1
+    assert "rows 0–6, columns 1–7" in view.inner_text()      # conv 3×3 pad 1 ← pool 2 ← conv 3×3 pad 1, clipped
+    assert view.locator('[data-testid="conv-explorer-mac-channel"]').count() == 8
+    total = view.locator('[data-testid="conv-explorer-total"]').inner_text()
+    computed, recorded = re.search(r"b \+ Σ = ([-0-9.e]+); the layer computed ([-0-9.e]+)", total).groups()
+    assert computed == recorded, total
+    notebook.screenshot("conv_explorer", "conv_explorer-unit")
+    # Backward: gradient maps appear under every layer
+    view.locator('[data-testid="conv-explorer-backward"]').click()
+    notebook.page.wait_for_function("el => el.dataset.target !== ''", arg=view.element_handle(), timeout=10_000)
+    assert view.locator('[data-testid="conv-explorer-grad"]').count() == maps.count()
+    notebook.screenshot("conv_explorer", "conv_explorer-backward")
     notebook.assert_no_problems()
 
 
