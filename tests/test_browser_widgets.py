@@ -564,3 +564,51 @@ def test_a_300_node_graph_lays_out_and_draws_quickly(notebook):
           f"to its nodes painted; the issue asks for under 1 s, the test allows {LAYOUT_BOUND_S:.0f} s)")
     assert seconds < LAYOUT_BOUND_S
     notebook.assert_no_problems()
+
+
+MY_WIDGETS = {"grad_flow_deep": "vg-grad-flow-widget", "dashboard": "vg-dashboard", "optimizer_view": "optimizer-view",
+              "playground": "playground-view", "conv_explorer": "conv-explorer"}
+
+
+def _rgb(text):
+    return [int(v) for v in re.findall(r"\d+", text)[:3]]
+
+
+def test_widgets_are_readable_at_projector_size_in_light_and_dark_themes(notebook):
+    """At 1280 px wide no widget overflows sideways and no text is under 11 px; in JupyterLab's
+    dark theme each widget's background turns dark and its text light (screenshots of both)."""
+    page = notebook.page
+    page.set_viewport_size({"width": 1280, "height": 720})
+    try:
+        for tag, testid in MY_WIDGETS.items():
+            view = notebook.widget(tag, testid)
+            view.scroll_into_view_if_needed()
+            sizes = view.evaluate("""root => {
+                const small = [...root.querySelectorAll('*')].filter(e => e.childNodes.length && [...e.childNodes]
+                    .some(n => n.nodeType === 3 && n.textContent.trim()) && e.getClientRects().length)
+                    .map(e => [parseFloat(getComputedStyle(e).fontSize) * (e.closest('svg') ? (e.closest('svg')
+                        .getBoundingClientRect().width / (e.closest('svg').viewBox.baseVal?.width || e.closest('svg')
+                        .getBoundingClientRect().width)) : 1), e.textContent.slice(0, 30)])
+                    .filter(([size]) => size < 10.5);
+                return {overflow: root.scrollWidth - root.clientWidth, small};
+            }""")
+            assert sizes["overflow"] <= 1, f"{tag} overflows by {sizes['overflow']} px at 1280 px"
+            assert sizes["small"] == [], f"{tag} has text under 11 px: {sizes['small'][:5]}"
+        # JupyterLab's dark theme, from its Settings menu (screenshots on the tall page again)
+        page.set_viewport_size({"width": 1400, "height": 2000})
+        page.locator(".lm-MenuBar-item", has_text="Settings").first.click()
+        page.locator(".lm-Menu-item", has_text="Theme").first.hover()
+        page.locator(".lm-Menu-item", has_text="JupyterLab Dark").first.click()
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=20_000)
+        for tag, testid in MY_WIDGETS.items():
+            view = notebook.widget(tag, testid)
+            background, colour = view.evaluate("root => [getComputedStyle(root).backgroundColor, getComputedStyle(root).color]")
+            assert _wcag_luminance(_rgb(background)) < 0.1, f"{tag}: background {background} in the dark theme"
+            assert _contrast(_rgb(colour), _rgb(background)) >= 7, f"{tag}: text {colour} on {background}"
+            notebook.screenshot(tag, f"{tag}-dark")
+        notebook.assert_no_problems()
+    finally:
+        page.locator(".lm-MenuBar-item", has_text="Settings").first.click()
+        page.locator(".lm-Menu-item", has_text="Theme").first.hover()
+        page.locator(".lm-Menu-item", has_text="JupyterLab Light").first.click()
+        page.set_viewport_size({"width": 1400, "height": 2000})

@@ -24,7 +24,7 @@ function pixelCanvas(image, height, width, size, attributes = {}) {
 }
 
 function render({ model, el }) {
-  const root = h("div", { class: "vg-widget vg-cx", "data-testid": "conv-explorer" });
+  const root = h("div", { class: "vg-widget vg-themed vg-cx", "data-testid": "conv-explorer" });
   const toolbar = h("div", { class: "vg-toolbar" });
   const body = h("div", { class: "vg-cx-body" });
   root.append(toolbar, body);

@@ -100,7 +100,7 @@ function histogramPanel(histograms, layers) {
 }
 
 function render({ model, el }) {
-  const root = h("div", { class: "vg-widget vg-dashboard", "data-testid": "vg-dashboard" });
+  const root = h("div", { class: "vg-widget vg-themed vg-dashboard", "data-testid": "vg-dashboard" });
   const heading = h("div", { class: "vg-toolbar" });
   const body = h("div", { class: "vg-panels" });
   root.append(heading, body);

@@ -9,7 +9,7 @@ import { onChange } from "./model.js";
 import { showError } from "./ui.js";
 
 function render({ model, el }) {
-  const root = h("div", { class: "vg-widget vg-grad-flow-widget", "data-testid": "vg-grad-flow-widget" });
+  const root = h("div", { class: "vg-widget vg-themed vg-grad-flow-widget", "data-testid": "vg-grad-flow-widget" });
   const heading = h("h3", {});
   const body = h("div", { class: "vg-panels" });
   root.append(heading, body);

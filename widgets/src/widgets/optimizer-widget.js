@@ -60,7 +60,7 @@ function render({ model, el }) {
   const plot = h("div", { class: "vg-opt-plot" }, [frameGrid, caption, readout]);
   const valueChart = h("div", { class: "vg-opt-values", "data-testid": "optimizer-values" });
   const cards = h("div", { class: "vg-opt-cards" });
-  const root = h("div", { class: "vg-widget vg-opt", "data-testid": "optimizer-view" },
+  const root = h("div", { class: "vg-widget vg-themed vg-opt", "data-testid": "optimizer-view" },
     [toolbar, h("div", { class: "vg-opt-body" }, [plot, valueChart]), cards]);
   el.append(root);
 

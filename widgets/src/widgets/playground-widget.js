@@ -90,7 +90,7 @@ function render({ model, el }) {
   const metrics = h("div", { class: "vg-pg-metrics", "data-testid": "playground-metrics" });
   const lossCanvas = h("canvas", { class: "vg-pg-loss", "data-testid": "playground-loss", width: LOSS_W, height: LOSS_H });
   const output = h("div", { class: "vg-pg-output" }, [h("strong", {}, "output"), boundaryCanvas, metrics, lossCanvas]);
-  const root = h("div", { class: "vg-pg", "data-testid": "playground-view" }, [toolbar, settings, h("div", { class: "vg-pg-body" }, [network, output])]);
+  const root = h("div", { class: "vg-widget vg-themed vg-pg", "data-testid": "playground-view" }, [toolbar, settings, h("div", { class: "vg-pg-body" }, [network, output])]);
   el.append(root);
 
   const boundarySource = document.createElement("canvas");
@@ -358,9 +358,10 @@ function render({ model, el }) {
     context.clearRect(0, 0, LOSS_W, LOSS_H);
     const { steps, series } = decodeSeries(model.get("losses"));
     const { lines, yMax, xMax } = lossGeometry(steps, series, LOSS_W, LOSS_H);
+    const ink = getComputedStyle(root).color || "#1f2933";      // the theme's text colour
     context.font = "11px sans-serif";
-    context.fillStyle = "#52606d";
-    context.strokeStyle = "#cbd2d9";
+    context.fillStyle = ink;
+    context.strokeStyle = "#9aa5b1";
     context.lineWidth = 1;
     context.beginPath();
     context.moveTo(34, 8);
@@ -371,7 +372,7 @@ function render({ model, el }) {
     context.fillText(formatNumber(yMax), 31, 14);
     context.fillText("0", 31, LOSS_H - 16);
     context.fillText(`step ${formatNumber(xMax)}`, LOSS_W - 8, LOSS_H - 4);
-    const styles = [["#1f2933", "train"], ["#dd8452", "test"]];
+    const styles = [[ink, "train"], ["#dd8452", "test"]];
     lines.forEach((line, index) => {
       if (line.length < 2) return;
       const [colour] = styles[index % styles.length];
