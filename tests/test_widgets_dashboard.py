@@ -318,11 +318,29 @@ def test_static_fallbacks(closing):
     closing.extend([board, view])
     train(model, optimizer, 2)
     board.flush()
+    view._updates.flush()
     for widget in (board, view):
         data, _ = widget._repr_mimebundle_()
         assert WIDGET_MIME in data and "text/plain" in data
-        assert "<table" in data["text/html"] and "0.weight" in data["text/html"]
+        svg = data["image/svg+xml"]                           # a picture, not a table
+        assert svg.startswith("<svg") and ">0.weight</text>" in svg and ">2.bias</text>" in svg
+        # one heatmap cell per layer and recorded step, one bar per layer, two threshold lines
+        assert svg.count("<rect x='170.0'") == 4 and svg.count("stroke-dasharray='4 3'") == 2
+        assert svg.count("<title>") == 4
+    assert "<polyline" in board._fallback_svg() and "train loss" in board._fallback_svg()
     assert "train loss" in board._fallback_text()
+
+
+def test_the_static_heatmap_colours_follow_the_healthy_band():
+    from vizgrad.widgets.grad_flow import flow_colour, healthy_band
+    thresholds = {"vanishing": 1e-7, "exploding": 1e3, "relative": 1e-3}
+    assert healthy_band([2.0, 1e-9, math.nan], thresholds) == (2e-3, 1e3)
+    band = (1e-3, 1e3)
+    assert flow_colour(1.0, band) == "rgb(247,247,247)"                 # the band's log middle is pale
+    assert flow_colour(1e-9, band) == "rgb(33,102,172)"                 # far below: full blue
+    assert flow_colour(1e9, band) == "rgb(178,24,43)"                   # far above: full red
+    assert flow_colour(math.inf, band) == "rgb(178,24,43)"
+    assert flow_colour(math.nan, band) == "rgb(200,200,200)"
 
 
 def test_a_model_without_parameters_is_refused():

@@ -25,6 +25,7 @@ at most ``histogram_rate`` times per second from a strided sample of each tensor
 benchmarks); its :attr:`DashboardState.snapshot` holds what the widget would show.
 """
 
+import html
 import math
 
 import numpy as np
@@ -265,6 +266,41 @@ class Dashboard(VizgradWidget):
                 if len(buffer):
                     latest.append(f"{name} {key} {number_text(float(buffer.matrix()[-1, 0]))}")
         return f"<Dashboard: step {state.step}; {', '.join(latest) or 'no marks yet'}>"
+
+    def _fallback_svg(self):
+        """The loss curves (one polyline per mark, log scale when they span decades) over the
+        gradient-flow picture."""
+        from .grad_flow import grad_flow_svg
+        state = self.state
+        width, height, left, top = 750, 170, 60, 24
+        lines = [(f"{name} {key}", buffer.steps, buffer.matrix()[:, 0])
+                 for key, marks in state.curves.items() for name, buffer in marks.items() if len(buffer) > 1]
+        parts = ["<rect width='100%' height='100%' fill='#ffffff'/>",
+                 f"<text x='{left}' y='16' font-weight='600'>training, step {state.step}</text>"]
+        values = np.concatenate([v[np.isfinite(v)] for _, _, v in lines]) if lines else np.zeros(0)
+        if values.size:
+            log = bool(values.min() > 0 and values.max() / values.min() > 20)
+            low, high = (np.log10(values.min()), np.log10(values.max())) if log else (values.min(), values.max())
+            span = (high - low) or 1.0
+            colours = ["#4c72b0", "#dd8452", "#55a868", "#c44e52"]
+            for position, (name, steps, series) in enumerate(lines):
+                first, last = steps.min(), steps.max() if steps.max() > steps.min() else steps.min() + 1
+                points = " ".join(
+                    f"{left + (x - first) / (last - first) * (width - left - 130):.1f},"
+                    f"{top + (1 - ((np.log10(y) if log else y) - low) / span) * (height - top - 20):.1f}"
+                    for x, y in zip(steps, series) if np.isfinite(y) and (y > 0 or not log))
+                colour = colours[position % len(colours)]
+                parts.append(f"<polyline points='{points}' fill='none' stroke='{colour}' stroke-width='2'/>")
+                parts.append(f"<text x='{width - 120}' y='{top + 14 + 16 * position}' fill='{colour}'>"
+                             f"{html.escape(name)} {number_text(float(series[-1]))}</text>")
+            parts.append(f"<text x='{left - 6}' y='{top + 4}' text-anchor='end'>{number_text(float(values.max()))}</text>")
+            parts.append(f"<text x='{left - 6}' y='{height - 20}' text-anchor='end'>"
+                         f"{number_text(float(values.min()))}</text>")
+        flow = grad_flow_svg(state.flow)
+        flow_height = int(flow.split("height='", 1)[1].split("'", 1)[0])
+        return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width + 20}' height='{height + flow_height}' "
+                "font-family='sans-serif' font-size='12' fill='#1f2933'>" + "".join(parts)
+                + f"<g transform='translate(0 {height})'>{flow.split('>', 1)[1].rsplit('</svg>', 1)[0]}</g></svg>")
 
     def _fallback_html(self):
         from .grad_flow import grad_flow_table
