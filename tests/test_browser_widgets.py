@@ -408,7 +408,9 @@ def test_optimizer_race_at_the_default_speed_reaches_rosenbrocks_minimum_with_tr
     seconds = time.perf_counter() - started
     view.locator('[data-testid="optimizer-play"]').click()          # pause
     print(f"\nOptimizerView: Momentum and Adam reached Rosenbrock's minimum {seconds:.1f} s after Play at the default speed")
-    assert seconds < 20, "the default speed should show Rosenbrock converging in about 10 s"
+    # about 10 s on an idle machine (1,800 steps at 200 steps/s); the bound leaves room for a
+    # loaded one and still fails the old pace of one step per frame (about a minute)
+    assert seconds < 40, "the default speed should show Rosenbrock converging in about 10 s"
     # status colours: finished, running and diverged each look different
     statuses = view.locator('[data-testid^="optimizer-status-"]').evaluate_all(
         "els => els.map(e => [e.dataset.status, getComputedStyle(e).backgroundColor, e.textContent])")

@@ -247,12 +247,13 @@ export function createPlayLoop({ send, raf = globalThis.requestAnimationFrame, c
 
 /**
  * How many steps one request should take to play at ``rate`` steps per second: the time
- * since the previous request times the rate, at least 1 and at most a fifth of a second's
- * worth (a stalled page does not jump ahead). ``last`` is null for the first request.
+ * since the previous request times the rate (so a slow kernel takes more steps per request
+ * and keeps the pace), at least 1 and at most one second's worth (a page that stalled does
+ * not jump far ahead). ``last`` is null for the first request.
  */
 export function stepsFor(rate, now, last) {
   const wanted = last === null || !Number.isFinite(last) ? rate / 60 : (rate * (now - last)) / 1000;
-  return Math.max(1, Math.min(Math.ceil(rate / 5), Math.round(wanted)));
+  return Math.max(1, Math.min(Math.ceil(rate), Math.round(wanted)));
 }
 
 /** WCAG relative luminance of an [r, g, b] colour (0..255 channels). */
