@@ -239,8 +239,10 @@ export function gradFlowFigure(flow) {
       const column = ticks === 1 ? 0 : Math.round((i * (stepsDrawn.length - 1)) / (ticks - 1));
       if (seen.has(column)) continue;
       seen.add(column);
-      const x = heatX + ((column + 0.5) * LAYOUT.heat) / stepsDrawn.length;
-      svg.append(s("text", { class: "vg-tick", x, y: top + rowsHeight + 14, "text-anchor": "middle" }, String(stepsDrawn[column])));
+      // the first and last labels sit inside the heatmap's edges, clear of the bars' axis
+      const edge = column === 0 ? "start" : column === stepsDrawn.length - 1 && ticks > 1 ? "end" : "middle";
+      const x = edge === "start" ? heatX : edge === "end" ? heatX + LAYOUT.heat : heatX + ((column + 0.5) * LAYOUT.heat) / stepsDrawn.length;
+      svg.append(s("text", { class: "vg-tick", x, y: top + rowsHeight + 14, "text-anchor": edge }, String(stepsDrawn[column])));
     }
     svg.append(s("text", { class: "vg-axis-title", x: heatX + LAYOUT.heat, y: top + rowsHeight + 28, "text-anchor": "end" }, "step"));
   }
