@@ -2,6 +2,7 @@
 the front end (probabilities and hidden-unit grids), settings, the background thread,
 and cleanup on close()."""
 
+import json
 import os
 import re
 import threading
@@ -169,6 +170,12 @@ def test_one_class_palette_for_the_playground_the_report_and_the_lessons():
     hexes = re.findall(r'"#([0-9a-f]{6})"', series)
     js = [tuple(int(code[i:i + 2], 16) for i in (0, 2, 4)) for code in hexes[:3]]
     assert tuple(CLASS_COLOURS) == tuple(js[:2]) and tuple(CLASS_PALETTE) == tuple(js)
+    # the signed-value scale of the lessons' matplotlib figures is the widgets' diverging map
+    from vizgrad.lessons.figures import DIVERGING
+    core = (Path(__file__).resolve().parent.parent / "widgets" / "src" / "widgets" / "optimizer-core.js").read_text(
+        encoding="utf-8")
+    stops = re.search(r"export const diverging = colourRamp\((\[.*?\])\);", core).group(1)
+    assert tuple(tuple(stop) for stop in json.loads(stops)) == DIVERGING
 
 
 # --- the widget ---------------------------------------------------------------------------------------
