@@ -440,7 +440,7 @@ def test_optimizer_race_at_the_default_speed_reaches_rosenbrocks_minimum_with_tr
                 return {colour, surface: pairs};
             });
         }""")
-    outline = (17, 17, 17)
+    outline = (0, 0, 0)
     assert len(drawn) == 4
     # trails drawn later cover parts of earlier ones (SGD's path lies under Momentum's): most show
     visible = sorted(len(trail["surface"]) for trail in drawn)

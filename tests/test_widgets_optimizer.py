@@ -211,6 +211,41 @@ def test_rosenbrock_converges_within_about_ten_seconds_at_the_default_speed():
     assert 5 < seconds < 10.5, f"the first optimizer reaches the minimum after {seconds:.1f} s at the default speed"
 
 
+def _wcag_luminance(rgb):
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (v / 255 for v in rgb)]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(a, b):
+    light, dark = sorted((_wcag_luminance(a), _wcag_luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_every_trail_colour_stands_out_on_every_colour_of_the_contour_map():
+    """The trail (or its dark outline) against each colour of the front end's contour map
+    (its stops read from optimizer-core.js, contour lines 0.7 times as bright): 3:1 at least."""
+    import json
+    import re
+    from pathlib import Path
+
+    from vizgrad.widgets.optimizer_view import COLOURS, OUTLINE
+    core = (Path(__file__).resolve().parent.parent / "widgets" / "src" / "widgets" / "optimizer-core.js").read_text(
+        encoding="utf-8")
+    stops = np.array(json.loads(re.search(r"export const sequential = colourRamp\((\[.*?\])\);", core).group(1)),
+                     dtype=float)
+    t = np.linspace(0, 1, 201)[:, None] * (len(stops) - 1)
+    index = np.minimum(len(stops) - 2, np.floor(t).astype(int))[:, 0]
+    fraction = t[:, 0] - index
+    surface = stops[index] + (stops[index + 1] - stops[index]) * fraction[:, None]
+    surface = np.concatenate([surface, surface * 0.7])
+    outline = [int(OUTLINE[i:i + 2], 16) for i in (1, 3, 5)]
+    for colour in COLOURS:
+        trail = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
+        assert _contrast(trail, outline) >= 3, colour
+        worst = min(max(_contrast(trail, under), _contrast(outline, under)) for under in surface)
+        assert worst >= 3, f"{colour}: {worst:.2f}"
+
+
 def test_changing_function_resets_at_its_start_with_its_rates():
     race = OptimizerRace("rosenbrock", optimizers=("SGD", "Adam"))
     race.configure("Adam", betas=(0.8, 0.99))

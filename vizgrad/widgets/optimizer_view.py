@@ -65,7 +65,7 @@ LABELS = {
 #: surface and its dark outline on the light parts: the trail or its outline has a
 #: contrast of at least 3:1 against every colour of the contour map.
 COLOURS = ["#e69f00", "#56b4e9", "#f0e442", "#f5a3c7", "#9be07b", "#c9b3f5", "#ffffff", "#e8c88c"]
-OUTLINE = "#111111"
+OUTLINE = "#000000"
 
 #: Beyond this distance from the origin an optimizer counts as diverged and stops.
 DIVERGED = 1e6

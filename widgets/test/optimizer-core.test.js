@@ -2,9 +2,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  bilinear, colourRamp, contourImage, contrastRatio, controlsFor, createFrameScheduler, createPlayLoop, diverging, formatNumber,
-  hexToRgb, luminance, makeTransform, normaliseGrid, pathToPixels, sequential, splitPaths, stepsFor, testId, thinPoints, toFloat32,
-  trailStandsOut, valueAt,
+  bilinear, colourRamp, contourImage, controlsFor, createFrameScheduler, createPlayLoop, diverging, formatNumber,
+  hexToRgb, makeTransform, normaliseGrid, pathToPixels, sequential, splitPaths, stepsFor, testId, thinPoints, toFloat32, valueAt,
 } from "../src/widgets/optimizer-core.js";
 
 /** A fake requestAnimationFrame: frames run when the test says so. */
@@ -159,17 +158,6 @@ test("playing at a rate: steps owed since the last request, at least one, at mos
   assert.equal(stepsFor(200, 1050, 1000), 10);            // 50 ms at 200 steps/s
   assert.equal(stepsFor(200, 1001, 1000), 1);
   assert.equal(stepsFor(200, 9000, 1000), 200);           // a stalled page does not jump 8 s ahead
-});
-
-test("contrast: WCAG luminance and ratios; a trail stands out by its colour or its outline", () => {
-  assert.equal(luminance([255, 255, 255]), 1);
-  assert.equal(luminance([0, 0, 0]), 0);
-  assert.ok(Math.abs(contrastRatio([0, 0, 0], [255, 255, 255]) - 21) < 1e-9);
-  assert.ok(Math.abs(contrastRatio([118, 118, 118], [255, 255, 255]) - 4.54) < 0.01);
-  const outline = [17, 17, 17];
-  const orange = hexToRgb("#e69f00");
-  for (let t = 0; t <= 1; t += 0.05) assert.ok(trailStandsOut(orange, outline, sequential(t)), `on the contour map at ${t}`);
-  assert.equal(trailStandsOut([40, 40, 40], outline, [30, 30, 30]), false, "a dark trail on a dark outline does not");
 });
 
 test("the colour bar's values invert the contour map's normalisation; long paths are thinned", () => {

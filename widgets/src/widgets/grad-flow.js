@@ -22,13 +22,6 @@ const BAND_SHARE = 0.3;          // the healthy band takes the pale middle ±0.3
 const DECADES_TO_FULL = 4;       // four decades outside the band reach the scale's full colour
 const LABEL_GAP = 13;            // px between label baselines (12 px text)
 
-/** One {name, points} line per layer. */
-export function flowLines(flow) {
-  if (!flow?.layers) return [];
-  const columns = seriesColumns(flow.series);
-  return flow.layers.map((name, layer) => ({ name, points: columns[layer] ?? [] }));
-}
-
 /** [low, high] of the healthy band for one step's values, as vizgrad.diagnostics decides it:
  * vanishing below max(vanishing, relative × the largest finite value), exploding above ``exploding``. */
 export function healthyBand(values, thresholds) {

@@ -256,31 +256,6 @@ export function stepsFor(rate, now, last) {
   return Math.max(1, Math.min(Math.ceil(rate), Math.round(wanted)));
 }
 
-/** WCAG relative luminance of an [r, g, b] colour (0..255 channels). */
-export function luminance([r, g, b]) {
-  const linear = (channel) => {
-    const c = channel / 255;
-    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
-  };
-  return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
-}
-
-/** WCAG contrast ratio of two [r, g, b] colours (1 to 21). */
-export function contrastRatio(a, b) {
-  const [light, dark] = [luminance(a), luminance(b)].sort((x, y) => y - x);
-  return (light + 0.05) / (dark + 0.05);
-}
-
-/**
- * Whether a trail drawn in ``trail`` over an ``outline`` stands out against ``surface``:
- * the trail and its outline differ (3:1), and one of them differs from the surface (3:1),
- * the WCAG level for graphics.
- */
-export function trailStandsOut(trail, outline, surface, minimum = 3) {
-  return contrastRatio(trail, outline) >= minimum
-    && Math.max(contrastRatio(trail, surface), contrastRatio(outline, surface)) >= minimum;
-}
-
 /** The value of the contour map at normalised position t in [0, 1] (the inverse of normaliseGrid). */
 export function valueAt(t, low, high, mode = "linear") {
   return mode === "log" ? low + Math.expm1(t * Math.log1p(high - low)) : low + t * (high - low);

@@ -169,7 +169,7 @@ function render({ model, el }) {
     const settings = model.get("settings") || [];
     const rows = model.get("state_rows") || [];
     const paths = splitPaths(toFloat32(model.get("path_data")), model.get("path_lengths") || []);
-    const outline = model.get("outline") || "#111111";
+    const outline = model.get("outline") || "#000000";
     paths.forEach((path, index) => {
       const colour = (settings[index] || {}).colour || "#ffffff";
       const pixels = pathToPixels(path, transform);
@@ -209,7 +209,7 @@ function render({ model, el }) {
     const series = values.map((line, index) => ({
       name: (settings[index] || {}).name || `optimizer ${index + 1}`,
       colour: (settings[index] || {}).colour,
-      outline: model.get("outline") || "#111111",
+      outline: model.get("outline") || "#000000",
       points: thinPoints(Array.from(line, (value, step) => [step, minimum === null ? value : value - minimum])),
     }));
     const chart = lineChart({
