@@ -328,6 +328,12 @@ def test_static_fallbacks(closing):
         assert svg.count("<rect x='170.0'") == 4 and svg.count("stroke-dasharray='4 3'") == 2
         assert svg.count("<title>") == 4
     assert "<polyline" in board._fallback_svg() and "train loss" in board._fallback_svg()
+    fresh = GradFlowView(small_model())                    # before any backward: a picture all the same
+    closing.append(fresh)
+    assert "image/svg+xml" in fresh._repr_mimebundle_()[0] and ">0.weight</text>" in fresh._fallback_svg()
+    fresh_board = dashboard(small_model())
+    closing.append(fresh_board)
+    assert "image/svg+xml" in fresh_board._repr_mimebundle_()[0]
     assert "train loss" in board._fallback_text()
 
 

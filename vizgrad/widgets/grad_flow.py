@@ -277,7 +277,7 @@ def grad_flow_svg(tracker, columns=120):
             last_label = y
     band = healthy_band(tracker.rms.tolist(), tracker.thresholds)
     finite = [v for v in tracker.rms.tolist() if math.isfinite(v) and v > 0]
-    low, high = math.log10(min(band[0], *finite) / 3), math.log10(max(band[1], *finite) * 3)
+    low, high = math.log10(min([band[0], *finite]) / 3), math.log10(max([band[1], *finite]) * 3)
 
     def x_of(value):
         return bar_x + (math.log10(value) - low) / (high - low) * bar_w
