@@ -84,6 +84,13 @@ def _check_hidden(hidden):
     return hidden
 
 
+def _float64(tensor, like=None):
+    """A tensor's values as a float64 array (zeros shaped like ``like`` when it is None)."""
+    if tensor is None:
+        return np.zeros(tuple(like.shape))
+    return tensor.detach().numpy().astype(np.float64)
+
+
 class PlaygroundTrainer:
     """Data, network, optimizer and history of one playground run.
 
@@ -310,16 +317,10 @@ class PlaygroundTrainer:
         """The network as the diagram draws it: ``sizes`` (inputs, hidden widths, classes) and,
         layer after layer, each Linear's weights (out, in), biases and the gradients of the
         last step (zeros before the first), all float64 arrays."""
-        layers = []
-        for layer in self.model.children():
-            if isinstance(layer, nn.Linear):
-                def array(tensor_or_none, like):
-                    return (tensor_or_none.numpy().astype(np.float64) if tensor_or_none is not None
-                            else np.zeros(like.shape))
-                layers.append({"weight": layer.weight.detach().numpy().astype(np.float64),
-                               "bias": layer.bias.detach().numpy().astype(np.float64),
-                               "weight_grad": array(layer.weight.grad, layer.weight),
-                               "bias_grad": array(layer.bias.grad, layer.bias)})
+        layers = [{"weight": _float64(layer.weight), "bias": _float64(layer.bias),
+                   "weight_grad": _float64(layer.weight.grad, like=layer.weight),
+                   "bias_grad": _float64(layer.bias.grad, like=layer.bias)}
+                  for layer in self.model.children() if isinstance(layer, nn.Linear)]
         return {"sizes": [len(self.features), *self.hidden, self.classes], "layers": layers}
 
     def metrics(self):

@@ -26,8 +26,9 @@ function pixelCanvas(image, height, width, size, attributes = {}) {
 function render({ model, el }) {
   const root = h("div", { class: "vg-widget vg-themed vg-cx", "data-testid": "conv-explorer" });
   const toolbar = h("div", { class: "vg-toolbar" });
+  const problem = h("div", { class: "vg-error", role: "alert", "data-testid": "conv-explorer-problem", hidden: true });
   const body = h("div", { class: "vg-cx-body" });
-  root.append(toolbar, body);
+  root.append(toolbar, problem, body);
   el.append(root);
   const scheduler = createFrameScheduler();
   let cleanups = [];
@@ -153,6 +154,7 @@ function render({ model, el }) {
   function draw() {
     try {
       for (const cleanup of cleanups.splice(0)) cleanup();
+      problem.hidden = true;
       const image = model.get("image") || {};
       const layers = model.get("layers") || [];
       const selection = model.get("selection");
@@ -171,8 +173,16 @@ function render({ model, el }) {
   }
 
   const stop = onChange(model, ["image", "layers", "scores", "target", "selection"], () => scheduler.schedule("draw", draw));
+  // Python answers a request it cannot serve with {type: "error", message}: show it until the next draw
+  const onMessage = (message) => {
+    if (message?.type !== "error") return;
+    problem.textContent = message.message;
+    problem.hidden = false;
+  };
+  model.on("msg:custom", onMessage);
   draw();
   return () => {
+    model.off("msg:custom", onMessage);
     stop();
     scheduler.cancel();
     for (const cleanup of cleanups.splice(0)) cleanup();
