@@ -189,25 +189,20 @@ def test_max_steps_finishes_the_race():
     assert not race.running and race.states["SGD"]["status"] == "finished"
 
 
-def test_an_optimizer_at_the_minimum_has_finished_and_stops():
-    race = OptimizerRace("rosenbrock", optimizers=("Momentum", "Adam", "SGD"))
-    race.step(2500)
+def test_an_optimizer_at_the_minimum_has_finished_and_the_default_speed_shows_it_in_about_ten_seconds():
+    pytest.importorskip("anywidget")
+    from vizgrad.widgets import OptimizerView
+    race = OptimizerRace("rosenbrock", optimizers=("Momentum", "Adam"))
+    while race.running:
+        race.step(100)
+    steps = {}
     for name in ("Momentum", "Adam"):
         state = race.states[name]
         assert state["status"] == "finished"
         assert math.hypot(*(state["position"] - (1.0, 1.0))) < 4e-4           # CONVERGED × the domain's width
-        steps = len(race.paths[name]) - 1
-        assert 1000 < steps < 2500, f"{name} stopped after {steps} steps"
-    assert race.states["SGD"]["status"] == "running" and len(race.paths["SGD"]) == 2501
-
-
-def test_rosenbrock_converges_within_about_ten_seconds_at_the_default_speed():
-    pytest.importorskip("anywidget")
-    from vizgrad.widgets import OptimizerView
-    race = OptimizerRace("rosenbrock")
-    race.step(5000)
-    converged = [len(r.positions) - 1 for r in race.runners if r.status == "finished" and len(r.positions) <= 5000]
-    seconds = min(converged) / OptimizerView.speed.default_value
+        steps[name] = len(race.paths[name]) - 1
+        assert 1000 < steps[name] < 2500, f"{name} stopped after {steps[name]} steps"
+    seconds = min(steps.values()) / OptimizerView.speed.default_value
     assert 5 < seconds < 10.5, f"the first optimizer reaches the minimum after {seconds:.1f} s at the default speed"
 
 

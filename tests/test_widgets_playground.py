@@ -146,7 +146,7 @@ def test_l1_adds_rate_times_the_absolute_weights_to_the_loss():
 
 def test_spirals_are_learnable_at_the_default_noise():
     trainer = PlaygroundTrainer("spirals")
-    trainer.step(750)
+    trainer.step(500)
     assert trainer.accuracy("test") > 0.9
 
 
