@@ -369,7 +369,7 @@ function render({ model, el }) {
     context.lineTo(LOSS_W - 8, LOSS_H - 16);
     context.stroke();
     context.textAlign = "right";
-    context.fillText(formatNumber(yMax), 31, 14);
+    context.fillText(String(Number(yMax.toPrecision(2))), 31, 14);
     context.fillText("0", 31, LOSS_H - 16);
     context.fillText(`step ${formatNumber(xMax)}`, LOSS_W - 8, LOSS_H - 4);
     const styles = [[ink, "train"], ["#dd8452", "test"]];
