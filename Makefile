@@ -44,6 +44,7 @@ test: $(VENV)/.stamp-dev $(BUNDLE)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 build: $(BUNDLE)
+	@:
 
 $(NODE_MODULES): $(WIDGETS)/package.json $(WIDGETS)/package-lock.json
 	@$(NEED_NPM)
