@@ -120,8 +120,8 @@ function render({ model, el }) {
       ].filter(Boolean));
       body.replaceChildren(
         ...curveCharts(model.get("curves")).map(curvePanel),
+        ratioPanel(model.get("ratios"), layers),          // beside the curves; the wide panels below
         ...gradFlowPanels(flow),
-        ratioPanel(model.get("ratios"), layers),
         histogramPanel(model.get("histograms"), layers),
       );
       root.dataset.step = String(model.get("step"));
