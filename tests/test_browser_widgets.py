@@ -327,6 +327,13 @@ def test_grad_flow_of_a_26_layer_net_follows_its_model_with_no_overlapping_label
     assert flags.evaluate("el => el.scrollHeight <= 2 * parseFloat(getComputedStyle(el).lineHeight)")
     assert view.locator('[data-testid="vg-threshold-vanishing"]').count() == 1
     assert view.locator('[data-testid="vg-threshold-exploding"]').count() == 1
+    # hovering the heatmap reads out the cell: the first layer at the last step
+    heatmap = view.locator('[data-testid="vg-grad-flow-heatmap"]')
+    box = heatmap.bounding_box()
+    notebook.page.mouse.move(box["x"] + box["width"] - 2, box["y"] + 2)
+    readout = view.locator('[data-testid="vg-grad-flow-readout"]')
+    notebook.page.wait_for_function("el => el.textContent.length > 0", arg=readout.element_handle(), timeout=5_000)
+    assert re.fullmatch(r"0\.weight at step 30: gradient RMS \S+", readout.inner_text()), readout.inner_text()
     notebook.screenshot("grad_flow_deep")
     notebook.assert_no_problems()
 

@@ -3,7 +3,7 @@ import { test } from "node:test";
 
 import { curveCharts, histogramStats, latestValue, ratioLines, wantsLog } from "../src/widgets/dashboard-widget.js";
 import {
-  divergingRgb, flaggedLayers, flagText, flowPixels, flowPosition, flowSummary, healthyBand, moduleGroups, rowHeightFor, rowLabels,
+  divergingRgb, flaggedLayers, flagText, flowPixels, heatmapCell, flowPosition, flowSummary, healthyBand, moduleGroups, rowHeightFor, rowLabels,
 } from "../src/widgets/grad-flow.js";
 import { divergingColour, matrixLimit } from "../src/widgets/heatmap.js";
 import { floats, onChange, seriesColumns } from "../src/widgets/model.js";
@@ -131,4 +131,14 @@ test("heatmap colours diverge from white at 0 to blue and red, grey for missing"
   assert.equal(divergingColour(null, 1), "rgb(160,160,160)");
   assert.equal(divergingColour(3, 0), "rgb(247,247,247)");
   assert.equal(matrixLimit([[1, -4], [null, 2]]), 4);
+});
+
+test("the heatmap cell under the pointer: its layer, step and value", () => {
+  assert.deepEqual(heatmapCell(flow, 0, 0, 300, 90), { layer: "0.weight", step: 1, rms: 1 });
+  const cell = heatmapCell(flow, 250, 45, 300, 90);          // the last column, the middle row
+  assert.equal(cell.layer, "0.bias");
+  assert.equal(cell.step, 3);
+  assert.ok(Math.abs(cell.rms - 2e-9) < 1e-15);
+  assert.equal(heatmapCell(flow, 300, 0, 300, 90), null);
+  assert.equal(heatmapCell(null, 0, 0, 300, 90), null);
 });

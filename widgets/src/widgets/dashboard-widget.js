@@ -8,7 +8,7 @@ import { h } from "../dom.js";
 import { histogram } from "../node-card.js";
 import { formatNumber } from "../node-info.js";
 import { createFrameScheduler } from "./frame.js";
-import { flaggedLayers, flagText, gradFlowPanels, panel } from "./grad-flow.js";
+import { flaggedLayers, flagText, gradFlowPanels, listenHeatmapReadout, panel } from "./grad-flow.js";
 import { floats, onChange, seriesColumns } from "./model.js";
 import { legend, showError } from "./ui.js";
 
@@ -103,7 +103,9 @@ function render({ model, el }) {
   const root = h("div", { class: "vg-widget vg-themed vg-dashboard", "data-testid": "vg-dashboard" });
   const heading = h("div", { class: "vg-toolbar" });
   const body = h("div", { class: "vg-panels" });
-  root.append(heading, body);
+  const readout = h("div", { class: "vg-readout", "data-testid": "vg-grad-flow-readout", "aria-live": "polite" });
+  root.append(heading, readout, body);
+  const stopReadout = listenHeatmapReadout(body, readout, () => model.get("flow"));
   el.append(root);
   const scheduler = createFrameScheduler();
 
@@ -135,6 +137,7 @@ function render({ model, el }) {
     () => scheduler.schedule("draw", draw));
   draw();
   return () => {
+    stopReadout();
     stop();
     scheduler.cancel();
     root.remove();

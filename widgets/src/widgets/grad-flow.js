@@ -7,7 +7,7 @@
 // layers. The data helpers are pure and unit-tested; the builders return detached elements.
 
 import { logTicks, scale, tickLabel } from "../charts.js";
-import { h, s } from "../dom.js";
+import { h, listen, s } from "../dom.js";
 import { formatNumber } from "../node-info.js";
 import { seriesColumns } from "./model.js";
 
@@ -291,6 +291,39 @@ export function gradFlowFigure(flow) {
   svg.append(s("line", { class: "vg-axis", x1: barX, x2: barX + LAYOUT.bars, y1: top + rowsHeight, y2: top + rowsHeight }));
   svg.append(s("text", { class: "vg-axis-title", x: barX + LAYOUT.bars, y: top + rowsHeight + 28, "text-anchor": "end" }, "gradient RMS"));
   return svg;
+}
+
+/** The heatmap cell under a pointer at (x, y) px in a heatmap drawn ``width`` × ``height`` px:
+ * {layer (name), step, rms}, or null outside it or before the first step. */
+export function heatmapCell(flow, x, y, width, height) {
+  const columns = seriesColumns(flow?.series);
+  const rows = flow?.layers?.length ?? 0;
+  const steps = columns[0]?.length ?? 0;
+  if (!rows || !steps || x < 0 || y < 0 || x >= width || y >= height) return null;
+  const row = Math.min(rows - 1, Math.floor((y / height) * rows));
+  const column = Math.min(steps - 1, Math.floor((x / width) * steps));
+  const [step, rms] = columns[row][column];
+  return { layer: flow.layers[row], step, rms };
+}
+
+/** Hovering a heatmap inside ``container`` writes its cell's layer, step and RMS into
+ * ``readout`` (``flowOf()`` gives the flow drawn). Returns the cleanup. */
+export function listenHeatmapReadout(container, readout, flowOf) {
+  const stopMove = listen(container, "pointermove", (event) => {
+    // the rows' hover targets lie over the heatmap: find it through the figure under the pointer
+    const image = event.target.closest?.("svg.vg-grad-flow-figure")?.querySelector("image.vg-flow-heatmap");
+    if (!image) return;
+    const box = image.getBoundingClientRect();
+    const cell = heatmapCell(flowOf(), event.clientX - box.left, event.clientY - box.top, box.width, box.height);
+    readout.textContent = cell ? `${cell.layer} at step ${cell.step}: gradient RMS ${formatNumber(cell.rms)}` : "";
+  });
+  const stopLeave = listen(container, "pointerleave", () => {
+    readout.textContent = "";
+  });
+  return () => {
+    stopMove();
+    stopLeave();
+  };
 }
 
 /** The gradient-flow panel: the figure and its one-line summary. */
