@@ -329,6 +329,7 @@ def test_grad_flow_of_a_26_layer_net_follows_its_model_with_no_overlapping_label
     assert view.locator('[data-testid="vg-threshold-exploding"]').count() == 1
     # hovering the heatmap reads out the cell: the first layer at the last step
     heatmap = view.locator('[data-testid="vg-grad-flow-heatmap"]')
+    heatmap.scroll_into_view_if_needed()
     box = heatmap.bounding_box()
     notebook.page.mouse.move(box["x"] + box["width"] - 2, box["y"] + 2)
     readout = view.locator('[data-testid="vg-grad-flow-readout"]')
