@@ -34,7 +34,8 @@ demo: $(VENV)/.stamp-base $(BUNDLE)
 	$(PY) -m vizgrad demo
 
 # The lessons: installs JupyterLab and the widgets (the `lab` extra) and opens
-# lessons/00-welcome.ipynb; options pass through, e.g. `make lab LAB_ARGS="03 --no-browser"`.
+# lessons/00-welcome.ipynb; options pass through, e.g. `make lab LAB_ARGS="03 --no-browser"`
+# (which prints the lesson's address), JupyterLab's own as --Name=value.
 lab: $(VENV)/.stamp-lab $(BUNDLE)
 	$(PY) -m vizgrad lab $(LAB_ARGS)
 
@@ -43,6 +44,7 @@ test: $(VENV)/.stamp-dev $(BUNDLE)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 build: $(BUNDLE)
+	@:
 
 $(NODE_MODULES): $(WIDGETS)/package.json $(WIDGETS)/package-lock.json
 	@$(NEED_NPM)
@@ -51,8 +53,8 @@ $(NODE_MODULES): $(WIDGETS)/package.json $(WIDGETS)/package-lock.json
 
 $(BUNDLE) &: $(NODE_MODULES) $(VENV)/.stamp-builder $(WIDGETS)/build.mjs $(wildcard $(WIDGETS)/src/*) \
 		$(wildcard $(WIDGETS)/src/widgets/*) $(wildcard $(WIDGETS)/src/lab/*)
-	cd $(WIDGETS) && PATH="$(abspath $(VENV))/bin:$$PATH" npm run build --silent
-	touch $(BUNDLE)
+	@cd $(WIDGETS) && PATH="$(abspath $(VENV))/bin:$$PATH" npm run build --silent
+	@touch $(BUNDLE)
 
 bench: $(VENV)/.stamp-bench
 	$(PY) benchmarks/run.py

@@ -5,10 +5,18 @@ The test starts JupyterLab (tests/lab_server.py), opens tests/notebooks/widgets.
 runs every cell from the Run menu and checks what a person would see:
 - GraphView draws one SVG node per graph node, and its "next step" button moves the
   highlight along the graph's backward order;
-- GradFlowView and the dashboard draw a line per parameter (and the loss curve, the
-  update ratios and a histogram per parameter);
-- OptimizerView steps the race and shows Adam's moments;
-- Playground's train loss falls when it trains;
+- GradFlowView and the dashboard draw a heatmap row and a bar per parameter (and the loss curve, the
+  update ratios and a histogram per parameter); a 26-layer net's view shows its own
+  model's steps only (another model trains after it) and no two of its labels overlap,
+  and a 200-layer view thins its labels;
+- OptimizerView steps the race and shows Adam's moments; at its default speed Momentum
+  and Adam reach Rosenbrock's minimum (timed and printed), every trail pixel stands out
+  against the surface under it (WCAG contrast from the drawn colours), a click restarts it;
+- Playground's train loss falls when it trains; its diagram has one edge per weight
+  (coloured by sign, as thick as the weight), a hovered edge tells its weight and
+  gradient, a clicked unit shows its response and incoming weights;
+- ConvExplorer draws every feature map; a clicked unit shows its receptive field and a
+  multiply-accumulate equal to the layer's output; Backward adds the gradient maps;
 - a 300-node graph is laid out and drawn in the browser (the time is printed);
 - the page logs no console or page errors, asks no host but the server for anything,
   and no cell writes to stderr.
@@ -273,15 +281,72 @@ def test_graph_view_draws_the_graph_and_steps_backward(notebook):
     notebook.assert_no_problems()
 
 
-def test_grad_flow_view_draws_a_line_and_a_bar_per_layer(notebook):
+def test_grad_flow_view_draws_a_heatmap_row_and_a_bar_per_layer(notebook):
     facts = notebook.facts("grad_flow")
     view = notebook.widget("grad_flow", "vg-grad-flow-widget")
     _wait_for_training(view, facts["steps"])
-    lines = view.locator('[data-testid="vg-grad-flow-chart"] svg.vg-chart path.vg-line')
-    assert _drawn_lines(lines) == facts["layers"]
-    assert view.locator('[data-testid="vg-grad-flow-bars"] svg.vg-chart rect.vg-bar').count() == len(facts["layers"])
+    rows = view.locator('[data-testid="vg-grad-flow-row"]')
+    assert rows.evaluate_all("rows => rows.map(r => r.dataset.layer)") == facts["layers"]
+    assert view.locator('[data-testid="vg-grad-flow-row"] rect.vg-bar').count() == len(facts["layers"])
+    assert view.locator('[data-testid="vg-grad-flow-heatmap"]').count() == 1
     assert view.locator('[data-testid="vg-flags"]').inner_text() == "no vanishing or exploding layers"
     notebook.screenshot("grad_flow")
+    notebook.assert_no_problems()
+
+
+def _text_boxes(element):
+    """The page boxes of every non-empty SVG text inside ``element``: [{text, left, top, right, bottom}]."""
+    return element.evaluate(
+        """root => [...root.querySelectorAll('svg text')].filter(t => t.textContent.trim()).map(t => {
+            const box = t.getBoundingClientRect();
+            return {text: t.textContent, left: box.left, top: box.top, right: box.right, bottom: box.bottom};
+        })""")
+
+
+def _overlapping(boxes):
+    return [(a["text"], b["text"]) for i, a in enumerate(boxes) for b in boxes[i + 1:]
+            if a["left"] < b["right"] - 0.5 and b["left"] < a["right"] - 0.5
+            and a["top"] < b["bottom"] - 0.5 and b["top"] < a["bottom"] - 0.5]
+
+
+def test_grad_flow_of_a_26_layer_net_follows_its_model_with_no_overlapping_labels(notebook):
+    facts = notebook.facts("grad_flow_deep")
+    assert len(facts["layers"]) == 26
+    view = notebook.widget("grad_flow_deep", "vg-grad-flow-widget")
+    _wait_for_training(view, facts["steps"])
+    # its own model's 30 steps, not the 25 steps of the model trained after it
+    assert view.get_attribute("data-step") == "30"
+    rows = view.locator('[data-testid="vg-grad-flow-row"]')
+    assert rows.evaluate_all("rows => rows.map(r => r.dataset.status)") == facts["statuses"]
+    labels = view.locator("svg text.vg-row-label").evaluate_all("texts => texts.map(t => t.textContent)")
+    assert labels == facts["layers"], "at 26 layers every parameter has its label"
+    boxes = _text_boxes(view)
+    assert _overlapping(boxes) == []
+    assert min(box["bottom"] - box["top"] for box in boxes) >= 12, "labels readable on a projector"
+    flags = view.locator('[data-testid="vg-flags"]')
+    assert flags.evaluate("el => el.scrollHeight <= 2 * parseFloat(getComputedStyle(el).lineHeight)")
+    assert view.locator('[data-testid="vg-threshold-vanishing"]').count() == 1
+    assert view.locator('[data-testid="vg-threshold-exploding"]').count() == 1
+    # hovering the heatmap reads out the cell: the first layer at the last step
+    heatmap = view.locator('[data-testid="vg-grad-flow-heatmap"]')
+    heatmap.scroll_into_view_if_needed()
+    box = heatmap.bounding_box()
+    notebook.page.mouse.move(box["x"] + box["width"] - 2, box["y"] + 2)
+    readout = view.locator('[data-testid="vg-grad-flow-readout"]')
+    notebook.page.wait_for_function("el => el.textContent.length > 0", arg=readout.element_handle(), timeout=5_000)
+    assert re.fullmatch(r"0\.weight at step 30: gradient RMS \S+", readout.inner_text()), readout.inner_text()
+    notebook.screenshot("grad_flow_deep")
+    notebook.assert_no_problems()
+
+
+def test_grad_flow_of_200_layers_thins_its_labels(notebook):
+    facts = notebook.facts("grad_flow_wide")
+    view = notebook.widget("grad_flow_wide", "vg-grad-flow-widget")
+    _wait_for_training(view, facts["steps"])
+    assert view.locator('[data-testid="vg-grad-flow-row"]').count() == facts["layers"] == 200
+    assert 20 <= view.locator("svg text.vg-row-label").count() < 100
+    assert _overlapping(_text_boxes(view)) == []
+    notebook.screenshot("grad_flow_wide")
     notebook.assert_no_problems()
 
 
@@ -291,8 +356,8 @@ def test_dashboard_draws_loss_gradients_ratios_and_histograms(notebook):
     _wait_for_training(view, facts["steps"])
     loss = view.locator('[data-testid="vg-curve"][data-curve="loss"]')
     assert _drawn_lines(loss.locator("svg.vg-chart path.vg-line")) == ["train"]
-    gradients = view.locator('[data-testid="vg-grad-flow-chart"] svg.vg-chart path.vg-line')
-    assert _drawn_lines(gradients) == facts["layers"]
+    gradients = view.locator('[data-testid="vg-grad-flow-row"]')
+    assert gradients.evaluate_all("rows => rows.map(r => r.dataset.layer)") == facts["layers"]
     ratios = view.locator('[data-testid="vg-ratio-chart"] svg.vg-chart path.vg-line')
     assert sorted(_drawn_lines(ratios)) == sorted(name for name in facts["layers"])
     histograms = view.locator('[data-testid="vg-layer-histogram"]')
@@ -313,7 +378,97 @@ def test_optimizer_view_races_on_the_surface(notebook):
     assert _number(count.inner_text()) == _number(before) + 1
     adam = view.locator('[data-testid="optimizer-state-adam"] tr[data-key]')
     assert {"exp_avg", "exp_avg_sq", "m_hat", "v_hat"} <= set(adam.evaluate_all("rows => rows.map(r => r.dataset.key)"))
+    # no label twice in a card's head ("Adam Adam"); axes and a colour bar with numbers
+    for name in ("sgd", "momentum", "adam", "rmsprop"):
+        head = view.locator(f'[data-testid="optimizer-card-{name}"] .vg-opt-card-head').inner_text().split()
+        words = [word for word in head if word not in ("running", "✓", "finished", "✗", "diverged")]
+        assert len(words) == len(set(words)), f"{name}'s card repeats a label: {head}"
+    for axis in ("optimizer-x-axis", "optimizer-y-axis", "optimizer-colour-bar"):
+        ticks = view.locator(f'[data-testid="{axis}"] text').evaluate_all("ts => ts.map(t => t.textContent)")
+        assert sum(1 for text in ticks if re.fullmatch(r"-?[0-9.e+-]+", text)) >= 3, f"{axis}: {ticks}"
     notebook.screenshot("optimizer_view")
+    notebook.assert_no_problems()
+
+
+def _wcag_luminance(rgb):
+    channels = [c / 255 for c in rgb]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(a, b):
+    light, dark = sorted((_wcag_luminance(a), _wcag_luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_optimizer_race_at_the_default_speed_reaches_rosenbrocks_minimum_with_trails_that_stand_out(notebook):
+    view = notebook.widget("optimizer_view", "optimizer-view")
+    view.locator('[data-testid="optimizer-reset"]').click()
+    notebook.page.wait_for_function("el => el.textContent === 'step 0'",
+                                    arg=view.locator('[data-testid="optimizer-step-count"]').element_handle(), timeout=10_000)
+    assert view.locator('[data-testid="optimizer-speed"]').input_value() == "200"
+    started = time.perf_counter()
+    view.locator('[data-testid="optimizer-play"]').click()
+    notebook.page.wait_for_function(
+        "root => root.querySelector('[data-testid=\"optimizer-status-adam\"]').dataset.status === 'finished'"
+        " && root.querySelector('[data-testid=\"optimizer-status-momentum\"]').dataset.status === 'finished'",
+        arg=view.element_handle(), timeout=40_000)
+    seconds = time.perf_counter() - started
+    view.locator('[data-testid="optimizer-play"]').click()          # pause
+    print(f"\nOptimizerView: Momentum and Adam reached Rosenbrock's minimum {seconds:.1f} s after Play at the default speed")
+    # about 10 s on an idle machine (1,800 steps at 200 steps/s); the bound leaves room for a
+    # loaded one and still fails the old pace of one step per frame (about a minute)
+    assert seconds < 40, "the default speed should show Rosenbrock converging in about 10 s"
+    # status colours: finished, running and diverged each look different
+    statuses = view.locator('[data-testid^="optimizer-status-"]').evaluate_all(
+        "els => els.map(e => [e.dataset.status, getComputedStyle(e).backgroundColor, e.textContent])")
+    by_status = {status: (background, text) for status, background, text in statuses}
+    assert {"finished", "running"} <= set(by_status)
+    assert by_status["finished"][0] != by_status["running"][0] and "finished" in by_status["finished"][1]
+    # every trail pixel (its own colour, read back from the drawn canvas) stands out against the
+    # surface under it (read back from the surface canvas): the trail or its dark outline by 3:1
+    drawn = view.evaluate(
+        """root => {
+            const read = (testid) => {
+                const canvas = root.querySelector(`[data-testid="${testid}"]`);
+                return canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+            };
+            const trails = read('optimizer-canvas');
+            const surface = read('optimizer-surface');
+            const hex = (text) => { const m = text.match(/\d+/g).map(Number); return m.slice(0, 3); };
+            const colours = [...root.querySelectorAll('[data-testid^="optimizer-card-"] .vg-opt-swatch')]
+                .map(swatch => hex(getComputedStyle(swatch).backgroundColor));
+            return colours.map(colour => {
+                const pairs = [];
+                for (let i = 0; i < trails.length && pairs.length < 3000; i += 4) {
+                    if (trails[i + 3] === 255 && trails[i] === colour[0] && trails[i + 1] === colour[1] && trails[i + 2] === colour[2]) {
+                        pairs.push([surface[i], surface[i + 1], surface[i + 2]]);
+                    }
+                }
+                return {colour, surface: pairs};
+            });
+        }""")
+    outline = (0, 0, 0)
+    assert len(drawn) == 4
+    # trails drawn later cover parts of earlier ones (SGD's path lies under Momentum's): most show
+    visible = sorted(len(trail["surface"]) for trail in drawn)
+    assert visible[1] > 50 and sum(visible) > 500, f"trail pixels visible: {visible}"
+    for trail in drawn:
+        assert _contrast(trail["colour"], outline) >= 3
+        worst = min(max(_contrast(trail["colour"], under), _contrast(outline, under)) for under in trail["surface"])
+        assert worst >= 3, f"trail {trail['colour']} reaches a contrast of only {worst:.2f} against the surface"
+    chart = view.locator('[data-testid="optimizer-value-chart"] path.vg-line:not(.vg-line-outline)')
+    assert len(_drawn_lines(chart)) == 4
+    notebook.screenshot("optimizer_view", "optimizer_view-converged")
+    # a click on the surface restarts the race there
+    canvas = view.locator('[data-testid="optimizer-canvas"]')
+    box = canvas.bounding_box()
+    canvas.click(position={"x": box["width"] * 0.25, "y": box["height"] * 0.25})
+    notebook.page.wait_for_function("el => el.textContent === 'step 0'",
+                                    arg=view.locator('[data-testid="optimizer-step-count"]').element_handle(), timeout=10_000)
+    summary = view.locator('[data-testid="optimizer-card-adam"] .vg-opt-summary').inner_text()
+    x, y = map(float, re.search(r"\(([-0-9.e]+), ([-0-9.e]+)\)", summary).groups())
+    assert x == pytest.approx(-1, abs=0.02) and y == pytest.approx(2, abs=0.02), summary   # a quarter into [-2, 2] × [3, -1]
     notebook.assert_no_problems()
 
 
@@ -339,6 +494,72 @@ def test_playground_loss_falls_when_it_trains(notebook):
     notebook.assert_no_problems()
 
 
+def test_playground_draws_the_network_with_one_edge_per_weight(notebook):
+    facts = notebook.facts("playground")
+    sizes = facts["sizes"]
+    view = notebook.widget("playground", "playground-view")
+    edges = view.locator('[data-testid="playground-edge"]')
+    assert edges.count() == sum(a * b for a, b in zip(sizes, sizes[1:]))
+    for layer, (inputs, outputs) in enumerate(zip(sizes, sizes[1:])):
+        pairs = view.locator(f'[data-testid="playground-edge"][data-layer="{layer}"]').evaluate_all(
+            "lines => lines.map(l => [Number(l.dataset.from), Number(l.dataset.to)])")
+        assert sorted(map(tuple, pairs)) == [(i, o) for i in range(inputs) for o in range(outputs)]
+    widths = edges.evaluate_all("lines => lines.map(l => Number(l.getAttribute('stroke-width')))")
+    colours = set(edges.evaluate_all("lines => lines.map(l => l.getAttribute('stroke'))"))
+    assert max(widths) > 3 * min(widths), "edges are as thick as their weights"
+    assert len(colours) == 2, "positive and negative weights have their own colours"
+    features = [f for f in facts["features"]]
+    pressed = view.locator('[data-testid^="playground-feature-"][aria-pressed="true"]').evaluate_all(
+        "boxes => boxes.map(b => b.dataset.testid.replace('playground-feature-', ''))")
+    assert pressed == features
+    # hovering an edge tells its weight and gradient
+    edges.first.dispatch_event("pointerover")
+    info = view.locator('[data-testid="playground-edge-info"]').inner_text()
+    assert re.search(r"x → layer 1 unit 1: w = -?[0-9.e-]+, ∂L/∂w = ", info), info
+    # clicking a unit shows its response and its incoming weights
+    view.locator('[data-testid="playground-unit-0-2"]').click()
+    detail = view.locator('[data-testid="playground-unit-detail"]')
+    detail.wait_for()
+    assert detail.locator('[data-testid="playground-incoming"]').count() == sizes[0]
+    assert "layer 1 unit 3" in detail.inner_text()
+    notebook.screenshot("playground", "playground-unit")
+    # adding a unit to the first layer adds its edges
+    view.locator('[data-testid="playground-layer-0-add-unit"]').click()
+    expected = sizes[0] * (sizes[1] + 1) + (sizes[1] + 1) * sizes[2] + sum(a * b for a, b in zip(sizes[2:], sizes[3:]))
+    notebook.page.wait_for_function("([root, n]) => root.querySelectorAll('[data-testid=\"playground-edge\"]').length === n",
+                                    arg=[view.element_handle(), expected], timeout=10_000)
+    notebook.assert_no_problems()
+
+
+def test_conv_explorer_shows_a_units_receptive_field_and_multiply_accumulate(notebook):
+    facts = notebook.facts("conv_explorer")
+    view = notebook.widget("conv_explorer", "conv-explorer")
+    notebook.page.wait_for_function("el => el.dataset.ready === 'true'", arg=view.element_handle(), timeout=10_000)
+    maps = view.locator('[data-testid="conv-explorer-map"]')
+    assert maps.count() == sum(shown for shown, *_ in facts["layers"])
+    painted, canvases = _painted_canvases(view)
+    assert painted == canvases
+    # click unit (row 1, column 2) of channel 3 in the second layer (4 × 4 maps)
+    target = view.locator('[data-testid="conv-explorer-map"][data-layer="1"][data-channel="3"]')
+    box = target.bounding_box()
+    target.click(position={"x": box["width"] * 2.5 / 4, "y": box["height"] * 1.5 / 4})
+    notebook.page.wait_for_function("el => el.dataset.selected === '1/3/1/2'", arg=view.element_handle(), timeout=10_000)
+    field = view.locator('[data-testid="conv-explorer-field"]')
+    assert field.count() == 1
+    assert "rows 0–6, columns 1–7" in view.inner_text()      # conv 3×3 pad 1 ← pool 2 ← conv 3×3 pad 1, clipped
+    assert view.locator('[data-testid="conv-explorer-mac-channel"]').count() == 8
+    total = view.locator('[data-testid="conv-explorer-total"]').inner_text()
+    computed, recorded = re.search(r"b \+ Σ = ([-0-9.e]+); the layer computed ([-0-9.e]+)", total).groups()
+    assert computed == recorded, total
+    notebook.screenshot("conv_explorer", "conv_explorer-unit")
+    # Backward: gradient maps appear under every layer
+    view.locator('[data-testid="conv-explorer-backward"]').click()
+    notebook.page.wait_for_function("el => el.dataset.target !== ''", arg=view.element_handle(), timeout=10_000)
+    assert view.locator('[data-testid="conv-explorer-grad"]').count() == maps.count()
+    notebook.screenshot("conv_explorer", "conv_explorer-backward")
+    notebook.assert_no_problems()
+
+
 def test_a_300_node_graph_lays_out_and_draws_quickly(notebook):
     assert notebook.facts("big_graph")["nodes"] == BIG_GRAPH_NODES
     view = notebook.widget("big_graph", "vg-graph-widget")
@@ -353,3 +574,51 @@ def test_a_300_node_graph_lays_out_and_draws_quickly(notebook):
           f"to its nodes painted; the issue asks for under 1 s, the test allows {LAYOUT_BOUND_S:.0f} s)")
     assert seconds < LAYOUT_BOUND_S
     notebook.assert_no_problems()
+
+
+MY_WIDGETS = {"grad_flow_deep": "vg-grad-flow-widget", "dashboard": "vg-dashboard", "optimizer_view": "optimizer-view",
+              "playground": "playground-view", "conv_explorer": "conv-explorer"}
+
+
+def _rgb(text):
+    return [int(v) for v in re.findall(r"\d+", text)[:3]]
+
+
+def test_widgets_are_readable_at_projector_size_in_light_and_dark_themes(notebook):
+    """At 1280 px wide no widget overflows sideways and no text is under 11 px; in JupyterLab's
+    dark theme each widget's background turns dark and its text light (screenshots of both)."""
+    page = notebook.page
+    page.set_viewport_size({"width": 1280, "height": 720})
+    try:
+        for tag, testid in MY_WIDGETS.items():
+            view = notebook.widget(tag, testid)
+            view.scroll_into_view_if_needed()
+            sizes = view.evaluate("""root => {
+                const small = [...root.querySelectorAll('*')].filter(e => e.childNodes.length && [...e.childNodes]
+                    .some(n => n.nodeType === 3 && n.textContent.trim()) && e.getClientRects().length)
+                    .map(e => [parseFloat(getComputedStyle(e).fontSize) * (e.closest('svg') ? (e.closest('svg')
+                        .getBoundingClientRect().width / (e.closest('svg').viewBox.baseVal?.width || e.closest('svg')
+                        .getBoundingClientRect().width)) : 1), e.textContent.slice(0, 30)])
+                    .filter(([size]) => size < 10.5);
+                return {overflow: root.scrollWidth - root.clientWidth, small};
+            }""")
+            assert sizes["overflow"] <= 1, f"{tag} overflows by {sizes['overflow']} px at 1280 px"
+            assert sizes["small"] == [], f"{tag} has text under 11 px: {sizes['small'][:5]}"
+        # JupyterLab's dark theme, from its Settings menu (screenshots on the tall page again)
+        page.set_viewport_size({"width": 1400, "height": 2000})
+        page.locator(".lm-MenuBar-item", has_text="Settings").first.click()
+        page.locator(".lm-Menu-item", has_text="Theme").first.hover()
+        page.locator(".lm-Menu-item", has_text="JupyterLab Dark").first.click()
+        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=20_000)
+        for tag, testid in MY_WIDGETS.items():
+            view = notebook.widget(tag, testid)
+            background, colour = view.evaluate("root => [getComputedStyle(root).backgroundColor, getComputedStyle(root).color]")
+            assert _wcag_luminance(_rgb(background)) < 0.1, f"{tag}: background {background} in the dark theme"
+            assert _contrast(_rgb(colour), _rgb(background)) >= 7, f"{tag}: text {colour} on {background}"
+            notebook.screenshot(tag, f"{tag}-dark")
+        notebook.assert_no_problems()
+    finally:
+        page.locator(".lm-MenuBar-item", has_text="Settings").first.click()
+        page.locator(".lm-Menu-item", has_text="Theme").first.hover()
+        page.locator(".lm-Menu-item", has_text="JupyterLab Light").first.click()
+        page.set_viewport_size({"width": 1400, "height": 2000})

@@ -129,3 +129,14 @@ def test_vizgrad_lab_dry_run_prints_the_command(capsys):
     assert cli.main(["lab", "--dry-run"]) == 0
     output = capsys.readouterr().out
     assert "jupyterlab" in output and "00-welcome.ipynb" in output
+
+
+def test_vizgrad_lab_serves_the_lessons_address_and_passes_jupyter_options_through(capsys):
+    from vizgrad import cli
+    assert cli.main(["lab", "03", "--no-browser", "--ServerApp.token=abc", "--ServerApp.ip=0.0.0.0", "--dry-run"]) == 0
+    output = capsys.readouterr().out
+    assert "--LabApp.default_url=/lab/tree/lessons/03-writing-your-own-op.ipynb" in output
+    assert "--ServerApp.token=abc --ServerApp.ip=0.0.0.0" in output
+    assert "http://localhost:<port>/lab/tree/lessons/03-writing-your-own-op.ipynb?token=" in output
+    with pytest.raises(SystemExit):
+        cli.main(["demo", "--ServerApp.token=abc"])           # only `lab` passes options on

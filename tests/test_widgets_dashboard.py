@@ -144,6 +144,52 @@ def test_sampling_every_kth_backward(closing):
     np.testing.assert_array_equal(steps, [1, 4, 7])
 
 
+def test_grad_flow_follows_its_own_model_when_two_models_train_in_turn(closing):
+    first, second = small_model(), small_model()
+    view_first, view_second = GradFlowView(first), GradFlowView(second)
+    closing.extend([view_first, view_second])
+    train(first, optim.SGD(first.parameters(), lr=0.1), 10, marks=False)
+    train(second, optim.SGD(second.parameters(), lr=0.1), 25, marks=False)
+    view_first._updates.flush()
+    view_second._updates.flush()
+    assert view_first.flow["step"] == 10 and view_second.flow["step"] == 25
+    np.testing.assert_array_equal(series(view_first.flow["series"])[0], np.arange(1, 11))
+    np.testing.assert_array_equal(series(view_second.flow["series"])[0], np.arange(1, 26))
+    # the first view's latest values are its own model's, not the second's
+    expected = [row.grad_rms for row in diagnostics.grad_flow(first)]
+    np.testing.assert_allclose(view_first.flow["current"]["rms"], expected, rtol=1e-6)
+
+
+def test_a_view_made_mid_training_counts_from_its_creation(closing):
+    model = small_model()
+    optimizer = optim.SGD(model.parameters(), lr=0.1)
+    train(model, optimizer, 4, marks=False)
+    view = GradFlowView(model)
+    closing.append(view)
+    train(model, optimizer, 3, marks=False)
+    view._updates.flush()
+    np.testing.assert_array_equal(series(view.flow["series"])[0], [1, 2, 3])
+
+
+@pytest.mark.parametrize("with_optimizer", [True, False])
+def test_dashboards_follow_their_own_model_and_marks_when_two_models_train_in_turn(closing, with_optimizer):
+    first, second = small_model(), small_model()
+    opt_first, opt_second = optim.SGD(first.parameters(), lr=0.1), optim.Adam(second.parameters(), lr=0.01)
+    board_first = dashboard(first, opt_first if with_optimizer else None)
+    board_second = dashboard(second, opt_second if with_optimizer else None)
+    closing.extend([board_first, board_second])
+    losses_first = train(first, opt_first, 10)
+    losses_second = train(second, opt_second, 25)
+    board_first.flush()
+    board_second.flush()
+    assert board_first.step == 10 and board_second.step == 25
+    assert board_first.flow["step"] == 10 and board_second.flow["step"] == 25
+    np.testing.assert_allclose(series(board_first.curves["loss"]["train"])[1][:, 0], losses_first, rtol=1e-6)
+    np.testing.assert_allclose(series(board_second.curves["loss"]["train"])[1][:, 0], losses_second, rtol=1e-6)
+    if with_optimizer:
+        assert board_first.ratios["series"]["length"] == 10 and board_second.ratios["series"]["length"] == 25
+
+
 # --- the dashboard ------------------------------------------------------------------------------------
 def test_dashboard_curves_flow_ratios_and_histograms_after_a_known_run(closing):
     model = small_model()
@@ -272,11 +318,35 @@ def test_static_fallbacks(closing):
     closing.extend([board, view])
     train(model, optimizer, 2)
     board.flush()
+    view._updates.flush()
     for widget in (board, view):
         data, _ = widget._repr_mimebundle_()
         assert WIDGET_MIME in data and "text/plain" in data
-        assert "<table" in data["text/html"] and "0.weight" in data["text/html"]
+        svg = data["image/svg+xml"]                           # a picture, not a table
+        assert svg.startswith("<svg") and ">0.weight</text>" in svg and ">2.bias</text>" in svg
+        # one heatmap cell per layer and recorded step, one bar per layer, two threshold lines
+        assert svg.count("<rect x='170.0'") == 4 and svg.count("stroke-dasharray='4 3'") == 2
+        assert svg.count("<title>") == 4
+    assert "<polyline" in board._fallback_svg() and "train loss" in board._fallback_svg()
+    fresh = GradFlowView(small_model())                    # before any backward: a picture all the same
+    closing.append(fresh)
+    assert "image/svg+xml" in fresh._repr_mimebundle_()[0] and ">0.weight</text>" in fresh._fallback_svg()
+    fresh_board = dashboard(small_model())
+    closing.append(fresh_board)
+    assert "image/svg+xml" in fresh_board._repr_mimebundle_()[0]
     assert "train loss" in board._fallback_text()
+
+
+def test_the_static_heatmap_colours_follow_the_healthy_band():
+    from vizgrad.widgets.grad_flow import flow_colour, healthy_band
+    thresholds = {"vanishing": 1e-7, "exploding": 1e3, "relative": 1e-3}
+    assert healthy_band([2.0, 1e-9, math.nan], thresholds) == (2e-3, 1e3)
+    band = (1e-3, 1e3)
+    assert flow_colour(1.0, band) == "rgb(247,247,247)"                 # the band's log middle is pale
+    assert flow_colour(1e-9, band) == "rgb(33,102,172)"                 # far below: full blue
+    assert flow_colour(1e9, band) == "rgb(178,24,43)"                   # far above: full red
+    assert flow_colour(math.inf, band) == "rgb(178,24,43)"
+    assert flow_colour(math.nan, band) == "rgb(200,200,200)"
 
 
 def test_a_model_without_parameters_is_refused():

@@ -189,6 +189,58 @@ def test_max_steps_finishes_the_race():
     assert not race.running and race.states["SGD"]["status"] == "finished"
 
 
+def test_an_optimizer_at_the_minimum_has_finished_and_the_default_speed_shows_it_in_about_ten_seconds():
+    pytest.importorskip("anywidget")
+    from vizgrad.widgets import OptimizerView
+    race = OptimizerRace("rosenbrock", optimizers=("Momentum", "Adam"))
+    while race.running:
+        race.step(100)
+    steps = {}
+    for name in ("Momentum", "Adam"):
+        state = race.states[name]
+        assert state["status"] == "finished"
+        assert math.hypot(*(state["position"] - (1.0, 1.0))) < 4e-4           # CONVERGED × the domain's width
+        steps[name] = len(race.paths[name]) - 1
+        assert 1000 < steps[name] < 2500, f"{name} stopped after {steps[name]} steps"
+    seconds = min(steps.values()) / OptimizerView.speed.default_value
+    assert 5 < seconds < 10.5, f"the first optimizer reaches the minimum after {seconds:.1f} s at the default speed"
+
+
+def _wcag_luminance(rgb):
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in (v / 255 for v in rgb)]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(a, b):
+    light, dark = sorted((_wcag_luminance(a), _wcag_luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_every_trail_colour_stands_out_on_every_colour_of_the_contour_map():
+    """The trail (or its dark outline) against each colour of the front end's contour map
+    (its stops read from optimizer-core.js, contour lines 0.7 times as bright): 3:1 at least."""
+    import json
+    import re
+    from pathlib import Path
+
+    from vizgrad.widgets.optimizer_view import COLOURS, OUTLINE
+    core = (Path(__file__).resolve().parent.parent / "widgets" / "src" / "widgets" / "optimizer-core.js").read_text(
+        encoding="utf-8")
+    stops = np.array(json.loads(re.search(r"export const sequential = colourRamp\((\[.*?\])\);", core).group(1)),
+                     dtype=float)
+    t = np.linspace(0, 1, 201)[:, None] * (len(stops) - 1)
+    index = np.minimum(len(stops) - 2, np.floor(t).astype(int))[:, 0]
+    fraction = t[:, 0] - index
+    surface = stops[index] + (stops[index + 1] - stops[index]) * fraction[:, None]
+    surface = np.concatenate([surface, surface * 0.7])
+    outline = [int(OUTLINE[i:i + 2], 16) for i in (1, 3, 5)]
+    for colour in COLOURS:
+        trail = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
+        assert _contrast(trail, outline) >= 3, colour
+        worst = min(max(_contrast(trail, under), _contrast(outline, under)) for under in surface)
+        assert worst >= 3, f"{colour}: {worst:.2f}"
+
+
 def test_changing_function_resets_at_its_start_with_its_rates():
     race = OptimizerRace("rosenbrock", optimizers=("SGD", "Adam"))
     race.configure("Adam", betas=(0.8, 0.99))
@@ -208,6 +260,15 @@ def test_packed_paths_are_float32_pairs():
     unpacked = np.frombuffer(data, dtype="<f4").reshape(-1, 2)
     np.testing.assert_allclose(unpacked[:5], race.paths["SGD"], rtol=1e-6)
     np.testing.assert_allclose(unpacked[5:], race.paths["Adam"], rtol=1e-6)
+    values = np.frombuffer(race.packed_values(), dtype="<f4")
+    np.testing.assert_allclose(values[:5], race.values["SGD"], rtol=1e-6)
+    np.testing.assert_allclose(values[5:], race.values["Adam"], rtol=1e-6)
+
+
+def test_surfaces_describe_their_minimum_value():
+    assert get_surface("rosenbrock").describe()["minimum"] == 0.0
+    assert get_surface("himmelblau").describe()["minimum"] == pytest.approx(0.0, abs=1e-12)
+    assert get_surface("saddle").describe()["minimum"] is None
 
 
 # --- the widget ---------------------------------------------------------------------------------------

@@ -2,7 +2,9 @@
 the front end (probabilities and hidden-unit grids), settings, the background thread,
 and cleanup on close()."""
 
+import json
 import os
+import re
 import threading
 import time
 import warnings
@@ -95,6 +97,85 @@ def test_weight_decay_shrinks_the_weights():
                    if name.endswith("weight"))
 
     assert norm(decayed) < norm(plain)
+
+
+def test_input_features_are_functions_of_the_standardised_coordinates():
+    trainer = PlaygroundTrainer("circles", features=("x", "y", "x²", "y²", "xy", "sin x", "sin y"), resolution=6)
+    standard = trainer._standardise(trainer.points[~trainer.is_test])
+    x, y = standard[:, 0], standard[:, 1]
+    expected = np.stack([x, y, x * x, y * y, x * y, np.sin(x), np.sin(y)], axis=1)
+    np.testing.assert_allclose(trainer.x_train.numpy(), expected, rtol=1e-6, atol=1e-6)
+    assert trainer.model[0].weight.shape == (8, 7)
+    maps = trainer.feature_maps()
+    assert maps.shape == (7, 6, 6)
+    grid = trainer._standardise(trainer.grid_points())
+    np.testing.assert_allclose(maps[4].ravel(), grid[:, 0] * grid[:, 1])
+    assert PlaygroundTrainer(features=("sin y", "x")).features == ["x", "sin y"], "kept in the canonical order"
+    for wrong in ((), ("x", "z"), ("x", "x")):
+        with pytest.raises(ValueError, match="features"):
+            PlaygroundTrainer(features=wrong)
+
+
+def test_circles_need_squared_features_without_hidden_layers():
+    linear = PlaygroundTrainer("circles", hidden=(), learning_rate=0.1)
+    squares = PlaygroundTrainer("circles", hidden=(), learning_rate=0.1, features=("x", "y", "x²", "y²"))
+    linear.step(300)
+    squares.step(300)
+    assert linear.accuracy() < 0.75 and squares.accuracy() > 0.95
+
+
+def test_l1_adds_rate_times_the_absolute_weights_to_the_loss():
+    trainer = PlaygroundTrainer("moons", optimizer="sgd", learning_rate=0.1, weight_decay=0.01, regularization="L1")
+    weights = [p for name, p in trainer.model.named_parameters() if name.endswith("weight")]
+    assert trainer.penalty().item() == pytest.approx(0.01 * sum(float(np.abs(w.detach().numpy()).sum()) for w in weights),
+                                                     rel=1e-5)
+    assert trainer.optimizer.param_groups[0]["weight_decay"] == 0.0, "L1 is in the loss, not the optimizer"
+    before = [w.detach().numpy().copy() for w in weights]
+    trainer.step(1)
+    # one SGD step: w - lr·(∂CE/∂w + rate·sign(w)); the L1 part alone is checked against a run without it
+    plain = PlaygroundTrainer("moons", optimizer="sgd", learning_rate=0.1, weight_decay=0.0)
+    plain.step(1)
+    after_plain = [p.detach().numpy() for name, p in plain.model.named_parameters() if name.endswith("weight")]
+    for w0, w1, wp in zip(before, weights, after_plain):
+        np.testing.assert_allclose(w1.detach().numpy() - wp, -0.1 * 0.01 * np.sign(w0), atol=1e-6)
+    trainer.set_hyperparameters(regularization="L2")
+    assert trainer.penalty() is None and trainer.optimizer.param_groups[0]["weight_decay"] == 0.01
+    with pytest.raises(ValueError, match="regularization"):
+        trainer.set_hyperparameters(regularization="L3")
+
+
+def test_spirals_are_learnable_at_the_default_noise():
+    trainer = PlaygroundTrainer("spirals")
+    trainer.step(500)
+    assert trainer.accuracy("test") > 0.9
+
+
+def test_the_network_payload_has_one_weight_per_edge():
+    trainer = PlaygroundTrainer("blobs", hidden=(5, 3), features=("x", "y", "xy"))
+    network = trainer.network()
+    assert network["sizes"] == [3, 5, 3, 3]
+    assert [layer["weight"].shape for layer in network["layers"]] == [(5, 3), (3, 5), (3, 3)]
+    assert all(not layer["weight_grad"].any() for layer in network["layers"]), "no gradient before the first step"
+    trainer.step(1)
+    np.testing.assert_array_equal(trainer.network()["layers"][0]["weight_grad"], trainer.model[0].weight.grad.numpy())
+
+
+def test_one_class_palette_for_the_playground_the_report_and_the_lessons():
+    from pathlib import Path
+
+    from vizgrad.render.html import CLASS_COLOURS
+    from vizgrad.widgets.playground import CLASS_PALETTE
+    charts = (Path(__file__).resolve().parent.parent / "widgets" / "src" / "charts.js").read_text(encoding="utf-8")
+    series = re.search(r"SERIES_COLOURS = \[([^\]]*)\]", charts).group(1)
+    hexes = re.findall(r'"#([0-9a-f]{6})"', series)
+    js = [tuple(int(code[i:i + 2], 16) for i in (0, 2, 4)) for code in hexes[:3]]
+    assert tuple(CLASS_COLOURS) == tuple(js[:2]) and tuple(CLASS_PALETTE) == tuple(js)
+    # the signed-value scale of the lessons' matplotlib figures is the widgets' diverging map
+    from vizgrad.lessons.figures import DIVERGING
+    core = (Path(__file__).resolve().parent.parent / "widgets" / "src" / "widgets" / "optimizer-core.js").read_text(
+        encoding="utf-8")
+    stops = re.search(r"export const diverging = colourRamp\((\[.*?\])\);", core).group(1)
+    assert tuple(tuple(stop) for stop in json.loads(stops)) == DIVERGING
 
 
 # --- the widget ---------------------------------------------------------------------------------------

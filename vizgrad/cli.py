@@ -232,7 +232,11 @@ def _positive(text):
 def main(argv=None):
     """Entry point of the ``vizgrad`` script; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        if args.command != "lab" or not all(item.startswith("--") for item in extra):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.jupyter_args = extra       # `vizgrad lab` passes JupyterLab's own options through
     if args.command is None:
         parser.print_help()
         return 2

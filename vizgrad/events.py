@@ -124,10 +124,14 @@ class ParamStep:
 
 @dataclass(frozen=True)
 class OptimizerStepEvent:
+    """One optimizer step; ``source`` is the optimizer itself, during delivery only (so a
+    view can follow one optimizer among several)."""
+
     optimizer: str
     step: int
     params: tuple
     kind: str = "optimizer_step"
+    source: Any = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -319,7 +323,7 @@ def mark(name, **values):
         _bus.emit(MarkEvent(name, clean))
 
 
-_TENSOR_FIELDS = ("inputs", "outputs", "grads", "grad_outputs", "tensor", "arguments", "instance")
+_TENSOR_FIELDS = ("inputs", "outputs", "grads", "grad_outputs", "tensor", "arguments", "instance", "source")
 
 
 def _release_tensors(event):
@@ -434,7 +438,8 @@ class _Bus(observers.Observer):
         if "optimizer_step" in self._wanted:
             step = max((s.get("step", 0) for s in optimizer.state.values()), default=0)
             self.emit(OptimizerStepEvent(type(optimizer).__name__, step,
-                                         tuple(ParamStep(**summary) for summary in summaries)))
+                                         tuple(ParamStep(**summary) for summary in summaries),
+                                         source=optimizer))
 
     def hook_ran(self, target, name):
         if "hook" in self._wanted:

@@ -12,6 +12,16 @@ import numpy as np
 from ..render.dot import quote, shape_text, to_dot
 
 HIGHLIGHT = "#d62728"
+#: vizgrad's diverging scale for signed values (orange negative, white zero, blue positive),
+#: as the widgets draw feature maps, kernels and hidden units (widgets/src/widgets/optimizer-core.js).
+DIVERGING = ((230, 120, 30), (245, 195, 140), (248, 248, 248), (150, 195, 230), (40, 110, 190))
+
+
+def diverging_cmap():
+    """:data:`DIVERGING` as a matplotlib colormap, for ``imshow`` of signed values with
+    ``vmin=-limit, vmax=limit``, so the lessons' figures read like the widgets."""
+    from matplotlib.colors import LinearSegmentedColormap
+    return LinearSegmentedColormap.from_list("vizgrad_diverging", [tuple(c / 255 for c in rgb) for rgb in DIVERGING])
 _HIGHLIGHT_STYLES = {"op": '"rounded,filled,bold"', "output": '"filled,bold"'}
 
 

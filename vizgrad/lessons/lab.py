@@ -4,6 +4,7 @@ import importlib.util
 import os
 import shlex
 import sys
+from urllib.parse import quote
 
 FIRST_LESSON = "00-welcome.ipynb"
 _PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -36,8 +37,10 @@ def missing_packages():
     return [package for module, package in needed.items() if importlib.util.find_spec(module) is None]
 
 
-def lab_command(lesson=FIRST_LESSON, no_browser=False, port=None):
-    """``(argv, working directory)`` that start JupyterLab on ``lesson``."""
+def lab_command(lesson=FIRST_LESSON, no_browser=False, port=None, jupyter_args=()):
+    """``(argv, working directory)`` that start JupyterLab on ``lesson``: its address is the
+    lesson's own (``/lab/tree/lessons/<lesson>``, what JupyterLab prints and opens);
+    ``jupyter_args`` (e.g. ``["--ServerApp.token=abc"]``) are passed to JupyterLab as they are."""
     folder = lessons_dir()
     if folder is None:
         raise LookupError("no lessons folder found: run `vizgrad lab` from a vizgrad source checkout "
@@ -45,13 +48,15 @@ def lab_command(lesson=FIRST_LESSON, no_browser=False, port=None):
     notebook = find_lesson(folder, lesson)
     root = os.path.dirname(folder)
     argv = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={root}",
-            os.path.join(os.path.basename(folder), notebook)]
+            os.path.join(os.path.basename(folder), notebook),
+            f"--LabApp.default_url=/lab/tree/{quote(os.path.basename(folder))}/{quote(notebook)}"]
     if no_browser:
         argv.append("--no-browser")
     if port is not None:
         argv.append(f"--port={int(port)}")
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         argv.append("--allow-root")      # containers often run as root; JupyterLab refuses it otherwise
+    argv.extend(jupyter_args)
     return argv, root
 
 
@@ -72,7 +77,7 @@ def run(args):
               "`pip install 'vizgrad[lab]'`.", file=sys.stderr)
         return 1
     try:
-        argv, root = lab_command(args.lesson, args.no_browser, args.port)
+        argv, root = lab_command(args.lesson, args.no_browser, args.port, getattr(args, "jupyter_args", ()))
     except LookupError as error:
         print(f"vizgrad lab: {error}", file=sys.stderr)
         return 1
@@ -80,6 +85,9 @@ def run(args):
         print(f"vizgrad lab: warning: {path} is missing, so graphs and widgets cannot draw; run `make build`.",
               file=sys.stderr)
     print(f"vizgrad lab: opening {argv[4]} in JupyterLab (Ctrl+C twice stops it)")
+    if args.no_browser:
+        print(f"vizgrad lab: open the address JupyterLab prints below, "
+              f"http://localhost:<port>{argv[5].split('=', 1)[1]}?token=…, in a browser")
     if args.dry_run:
         print(f"cd {shlex.quote(root)} && {shlex.join(argv)}")
         return 0
@@ -92,7 +100,8 @@ def add_parser(commands):
     parser = commands.add_parser(
         "lab", help="open JupyterLab on the lessons",
         description="Start JupyterLab in the source checkout with the first lesson (lessons/00-welcome.ipynb) "
-                    "open. `make lab` installs JupyterLab and the widgets into .venv and runs this.")
+                    "open. `make lab` installs JupyterLab and the widgets into .venv and runs this. Other "
+                    "options go to JupyterLab as they are, written --Name=value (e.g. --ServerApp.ip=0.0.0.0).")
     parser.add_argument("lesson", nargs="?", default=FIRST_LESSON,
                         help=f"the notebook to open, or the start of its name, e.g. 03 (default {FIRST_LESSON})")
     parser.add_argument("--no-browser", action="store_true", help="do not open a browser; print the address")

@@ -1,6 +1,6 @@
 """Live Jupyter widgets (anywidget): the computation graph with its backward replay,
-gradient flow over training, a training dashboard, optimizers racing on a surface and
-a playground.
+gradient flow over training, a training dashboard, optimizers racing on a surface, a
+playground and a convolution explorer.
 
 Example::
 
@@ -31,6 +31,7 @@ _LAZY = {
     "OptimizerView": "optimizer_view",
     "OptimizerRace": "optimizer_view",
     "Playground": "playground",
+    "ConvExplorer": "conv_explorer",
 }
 
 __all__ = ["Coalescer", "Dashboard", "DashboardState", "GradFlowView", "GraphView", "VizgradWidget", "dashboard",
@@ -38,7 +39,7 @@ __all__ = ["Coalescer", "Dashboard", "DashboardState", "GradFlowView", "GraphVie
 
 
 def __getattr__(name):
-    """The optimizer and playground widgets load on first use (they bring their own surfaces)."""
+    """The optimizer, playground and convolution widgets load on first use."""
     module_name = _LAZY.get(name)
     if module_name is None:
         raise AttributeError(f"module 'vizgrad.widgets' has no attribute {name!r}")

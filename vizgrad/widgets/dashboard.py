@@ -11,6 +11,12 @@ layer, and update/parameter ratios per layer (from the optimizer's steps)::
         optimizer.zero_grad(); loss.backward(); optimizer.step()
         vizgrad.events.mark("train", loss=loss, step=step)      # one curve per value
 
+The dashboard follows its model and optimizer only: its step counts the optimizer's
+steps (without an optimizer, the backward passes that reach the model) since the
+dashboard was made, and other models trained in the same kernel do not show. A mark
+belongs to the model whose training step came last: marks made after another model's
+step (and before this model's next one) are not drawn.
+
 Cheap by design: per step it keeps a few numbers per parameter that the optimizer step
 already computed (gradient and update norms); the curves are sent at most ``max_rate``
 times per second and the histograms, the only full pass over the weights, are computed
@@ -19,6 +25,7 @@ at most ``histogram_rate`` times per second from a strided sample of each tensor
 benchmarks); its :attr:`DashboardState.snapshot` holds what the widget would show.
 """
 
+import html
 import math
 
 import numpy as np
@@ -27,7 +34,7 @@ import traitlets
 from .. import events
 from ..backends import backend_of
 from .base import Coalescer, SeriesBuffer, VizgradWidget, float32_bytes, html_table, number_text
-from .grad_flow import GradFlowTracker, parameter_table, sample_norms
+from .grad_flow import BackwardScope, GradFlowTracker, parameter_table, sample_norms
 
 HISTOGRAM_SAMPLE = 65536     # values read per tensor for a histogram, at most
 RATIO_REFERENCE = 1e-3       # a commonly quoted healthy update/parameter ratio
@@ -67,7 +74,9 @@ class DashboardState:
                 self._index.setdefault(param.name, position)
         self._updates = Coalescer(max_rate, hold=hold)
         self._histogram_updates = Coalescer(histogram_rate, hold=hold)
-        kinds = {"mark", "optimizer_step"} if optimizer is not None else {"mark", "backward_end"}
+        self._scope = BackwardScope(self._params)
+        self._marks_are_ours = True      # False after another model's step, until ours comes again
+        kinds = {"mark", "optimizer_step"} if optimizer is not None else {"mark", "grad_accumulated", "backward_end"}
         self._subscription = events.subscribe(self._on_event, kinds=kinds)
 
     @property
@@ -89,8 +98,15 @@ class DashboardState:
     # --- events (the per-step work: a few numbers per parameter) --------------------------
     def _on_event(self, event):
         if event.kind == "optimizer_step":
-            self._on_optimizer_step(event)
+            self._marks_are_ours = event.source is self.optimizer
+            if self._marks_are_ours:
+                self._on_optimizer_step(event)
+        elif event.kind == "grad_accumulated":
+            self._scope.note(event)
         elif event.kind == "backward_end":
+            self._marks_are_ours = self._scope.take()
+            if not self._marks_are_ours:
+                return
             with self._updates.lock:
                 self.step += 1
                 self.flow.record(self.step, *sample_norms(self._params))
@@ -118,6 +134,8 @@ class DashboardState:
         self._request_all()
 
     def _on_mark(self, event):
+        if not self._marks_are_ours:
+            return
         with self._updates.lock:
             count = self._mark_counts.get(event.name, 0)
             self._mark_counts[event.name] = count + 1
@@ -248,6 +266,41 @@ class Dashboard(VizgradWidget):
                 if len(buffer):
                     latest.append(f"{name} {key} {number_text(float(buffer.matrix()[-1, 0]))}")
         return f"<Dashboard: step {state.step}; {', '.join(latest) or 'no marks yet'}>"
+
+    def _fallback_svg(self):
+        """The loss curves (one polyline per mark, log scale when they span decades) over the
+        gradient-flow picture."""
+        from .grad_flow import grad_flow_svg
+        state = self.state
+        width, height, left, top = 750, 170, 60, 24
+        lines = [(f"{name} {key}", buffer.steps, buffer.matrix()[:, 0])
+                 for key, marks in state.curves.items() for name, buffer in marks.items() if len(buffer) > 1]
+        parts = ["<rect width='100%' height='100%' fill='#ffffff'/>",
+                 f"<text x='{left}' y='16' font-weight='600'>training, step {state.step}</text>"]
+        values = np.concatenate([v[np.isfinite(v)] for _, _, v in lines]) if lines else np.zeros(0)
+        if values.size:
+            log = bool(values.min() > 0 and values.max() / values.min() > 20)
+            low, high = (np.log10(values.min()), np.log10(values.max())) if log else (values.min(), values.max())
+            span = (high - low) or 1.0
+            colours = ["#4c72b0", "#dd8452", "#55a868", "#c44e52"]
+            for position, (name, steps, series) in enumerate(lines):
+                first, last = steps.min(), steps.max() if steps.max() > steps.min() else steps.min() + 1
+                points = " ".join(
+                    f"{left + (x - first) / (last - first) * (width - left - 130):.1f},"
+                    f"{top + (1 - ((np.log10(y) if log else y) - low) / span) * (height - top - 20):.1f}"
+                    for x, y in zip(steps, series) if np.isfinite(y) and (y > 0 or not log))
+                colour = colours[position % len(colours)]
+                parts.append(f"<polyline points='{points}' fill='none' stroke='{colour}' stroke-width='2'/>")
+                parts.append(f"<text x='{width - 120}' y='{top + 14 + 16 * position}' fill='{colour}'>"
+                             f"{html.escape(name)} {number_text(float(series[-1]))}</text>")
+            parts.append(f"<text x='{left - 6}' y='{top + 4}' text-anchor='end'>{number_text(float(values.max()))}</text>")
+            parts.append(f"<text x='{left - 6}' y='{height - 20}' text-anchor='end'>"
+                         f"{number_text(float(values.min()))}</text>")
+        flow = grad_flow_svg(state.flow)
+        flow_height = int(flow.split("height='", 1)[1].split("'", 1)[0])
+        return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width + 20}' height='{height + flow_height}' "
+                "font-family='sans-serif' font-size='12' fill='#1f2933'>" + "".join(parts)
+                + f"<g transform='translate(0 {height})'>{flow.split('>', 1)[1].rsplit('</svg>', 1)[0]}</g></svg>")
 
     def _fallback_html(self):
         from .grad_flow import grad_flow_table

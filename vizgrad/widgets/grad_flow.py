@@ -1,11 +1,13 @@
 """``GradFlowView``: per-layer gradient size over training, vanishing and exploding
 layers flagged.
 
-After every backward pass the view reads the gradient norm of each parameter of the
+After every backward pass that reaches the model's parameters (passes through other
+models in the same kernel are not its subject and are ignored) the view reads the gradient norm of each parameter of the
 model (one dot product per parameter: cheap), turns it into a root-mean-square and
 flags it with :mod:`vizgrad.diagnostics`' thresholds (vanishing below 1e-7 or 1e-3 of
-the largest layer, exploding above 1e3 or NaN/inf). The browser draws one line per
-layer over the steps and the current step's bars. Series travel as float32 buffers;
+the largest layer, exploding above 1e3 or NaN/inf). The browser draws a layers × steps heatmap (log scale,
+blue below the healthy band, red above it) and, on the same rows, the current step's bars
+with the two thresholds as lines. Series travel as float32 buffers;
 updates reach the browser at most ``max_rate`` times per second.
 
 Example::
@@ -15,6 +17,7 @@ Example::
     view.statuses()                       # {"0.weight": "ok", ...} at the latest step
 """
 
+import html
 import math
 
 import numpy as np
@@ -115,6 +118,24 @@ def sample_norms(params):
     return norms, has_grad
 
 
+class BackwardScope:
+    """Whether a backward pass reached some of ``params``: fed the ``grad_accumulated``
+    events, it notes when one of them received a gradient; :meth:`take` at
+    ``backward_end`` answers for the pass that ended and starts over."""
+
+    def __init__(self, params):
+        self.uids = frozenset(param.uid for param in params)
+        self.reached = False
+
+    def note(self, event):
+        if event.tensor_id in self.uids:
+            self.reached = True
+
+    def take(self):
+        reached, self.reached = self.reached, False
+        return reached
+
+
 def parameter_table(model):
     """(names, parameters, sizes) of ``model``'s parameters, in module order."""
     named = list(model.named_parameters())
@@ -128,6 +149,10 @@ def parameter_table(model):
 
 class GradFlowView(VizgradWidget):
     """Per-layer gradient RMS over training steps and the current step's bars.
+
+    The view follows its model only: its steps count the backward passes that reached the
+    model's parameters since the view was made (from 1); backward passes of other models
+    are ignored.
 
     Args:
         model: a :class:`vizgrad.nn.Module`; its parameters are the layers.
@@ -153,7 +178,8 @@ class GradFlowView(VizgradWidget):
         self.every = max(1, int(every))
         self._backwards = 0
         self._updates = self._coalescer(max_rate)
-        self._subscribe(self._on_backward_end, kinds="backward_end")
+        self._scope = BackwardScope(self._params)
+        self._subscribe(self._on_event, kinds={"grad_accumulated", "backward_end"})
         self._push()
 
     def sample(self):
@@ -166,7 +192,13 @@ class GradFlowView(VizgradWidget):
         """``{layer: status}`` at the latest sample."""
         return dict(zip(self.tracker.names, self.tracker.statuses()))
 
-    def _on_backward_end(self, event):
+    def _on_event(self, event):
+        if event.kind == "grad_accumulated":
+            self._scope.note(event)
+        elif self._scope.take():
+            self._on_backward_end()
+
+    def _on_backward_end(self):
         self._backwards += 1
         if (self._backwards - 1) % self.every == 0:
             self.sample()
@@ -180,8 +212,100 @@ class GradFlowView(VizgradWidget):
         summary = ", ".join(f"{name}: {status}" for name, status in flagged.items()) or "no flagged layers"
         return f"<GradFlowView: {len(self.tracker.names)} layers, {len(self.tracker.series)} steps; {summary}>"
 
-    def _fallback_html(self):
-        return grad_flow_table(self.tracker)
+    def _fallback_svg(self):
+        return grad_flow_svg(self.tracker)
+
+
+_BLUE, _PALE, _RED = np.array([33, 102, 172]), np.array([247, 247, 247]), np.array([178, 24, 43])
+
+
+def healthy_band(rms, thresholds):
+    """(low, high) of the healthy band for one step's values, as :func:`classify` decides it."""
+    finite = [value for value in rms if math.isfinite(value)]
+    return max(thresholds["vanishing"], thresholds["relative"] * max(finite, default=0.0)), thresholds["exploding"]
+
+
+def flow_colour(value, band):
+    """The heatmap's colour of one RMS against the band: pale inside it (a light tint by its
+    log position), blue below, red above, full colour four decades out; grey when missing."""
+    if not math.isfinite(value) and not math.isinf(value):
+        return "rgb(200,200,200)"
+    low, high = math.log10(band[0]), math.log10(band[1])
+    if value <= 0:
+        u = -1.0
+    elif math.isinf(value):
+        u = 1.0
+    else:
+        t = math.log10(value)
+        if t < low:
+            u = -0.3 - 0.7 * min(1.0, (low - t) / 4)
+        elif t > high:
+            u = 0.3 + 0.7 * min(1.0, (t - high) / 4)
+        else:
+            u = -0.3 + 0.6 * (t - low) / (high - low) if high > low else 0.0
+    end = _BLUE if u < 0 else _RED
+    red, green, blue = np.round(_PALE + (end - _PALE) * min(1.0, abs(u))).astype(int)
+    return f"rgb({red},{green},{blue})"
+
+
+def grad_flow_svg(tracker, columns=120):
+    """The gradient-flow view as a static SVG: the layers × steps heatmap (at most ``columns``
+    step columns) and the latest step's bars on a log scale, with the two thresholds."""
+    names, matrix, steps = tracker.names, tracker.series.matrix(), tracker.series.steps
+    if len(matrix) > columns:
+        keep = np.unique(np.linspace(0, len(matrix) - 1, columns).round().astype(int))
+        matrix, steps = matrix[keep], steps[keep]
+    row = max(2, min(16, 440 // max(1, len(names))))
+    label_w, heat_w, bar_x, bar_w, top = 170, 360, 550, 200, 30
+    height = top + row * len(names) + 54
+    parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{bar_x + bar_w + 20}' height='{height}' "
+             "font-family='sans-serif' font-size='12' fill='#1f2933'>",
+             "<rect width='100%' height='100%' fill='#ffffff'/>",
+             f"<text x='{label_w}' y='16' font-weight='600'>gradient RMS over steps (log)</text>",
+             f"<text x='{bar_x}' y='16' font-weight='600'>at step {tracker.step if tracker.step is not None else '—'}</text>"]
+    cell = heat_w / max(1, len(matrix))
+    for column, values in enumerate(matrix):
+        band = healthy_band(values.tolist(), tracker.thresholds)
+        for layer, value in enumerate(values.tolist()):
+            parts.append(f"<rect x='{label_w + column * cell:.1f}' y='{top + layer * row}' width='{cell + 0.3:.1f}' "
+                         f"height='{row}' fill='{flow_colour(value, band)}'/>")
+    last_label = -math.inf
+    for layer, name in enumerate(names):
+        y = top + (layer + 0.5) * row
+        if y - last_label >= 13:
+            parts.append(f"<text x='{label_w - 6}' y='{y + 4:.1f}' text-anchor='end'>{html.escape(name)}</text>")
+            last_label = y
+    band = healthy_band(tracker.rms.tolist(), tracker.thresholds)
+    finite = [v for v in tracker.rms.tolist() if math.isfinite(v) and v > 0]
+    low, high = math.log10(min([band[0], *finite]) / 3), math.log10(max([band[1], *finite]) * 3)
+
+    def x_of(value):
+        return bar_x + (math.log10(value) - low) / (high - low) * bar_w
+
+    for layer, (value, status) in enumerate(zip(tracker.rms.tolist(), tracker.statuses())):
+        if math.isfinite(value) and value > 0:
+            parts.append(f"<rect x='{bar_x}' y='{top + layer * row + row * 0.12:.1f}' width='{x_of(value) - bar_x:.1f}' "
+                         f"height='{max(1.0, row * 0.76):.1f}' fill='{STATUS_COLOURS.get(status, STATUS_COLOURS['ok'])}'>"
+                         f"<title>{html.escape(names[layer])}: {number_text(value)} ({status})</title></rect>")
+    for value, label, colour in ((band[0], "vanishing", STATUS_COLOURS["vanishing"]),
+                                 (band[1], "exploding", STATUS_COLOURS["exploding"])):
+        x = x_of(value)
+        parts.append(f"<line x1='{x:.1f}' x2='{x:.1f}' y1='{top - 4}' y2='{top + row * len(names)}' stroke='{colour}' "
+                     "stroke-dasharray='4 3' stroke-width='1.5'/>")
+        anchor = "start" if label == "vanishing" else "end"
+        parts.append(f"<text x='{x:.1f}' y='{height - (22 if label == 'vanishing' else 6)}' text-anchor='{anchor}' "
+                     f"fill='{colour}'>{label} "
+                     f"{number_text(value)}</text>")
+    if len(steps):
+        parts.append(f"<text x='{label_w}' y='{top + row * len(names) + 16}'>step {steps[0]:.0f}</text>")
+        parts.append(f"<text x='{label_w + heat_w}' y='{top + row * len(names) + 16}' text-anchor='end'>"
+                     f"step {steps[-1]:.0f}</text>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+#: Bar colours by status, as the widget draws them (the heatmap's blue and red ends, a calm grey).
+STATUS_COLOURS = {"ok": "#7a7a7a", "vanishing": "#2166ac", "exploding": "#b2182b", "no grad": "#c8c8c8"}
 
 
 def grad_flow_table(tracker, caption="gradient flow (latest step)"):

@@ -59,10 +59,20 @@ LABELS = {
     "effective_lr": "step size per coordinate",
 }
 
-COLOURS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3", "#8c8c8c"]
+#: Trail colours: light and distinct for colour-blind eyes (Okabe and Ito's orange, sky
+#: blue and yellow, then light pink, green, lavender, white, sand), each drawn over a
+#: dark outline (:data:`OUTLINE`). A light trail stands out on the dark parts of every
+#: surface and its dark outline on the light parts: the trail or its outline has a
+#: contrast of at least 3:1 against every colour of the contour map.
+COLOURS = ["#e69f00", "#56b4e9", "#f0e442", "#f5a3c7", "#9be07b", "#c9b3f5", "#ffffff", "#e8c88c"]
+OUTLINE = "#000000"
 
 #: Beyond this distance from the origin an optimizer counts as diverged and stops.
 DIVERGED = 1e6
+#: An optimizer within this fraction of the domain's width of a known minimum, or whose
+#: gradient norm falls below ``STATIONARY``, has finished.
+CONVERGED = 1e-4
+STATIONARY = 1e-10
 
 
 class Runner:
@@ -104,6 +114,8 @@ class Runner:
         self.last = {"grad": grad, "update": position - self.positions[-1]}
         self.positions.append(position)
         self.values.append(surface.value(position))
+        if _converged(surface, position, grad):
+            self.status = "finished"
 
     def set(self, key, value):
         """Change a hyperparameter now (it applies from the next step) and for later resets."""
@@ -143,6 +155,15 @@ class Runner:
         """The hyperparameters as JSON-ready data (for the front end's controls)."""
         hyper = {key: list(value) if isinstance(value, tuple) else value for key, value in self.hyper.items()}
         return {"name": self.name, "kind": self.kind, "colour": self.colour, **hyper}
+
+
+def _converged(surface, position, grad):
+    """Whether ``position`` is at one of the surface's minima (within :data:`CONVERGED` of
+    its width) or the gradient vanished there."""
+    (x0, x1), _ = surface.domain
+    tolerance = CONVERGED * (x1 - x0)
+    near = any(math.hypot(position[0] - mx, position[1] - my) < tolerance for mx, my in surface.minima)
+    return near or float(np.hypot(*grad)) < STATIONARY
 
 
 def _derived(kind, group, record, t):
@@ -336,6 +357,12 @@ class OptimizerRace:
         stacked = np.concatenate([np.asarray(r.positions, dtype=np.float32).reshape(-1, 2) for r in self.runners])
         return stacked.tobytes(), lengths
 
+    def packed_values(self):
+        """f at every point of every path, as one float32 buffer (in :meth:`packed_paths`' order)."""
+        if not any(r.values for r in self.runners):
+            return b""
+        return np.concatenate([np.asarray(r.values, dtype=np.float32) for r in self.runners]).tobytes()
+
     def state_rows(self):
         """The state panel's data, JSON-ready: per optimizer its scalars and labelled 2-vectors."""
         rows = []
@@ -361,8 +388,11 @@ class OptimizerView(VizgradWidget):
     """Optimizers racing on a 2-D function, live in a notebook.
 
     The contours of the function are drawn once per function (its values on a grid,
-    sent as one float32 buffer); each optimizer's path (float32 x, y pairs) and its
-    internal state after the last step update at most 20 times a second. The front
+    sent as one float32 buffer), with axes and a colour bar; each optimizer's path
+    (float32 x, y pairs, a light trail over a dark outline), f along it (float32, drawn
+    against the step on a log scale beside the surface) and its internal state after the
+    last step update at most 20 times a second. An optimizer's status is running,
+    finished (at a minimum, stationary, or out of steps) or diverged. The front
     end's Step, Play/Pause and Reset ask Python to step (Play sends one request per
     animation frame, the next only after the previous was answered); clicking the plot
     restarts the race from that point; each optimizer's learning rate, momentum, betas
@@ -373,7 +403,8 @@ class OptimizerView(VizgradWidget):
             ``"beale"``, ``"himmelblau"``, ``"saddle"``) or a :class:`~vizgrad.widgets.surfaces.Surface`.
         optimizers, start, lr, max_steps: as :class:`OptimizerRace`.
         resolution: the contour grid's points per side.
-        speed: steps per Play request (the front end's "steps/frame").
+        speed: steps per second while playing (the front end's speed control; the default,
+            200, brings Momentum and Adam to Rosenbrock's minimum in about 7 s).
 
     Python API: :meth:`step`, :meth:`reset`, :meth:`configure`, :attr:`paths`,
     :attr:`states`, :attr:`values`, and ``view.function = "beale"`` to change the function.
@@ -390,13 +421,15 @@ class OptimizerView(VizgradWidget):
     settings = traitlets.List().tag(sync=True)
     path_data = traitlets.Bytes(b"").tag(sync=True)
     path_lengths = traitlets.List().tag(sync=True)
+    value_data = traitlets.Bytes(b"").tag(sync=True)
+    outline = traitlets.Unicode(OUTLINE).tag(sync=True)
     state_rows = traitlets.List().tag(sync=True)
     step_count = traitlets.Int(0).tag(sync=True)
     playing = traitlets.Bool(False).tag(sync=True)
-    speed = traitlets.Int(1).tag(sync=True)
+    speed = traitlets.Int(200).tag(sync=True)
 
     def __init__(self, function="rosenbrock", optimizers=("SGD", "Momentum", "Adam", "RMSprop"), start=None,
-                 lr=None, max_steps=5000, resolution=120, speed=1):
+                 lr=None, max_steps=5000, resolution=120, speed=200):
         race = OptimizerRace(function, optimizers, start, lr, max_steps)
         self.race = race
         self.resolution = int(resolution)
@@ -483,9 +516,10 @@ class OptimizerView(VizgradWidget):
     def _send_progress(self):
         with self._updates.lock:
             data, lengths = self.race.packed_paths()
+            values = self.race.packed_values()
             rows = self.race.state_rows()
             count = self.race.step_count
-        self._apply(path_data=data, path_lengths=lengths, state_rows=rows, step_count=count)
+        self._apply(path_data=data, path_lengths=lengths, value_data=values, state_rows=rows, step_count=count)
 
     def _on_function(self, change):
         if self._applying_here():
@@ -521,7 +555,7 @@ class OptimizerView(VizgradWidget):
     def _on_message(self, _widget, content, _buffers):
         kind = content.get("type") if isinstance(content, dict) else None
         if kind == "step":
-            self.step(max(1, min(int(content.get("n", 1)), 1000)))
+            self.step(max(1, min(int(content.get("n", 1)), 2000)))
             self.send({"type": "stepped", "id": content.get("id"), "running": self.race.running,
                        "step": self.race.step_count})
         elif kind == "reset":
@@ -553,9 +587,14 @@ class OptimizerView(VizgradWidget):
             clipped = np.clip(np.asarray(runner.positions), [x0 - (x1 - x0), y0 - (y1 - y0)],
                               [x1 + (x1 - x0), y1 + (y1 - y0)])
             points = " ".join(point(x, y) for x, y in clipped[:: max(1, len(clipped) // 400)])
-            parts.append(f"<polyline points='{points}' fill='none' stroke='{runner.colour}' stroke-width='2'/>")
-            parts.append(f"<text x='{size + 10}' y='{20 + 18 * position}' fill='{runner.colour}'>"
-                         f"{html.escape(runner.name)}</text>")
+            parts.append(f"<polyline points='{points}' fill='none' stroke='{OUTLINE}' stroke-width='5' "
+                         "stroke-linejoin='round'/>")
+            parts.append(f"<polyline points='{points}' fill='none' stroke='{runner.colour}' stroke-width='2.5' "
+                         "stroke-linejoin='round'/>")
+            parts.append(f"<circle cx='{size + 16}' cy='{16 + 18 * position}' r='5' fill='{runner.colour}' "
+                         f"stroke='{OUTLINE}' stroke-width='1.5'/>")
+            parts.append(f"<text x='{size + 26}' y='{20 + 18 * position}' fill='#1f2933'>"
+                         f"{html.escape(runner.name)} ({html.escape(runner.status)})</text>")
         parts.append(f"<text x='{size + 10}' y='{size - 10}' fill='#52606d'>"
                      f"{html.escape(self.race.surface.title)}, step {self.race.step_count}</text></svg>")
         return "".join(parts)

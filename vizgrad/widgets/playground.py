@@ -4,8 +4,8 @@ while the decision boundary, every hidden unit's response and the loss curves up
 :class:`PlaygroundTrainer` is the logic, plain Python; :class:`Playground` is the widget::
 
     from vizgrad.widgets import Playground
-    pg = Playground(dataset="spirals", hidden=(8, 8), activation="tanh")
-    pg                        # Train / Pause / Step in the notebook
+    pg = Playground(dataset="spirals", hidden=(8, 8), activation="tanh", features=("x", "y", "sin x", "sin y"))
+    pg                        # the network as a diagram; Train / Pause / Step in the notebook
     pg.train(200)             # or from Python (the view follows, throttled)
     pg.loss_history["test"][-1], pg.accuracy()
 """
@@ -21,6 +21,7 @@ from ..autograd.grad_mode import no_grad
 from ..creation import default_generator, manual_seed, tensor
 from ..data import toy
 from ..nn import functional as F
+from ..render.html import CLASS_COLOURS
 from .base import SeriesBuffer, VizgradWidget, float32_bytes, traitlets
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid, "leaky_relu": nn.LeakyReLU,
@@ -28,6 +29,16 @@ ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid, "leaky_r
 OPTIMIZERS = {"sgd": (optim.SGD, {}), "momentum": (optim.SGD, {"momentum": 0.9}), "adam": (optim.Adam, {}),
               "rmsprop": (optim.RMSprop, {})}
 DATASETS = ("moons", "circles", "spirals", "xor", "blobs")
+#: Input features, as functions of the standardised coordinates (x, y), TF Playground's set.
+FEATURES = {"x": lambda x, y: x, "y": lambda x, y: y, "x²": lambda x, y: x * x, "y²": lambda x, y: y * y,
+            "xy": lambda x, y: x * y, "sin x": lambda x, y: np.sin(x), "sin y": lambda x, y: np.sin(y)}
+REGULARIZATIONS = ("L2", "L1")
+#: Noise is given relative to each dataset's scale: the spirals' arms lie a third as far
+#: apart as the moons, so their noise is a third (0.1 keeps the arms clearly apart).
+NOISE_SCALE = {"spirals": 1 / 3}
+#: Class colours, vizgrad's one palette (the report's and the lessons' figures': blue,
+#: orange, then green), as (r, g, b).
+CLASS_PALETTE = (*CLASS_COLOURS, (0x55, 0xa8, 0x68))
 MAX_LAYERS = 6
 MAX_WIDTH = 16
 _BLOB_CENTRES = ((-1.0, -0.6), (1.0, -0.6), (0.0, 1.0))
@@ -40,7 +51,7 @@ def make_dataset(name, n_samples=300, noise=0.1, seed=0):
     elif name == "circles":
         x, y = toy.make_circles(n_samples, noise=noise, factor=0.5, seed=seed)
     elif name == "spirals":
-        x, y = toy.make_spirals(n_samples, noise=noise, classes=2, seed=seed)
+        x, y = toy.make_spirals(n_samples, noise=noise * NOISE_SCALE["spirals"], classes=2, seed=seed)
     elif name == "xor":
         x, y = toy.make_xor(n_samples, noise=noise, seed=seed)
     elif name == "blobs":
@@ -58,11 +69,26 @@ def _square_domain(points, margin=0.15):
     return [float(centre[0] - half), float(centre[0] + half), float(centre[1] - half), float(centre[1] + half)]
 
 
+def _check_features(features):
+    features = [str(name) for name in features]
+    unknown = [name for name in features if name not in FEATURES]
+    if unknown or not features or len(set(features)) != len(features):
+        raise ValueError(f"features: one or more distinct names of {list(FEATURES)}, got {features}")
+    return [name for name in FEATURES if name in features]        # in the canonical order
+
+
 def _check_hidden(hidden):
     hidden = [int(width) for width in hidden]
     if len(hidden) > MAX_LAYERS or any(not 1 <= width <= MAX_WIDTH for width in hidden):
         raise ValueError(f"hidden: at most {MAX_LAYERS} layers of 1 to {MAX_WIDTH} units each, got {hidden}")
     return hidden
+
+
+def _float64(tensor, like=None):
+    """A tensor's values as a float64 array (zeros shaped like ``like`` when it is None)."""
+    if tensor is None:
+        return np.zeros(tuple(like.shape))
+    return tensor.detach().numpy().astype(np.float64)
 
 
 class PlaygroundTrainer:
@@ -73,7 +99,12 @@ class PlaygroundTrainer:
         noise: the dataset's noise (Gaussian standard deviation; blobs add it to their spread).
         hidden: widths of the hidden layers (at most 6 layers of at most 16 units).
         activation: a key of :data:`ACTIVATIONS`.
-        learning_rate, weight_decay: the optimizer's rate and L2 penalty (on weights, not biases).
+        learning_rate: the optimizer's rate.
+        weight_decay, regularization: the regularisation rate and kind on the weights (not the
+            biases): ``"L2"`` (the optimizer's weight decay, i.e. rate/2·Σw² added to the loss)
+            or ``"L1"`` (rate·Σ|w| added to the loss).
+        features: the network's inputs, names from :data:`FEATURES` (``"x"``, ``"y"``, ``"x²"``,
+            ``"y²"``, ``"xy"``, ``"sin x"``, ``"sin y"``) of the standardised coordinates.
         batch_size: examples per step (the whole training set when larger).
         optimizer: ``"sgd"``, ``"momentum"``, ``"adam"`` or ``"rmsprop"``.
         n_samples, test_fraction: dataset size and the share held out for the test loss.
@@ -83,8 +114,10 @@ class PlaygroundTrainer:
 
     def __init__(self, dataset="moons", noise=0.1, hidden=(8, 8), activation="tanh", learning_rate=0.03,
                  weight_decay=0.0, batch_size=32, optimizer="adam", n_samples=300, test_fraction=0.3, seed=0,
-                 resolution=40):
+                 resolution=40, features=("x", "y"), regularization="L2"):
         self.dataset = dataset
+        self.features = _check_features(features)
+        self.regularization = regularization
         self.noise = float(noise)
         self.hidden = _check_hidden(hidden)
         self.activation = activation
@@ -108,6 +141,8 @@ class PlaygroundTrainer:
             raise ValueError(f"unknown optimizer {self.optimizer_name!r}; the optimizers are {sorted(OPTIMIZERS)}")
         if not 0 < self.test_fraction < 1:
             raise ValueError(f"test_fraction must be in (0, 1), got {self.test_fraction}")
+        if self.regularization not in REGULARIZATIONS:
+            raise ValueError(f"regularization must be one of {list(REGULARIZATIONS)}, got {self.regularization!r}")
         if self.batch_size < 1 or self.learning_rate < 0 or self.weight_decay < 0 or self.noise < 0:
             raise ValueError("batch_size must be positive; learning_rate, weight_decay and noise non-negative")
 
@@ -126,9 +161,9 @@ class PlaygroundTrainer:
         self.domain = _square_domain(points)
         train = points[~self.is_test]
         self.mean, self.std = train.mean(axis=0), train.std(axis=0) + 1e-8
-        self.x_train = tensor(self._standardise(train), dtype="float32")
+        self.x_train = tensor(self._inputs(train), dtype="float32")
         self.y_train = tensor(labels[~self.is_test])
-        self.x_test = tensor(self._standardise(points[self.is_test]), dtype="float32")
+        self.x_test = tensor(self._inputs(points[self.is_test]), dtype="float32")
         self.y_test = tensor(labels[self.is_test])
         self._rng = np.random.default_rng(self.seed + 1)
         self._order = np.zeros(0, dtype=np.int64)
@@ -139,7 +174,8 @@ class PlaygroundTrainer:
         saved = default_generator.get_state()
         try:
             manual_seed(self.seed)
-            self.model = nn.MLP([2, *self.hidden, self.classes], activation=ACTIVATIONS[self.activation])
+            self.model = nn.MLP([len(self.features), *self.hidden, self.classes],
+                                activation=ACTIVATIONS[self.activation])
         finally:
             default_generator.set_state(saved)
         self.optimizer = self._make_optimizer()
@@ -152,26 +188,47 @@ class PlaygroundTrainer:
         cls, extra = OPTIMIZERS[self.optimizer_name]
         weights = [p for name, p in self.model.named_parameters() if name.endswith("weight")]
         biases = [p for name, p in self.model.named_parameters() if not name.endswith("weight")]
-        groups = [{"params": weights, "weight_decay": self.weight_decay}]
+        groups = [{"params": weights, "weight_decay": self.weight_decay if self.regularization == "L2" else 0.0}]
         if biases:
             groups.append({"params": biases, "weight_decay": 0.0})
         return cls(groups, lr=self.learning_rate, **extra)
 
-    def set_hyperparameters(self, learning_rate=None, weight_decay=None, batch_size=None):
-        """Change the rate, the L2 penalty or the batch size from the next step on."""
+    def set_hyperparameters(self, learning_rate=None, weight_decay=None, batch_size=None, regularization=None):
+        """Change the rate, the regularisation rate or kind, or the batch size from the next step on."""
         rate = self.learning_rate if learning_rate is None else float(learning_rate)
         decay = self.weight_decay if weight_decay is None else float(weight_decay)
         batch = self.batch_size if batch_size is None else int(batch_size)
+        kind = self.regularization if regularization is None else regularization
         if not (rate >= 0 and decay >= 0 and batch >= 1):
             raise ValueError(f"learning_rate and weight_decay must be >= 0 and batch_size >= 1, got "
                              f"{rate}, {decay} and {batch}")
-        self.learning_rate, self.weight_decay, self.batch_size = rate, decay, batch
+        if kind not in REGULARIZATIONS:
+            raise ValueError(f"regularization must be one of {list(REGULARIZATIONS)}, got {kind!r}")
+        self.learning_rate, self.weight_decay, self.batch_size, self.regularization = rate, decay, batch, kind
         for group in self.optimizer.param_groups:
             group["lr"] = rate
-        self.optimizer.param_groups[0]["weight_decay"] = decay
+        self.optimizer.param_groups[0]["weight_decay"] = decay if kind == "L2" else 0.0
 
     def _standardise(self, points):
         return (np.asarray(points, dtype=np.float64) - self.mean) / self.std
+
+    def _inputs(self, points):
+        """The network's inputs at ``points`` (data coordinates): the chosen features of the
+        standardised coordinates, shape (n, features)."""
+        standard = self._standardise(points)
+        x, y = standard[:, 0], standard[:, 1]
+        return np.stack([FEATURES[name](x, y) for name in self.features], axis=1)
+
+    def penalty(self):
+        """The L1 term added to the loss (rate·Σ|w| over the weights), or None for L2 (which the
+        optimizer applies as weight decay)."""
+        if self.regularization != "L1" or not self.weight_decay:
+            return None
+        weights = [p for name, p in self.model.named_parameters() if name.endswith("weight")]
+        total = weights[0].abs().sum()
+        for weight in weights[1:]:
+            total = total + weight.abs().sum()
+        return self.weight_decay * total
 
     # --- training ----------------------------------------------------------------------------
     def _batch(self):
@@ -189,7 +246,8 @@ class PlaygroundTrainer:
             indices = tensor(self._batch())
             self.optimizer.zero_grad()
             loss = F.cross_entropy(self.model(self.x_train[indices]), self.y_train[indices])
-            loss.backward()
+            penalty = self.penalty()
+            (loss if penalty is None else loss + penalty).backward()
             self.optimizer.step()
             self.step_count += 1
             self.examples_seen += int(indices.shape[0])
@@ -221,7 +279,7 @@ class PlaygroundTrainer:
     def predict_proba(self, points):
         """Class probabilities (n, classes) for points in data coordinates."""
         with no_grad():
-            logits = self.model(tensor(self._standardise(points), dtype="float32"))
+            logits = self.model(tensor(self._inputs(points), dtype="float32"))
             return F.softmax(logits, dim=1).numpy().astype(np.float64)
 
     # --- what the front end draws ------------------------------------------------------------
@@ -239,7 +297,7 @@ class PlaygroundTrainer:
         r = self.resolution
         hidden = []
         with no_grad():
-            value = tensor(self._standardise(self.grid_points()), dtype="float32")
+            value = tensor(self._inputs(self.grid_points()), dtype="float32")
             layers = list(self.model.children())
             for position, layer in enumerate(layers):
                 value = layer(value)
@@ -249,6 +307,21 @@ class PlaygroundTrainer:
             probabilities = F.softmax(value, dim=1).numpy().T.reshape(self.classes, r, r)
         units = np.concatenate(hidden) if hidden else np.zeros((0, r, r))
         return probabilities, units
+
+    def feature_maps(self):
+        """Each input feature over the grid: shape (features, r, r)."""
+        r = self.resolution
+        return self._inputs(self.grid_points()).T.reshape(len(self.features), r, r)
+
+    def network(self):
+        """The network as the diagram draws it: ``sizes`` (inputs, hidden widths, classes) and,
+        layer after layer, each Linear's weights (out, in), biases and the gradients of the
+        last step (zeros before the first), all float64 arrays."""
+        layers = [{"weight": _float64(layer.weight), "bias": _float64(layer.bias),
+                   "weight_grad": _float64(layer.weight.grad, like=layer.weight),
+                   "bias_grad": _float64(layer.bias.grad, like=layer.bias)}
+                  for layer in self.model.children() if isinstance(layer, nn.Linear)]
+        return {"sizes": [len(self.features), *self.hidden, self.classes], "layers": layers}
 
     def metrics(self):
         history = self.loss_history
@@ -283,6 +356,8 @@ class Playground(VizgradWidget):
     optimizer = traitlets.Unicode("adam").tag(sync=True)
     learning_rate = traitlets.Float(0.03).tag(sync=True)
     weight_decay = traitlets.Float(0.0).tag(sync=True)
+    regularization = traitlets.Unicode("L2").tag(sync=True)
+    features = traitlets.List(traitlets.Unicode()).tag(sync=True)
     batch_size = traitlets.Int(32).tag(sync=True)
     seed = traitlets.Int(0).tag(sync=True)
     options = traitlets.Dict().tag(sync=True)
@@ -296,20 +371,26 @@ class Playground(VizgradWidget):
     boundary = traitlets.Bytes(b"").tag(sync=True)
     units = traitlets.Bytes(b"").tag(sync=True)
     unit_layers = traitlets.List().tag(sync=True)
+    feature_maps = traitlets.Bytes(b"").tag(sync=True)
+    layer_sizes = traitlets.List().tag(sync=True)
+    weights = traitlets.Bytes(b"").tag(sync=True)
+    weight_grads = traitlets.Bytes(b"").tag(sync=True)
+    biases = traitlets.Bytes(b"").tag(sync=True)
     losses = traitlets.Dict().tag(sync=True)
     metrics = traitlets.Dict().tag(sync=True)
     step_count = traitlets.Int(0).tag(sync=True)
     playing = traitlets.Bool(False).tag(sync=True)
     speed = traitlets.Int(1).tag(sync=True)
 
-    _REBUILD = ("dataset", "noise", "hidden", "activation", "optimizer", "seed")
-    _LIVE = ("learning_rate", "weight_decay", "batch_size")
+    _REBUILD = ("dataset", "noise", "hidden", "activation", "optimizer", "seed", "features")
+    _LIVE = ("learning_rate", "weight_decay", "batch_size", "regularization")
 
     def __init__(self, dataset="moons", noise=0.1, hidden=(8, 8), activation="tanh", learning_rate=0.03,
                  weight_decay=0.0, batch_size=32, optimizer="adam", n_samples=300, test_fraction=0.3, seed=0,
-                 resolution=40, speed=1):
+                 resolution=40, speed=1, features=("x", "y"), regularization="L2"):
         self.trainer = PlaygroundTrainer(dataset, noise, hidden, activation, learning_rate, weight_decay, batch_size,
-                                         optimizer, n_samples, test_fraction, seed, resolution)
+                                         optimizer, n_samples, test_fraction, seed, resolution, features,
+                                         regularization)
         self._local = threading.local()     # .applying: this thread is setting traits itself
         self._thread = None
         self._stop_flag = threading.Event()
@@ -317,8 +398,10 @@ class Playground(VizgradWidget):
         super().__init__(dataset=dataset, noise=float(noise), hidden=list(self.trainer.hidden), activation=activation,
                          optimizer=optimizer, learning_rate=float(learning_rate), weight_decay=float(weight_decay),
                          batch_size=int(batch_size), seed=int(seed), resolution=int(resolution), speed=int(speed),
+                         features=list(self.trainer.features), regularization=regularization,
                          options={"datasets": list(DATASETS), "activations": list(ACTIVATIONS),
-                                  "optimizers": list(OPTIMIZERS), "max_layers": MAX_LAYERS, "max_width": MAX_WIDTH})
+                                  "optimizers": list(OPTIMIZERS), "max_layers": MAX_LAYERS, "max_width": MAX_WIDTH,
+                                  "features": list(FEATURES), "regularizations": list(REGULARIZATIONS)})
         self._updates = self._coalescer()
         self._lock = self._updates.lock
         self._refill_series()
@@ -430,13 +513,20 @@ class Playground(VizgradWidget):
             trainer = self.trainer
             traits = {"points": float32_bytes(trainer.points), "labels": trainer.labels.astype(np.uint8).tobytes(),
                       "is_test": trainer.is_test.astype(np.uint8).tobytes(), "classes": trainer.classes,
-                      "domain": trainer.domain}
+                      "domain": trainer.domain, "feature_maps": float32_bytes(trainer.feature_maps())}
         self._apply(**traits)
 
     def _send_progress(self):
         with self._lock:
             probabilities, units = self.trainer.responses()
+            network = self.trainer.network()
+            layers = network["layers"]
+
+            def packed(key):
+                return float32_bytes(np.concatenate([layer[key].ravel() for layer in layers]))
             traits = {"boundary": float32_bytes(probabilities), "units": float32_bytes(units),
+                      "layer_sizes": network["sizes"], "weights": packed("weight"),
+                      "weight_grads": packed("weight_grad"), "biases": packed("bias"),
                       "unit_layers": list(self.trainer.hidden), "losses": self._series.payload(),
                       "metrics": self.trainer.metrics(), "step_count": self.trainer.step_count}
         self._apply(**traits)
@@ -447,10 +537,11 @@ class Playground(VizgradWidget):
         with self._lock:
             trainer = self.trainer
             previous = {name: getattr(trainer, name) for name in
-                        ("dataset", "noise", "hidden", "activation", "optimizer_name", "seed")}
+                        ("dataset", "noise", "hidden", "activation", "optimizer_name", "seed", "features")}
             try:
                 trainer.dataset, trainer.noise = self.dataset, float(self.noise)
                 trainer.hidden = _check_hidden(self.hidden)
+                trainer.features = _check_features(self.features)
                 trainer.activation, trainer.optimizer_name, trainer.seed = self.activation, self.optimizer, self.seed
                 trainer.reset()
             except (TypeError, ValueError) as error:
@@ -459,7 +550,8 @@ class Playground(VizgradWidget):
                 warnings.warn(f"Playground: {error}; nothing changed", RuntimeWarning, stacklevel=2)
             self._refill_series()
             self._apply(dataset=trainer.dataset, noise=trainer.noise, hidden=list(trainer.hidden),
-                        activation=trainer.activation, optimizer=trainer.optimizer_name, seed=trainer.seed)
+                        activation=trainer.activation, optimizer=trainer.optimizer_name, seed=trainer.seed,
+                        features=list(trainer.features))
             self._send_data()
         self._updates.request(self._send_progress, "progress")
 
@@ -500,23 +592,23 @@ class Playground(VizgradWidget):
     def _fallback_svg(self):
         size, r = 240, self.trainer.resolution
         probabilities, _ = self.trainer.responses()
-        colours = [(230, 120, 30), (40, 110, 190), (85, 168, 104)]
+        colours = CLASS_PALETTE
         cell = size / r
         parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{size}' height='{size + 20}' "
                  "font-family='sans-serif' font-size='11'>"]
         winners = probabilities.argmax(axis=0)
         for row in range(r):
             for column in range(r):
-                red, green, blue = colours[winners[row, column] % 3]
+                red, green, blue = colours[winners[row, column] % len(colours)]
                 parts.append(f"<rect x='{column * cell:.1f}' y='{size - (row + 1) * cell:.1f}' width='{cell + 0.5:.1f}' "
                              f"height='{cell + 0.5:.1f}' fill='rgb({red},{green},{blue})' fill-opacity='0.3'/>")
         x0, x1, y0, y1 = self.trainer.domain
         for (px, py), label in zip(self.trainer.points, self.trainer.labels):
-            red, green, blue = colours[label % 3]
+            red, green, blue = colours[label % len(colours)]
             parts.append(f"<circle cx='{(px - x0) / (x1 - x0) * size:.1f}' cy='{size - (py - y0) / (y1 - y0) * size:.1f}' "
                          f"r='2.5' fill='rgb({red},{green},{blue})'/>")
         parts.append(f"<text x='2' y='{size + 14}'>{html.escape(self._fallback_text()[:60])}</text></svg>")
         return "".join(parts)
 
 
-__all__ = ["ACTIVATIONS", "DATASETS", "OPTIMIZERS", "Playground", "PlaygroundTrainer", "make_dataset"]
+__all__ = ["ACTIVATIONS", "DATASETS", "FEATURES", "OPTIMIZERS", "REGULARIZATIONS", "Playground", "PlaygroundTrainer", "make_dataset"]

@@ -86,7 +86,8 @@ class Surface:
         (x0, x1), (y0, y1) = self.domain
         return {"name": self.name, "title": self.title, "formula": self.formula,
                 "domain": [x0, x1, y0, y1], "minima": [list(m) for m in self.minima],
-                "start": list(self.start), "scale": self.scale}
+                "start": list(self.start), "scale": self.scale,
+                "minimum": min((self.value(m) for m in self.minima), default=None)}
 
 
 def _quadratic(x, y):

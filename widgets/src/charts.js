@@ -109,7 +109,7 @@ function yAxis(svg, y, ticks, width, { grid = true, title }) {
 
 /**
  * A line chart.
- * @param {{series: {name: string, points: [number, number][], colour?: string}[], xLabel?: string,
+ * @param {{series: {name: string, points: [number, number][], colour?: string, outline?: string}[], xLabel?: string,
  *   yLabel?: string, logY?: boolean, width?: number, height?: number}} options
  */
 export function lineChart({ series, xLabel = "", yLabel = "", logY = false, width = 480, height = 240 }) {
@@ -137,6 +137,10 @@ export function lineChart({ series, xLabel = "", yLabel = "", logY = false, widt
     const colour = line.colour || SERIES_COLOURS[index % SERIES_COLOURS.length];
     const points = line.points.filter(([, v]) => v !== null && Number.isFinite(v) && (!logY || v > 0));
     const path = points.map(([px, py], i) => `${i ? "L" : "M"}${x(px).toFixed(1)},${y(py).toFixed(1)}`).join("");
+    if (line.outline) {
+      // a dark edge under a light line keeps it visible on any background
+      svg.append(s("path", { class: "vg-line vg-line-outline", d: path, stroke: line.outline, "stroke-width": 4 }));
+    }
     svg.append(s("path", { class: "vg-line", d: path, stroke: colour }, s("title", {}, line.name)));
     if (points.length === 1) {
       svg.append(s("circle", { cx: x(points[0][0]), cy: y(points[0][1]), r: 3, fill: colour }));

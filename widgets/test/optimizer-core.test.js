@@ -3,7 +3,7 @@ import { test } from "node:test";
 
 import {
   bilinear, colourRamp, contourImage, controlsFor, createFrameScheduler, createPlayLoop, diverging, formatNumber,
-  hexToRgb, makeTransform, normaliseGrid, pathToPixels, sequential, splitPaths, testId, toFloat32,
+  hexToRgb, makeTransform, normaliseGrid, pathToPixels, sequential, splitPaths, stepsFor, testId, thinPoints, toFloat32, valueAt,
 } from "../src/widgets/optimizer-core.js";
 
 /** A fake requestAnimationFrame: frames run when the test says so. */
@@ -151,4 +151,23 @@ test("numbers and test ids are short and safe", () => {
   assert.equal(formatNumber(undefined), "–");
   assert.equal(testId("Adam (β1=0.5)"), "adam-1-0-5");
   assert.equal(testId("RMSprop"), "rmsprop");
+});
+
+test("playing at a rate: steps owed since the last request, at least one, at most a second's worth", () => {
+  assert.equal(stepsFor(200, 1000, null), 3);             // the first request: one frame's worth at 60 fps
+  assert.equal(stepsFor(200, 1050, 1000), 10);            // 50 ms at 200 steps/s
+  assert.equal(stepsFor(200, 1001, 1000), 1);
+  assert.equal(stepsFor(200, 9000, 1000), 200);           // a stalled page does not jump 8 s ahead
+});
+
+test("the colour bar's values invert the contour map's normalisation; long paths are thinned", () => {
+  const grid = Float32Array.from([1, 10, 100, 1000]);
+  for (const mode of ["linear", "log"]) {
+    const normalised = normaliseGrid(grid, mode);
+    grid.forEach((value, i) => assert.ok(Math.abs(valueAt(normalised[i], 1, 1000, mode) - value) < 1e-3 * value));
+  }
+  const points = Array.from({ length: 1000 }, (_, i) => [i, i]);
+  const thin = thinPoints(points, 100);
+  assert.ok(thin.length <= 101 && thin[0][0] === 0 && thin[thin.length - 1][0] === 999);
+  assert.equal(thinPoints(points.slice(0, 5), 100).length, 5);
 });

@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
+import { SERIES_COLOURS } from "../src/charts.js";
+import { hexToRgb } from "../src/widgets/optimizer-core.js";
 import {
-  boundaryImage, choices, CLASS_COLOURS, decodeSeries, editHidden, lossGeometry, maxAbs, unitImage,
+  boundaryImage, choices, CLASS_COLOURS, classImage, decodeSeries, edgeStyle, editHidden, lossGeometry, maxAbs, networkLayout,
+  SIGN_COLOURS, unitImage, unpackLayers,
 } from "../src/widgets/playground-core.js";
 
 function pixel(image, r, row, column) {
@@ -16,9 +19,9 @@ test("the boundary mixes class colours by probability and flips rows (row 0 is t
   const image = boundaryImage(probabilities, 2, 2);
   const bottom = pixel(image, 2, 1, 0);
   const top = pixel(image, 2, 0, 0);
-  const orange = CLASS_COLOURS[0];
+  const first = CLASS_COLOURS[0];
   const sure = 0.75; // 0.15 + 0.6 * certainty 1
-  assert.deepEqual(bottom, [...orange.map((c) => Math.round(255 * (1 - sure) + c * sure)), 255]);
+  assert.deepEqual(bottom, [...first.map((c) => Math.round(255 * (1 - sure) + c * sure)), 255]);
   assert.ok(top[0] > 200 && top[1] > 200 && top[2] > 200, "uncertain regions are pale");
   assert.equal(boundaryImage(new Float32Array(3), 2, 2).every((v) => v === 0), true, "short buffers draw nothing");
 });
@@ -71,4 +74,39 @@ test("editing the network's shape respects the limits", () => {
 test("select choices include the current value", () => {
   assert.deepEqual(choices([0.01, 0.1], 0.05), [0.01, 0.05, 0.1]);
   assert.deepEqual(choices([0.01, 0.1], 0.1), [0.01, 0.1]);
+});
+
+test("the class palette is vizgrad's one palette: the report's series colours, blue then orange", () => {
+  assert.deepEqual(CLASS_COLOURS.slice(0, 3), SERIES_COLOURS.slice(0, 3).map(hexToRgb));
+  assert.deepEqual(CLASS_COLOURS[0], [76, 114, 176]);
+  assert.deepEqual(CLASS_COLOURS[1], [221, 132, 82]);
+});
+
+test("the diagram: one weight per (input, output) pair, unpacked layer by layer; edges by sign and size", () => {
+  // 2 inputs -> 3 hidden -> 2 classes: 6 + 6 weights, 3 + 2 biases
+  const weights = Float32Array.from({ length: 12 }, (_, k) => k - 6);
+  const grads = Float32Array.from({ length: 12 }, (_, k) => k / 100);
+  const biases = Float32Array.from([1, 2, 3, 4, 5]);
+  const layers = unpackLayers([2, 3, 2], weights.buffer, grads.buffer, biases.buffer);
+  assert.deepEqual(layers.map((layer) => [layer.inputs, layer.outputs, layer.weight.length, layer.bias.length]), [[2, 3, 6, 3], [3, 2, 6, 2]]);
+  assert.equal(layers[0].weight[1 * 2 + 0], -4);          // hidden unit 1 from input 0
+  assert.equal(layers[1].bias[1], 5);
+  assert.ok(Math.abs(layers[1].grad[5] - 0.11) < 1e-6);
+  assert.deepEqual(unpackLayers([2, 3, 2], weights.subarray(0, 8), grads, biases).length, 1, "a short buffer stops at the last whole layer");
+  const strong = edgeStyle(-6, 6);
+  const weak = edgeStyle(0.6, 6);
+  assert.equal(strong.colour, SIGN_COLOURS.negative);
+  assert.equal(weak.colour, SIGN_COLOURS.positive);
+  assert.equal(strong.width, 6);
+  assert.ok(weak.width < strong.width && weak.opacity < strong.opacity);
+  assert.equal(edgeStyle(Number.NaN, 1).width, 0.75);
+  const layout = networkLayout([7, 4, 2], { node: 40, column: 100, row: 50, top: 30, left: 50 });
+  assert.deepEqual(layout.columns[1][3], { x: 150, y: 180 });
+  assert.deepEqual([layout.width, layout.height], [290, 370]);
+});
+
+test("an output node shows its class's probability in the class colour", () => {
+  const image = classImage(Float32Array.from([1, 0, 0, 0, /* class 1 */ 0, 1, 1, 1]), 0, 2);
+  assert.deepEqual(pixel(image, 2, 1, 0), [...CLASS_COLOURS[0], 255]);   // cell 0 (bottom-left): sure
+  assert.deepEqual(pixel(image, 2, 0, 0), [255, 255, 255, 255]);        // cell 2: not this class
 });

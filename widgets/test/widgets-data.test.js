@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { curveCharts, histogramStats, latestValue, ratioLines, wantsLog } from "../src/widgets/dashboard-widget.js";
-import { flaggedLayers, flagText, flowBars, flowLines } from "../src/widgets/grad-flow.js";
+import {
+  divergingRgb, flaggedLayers, flagText, flowPixels, heatmapCell, flowPosition, flowSummary, healthyBand, moduleGroups, rowHeightFor, rowLabels,
+} from "../src/widgets/grad-flow.js";
 import { divergingColour, matrixLimit } from "../src/widgets/heatmap.js";
 import { floats, onChange, seriesColumns } from "../src/widgets/model.js";
 
@@ -51,17 +53,54 @@ const flow = {
   thresholds: { vanishing: 1e-7, exploding: 1e3, relative: 1e-3 },
 };
 
-test("gradient flow: one line per layer, bars coloured by status, flagged layers listed", () => {
-  const lines = flowLines(flow);
-  assert.deepEqual(lines.map((line) => line.name), flow.layers);
-  assert.deepEqual(lines[1].points.map(([step]) => step), [1, 2, 3]);
-  assert.ok(Math.abs(lines[1].points[2][1] - 2e-9) < 1e-15);
-  const bars = flowBars(flow);
-  assert.deepEqual(bars.map((bar) => bar.note), ["ok", "vanishing", "exploding"]);
-  assert.equal(bars[2].colour, "#d62728");
+test("gradient flow: flagged layers listed, a one-line summary", () => {
   assert.deepEqual(flaggedLayers(flow).map((item) => [item.name, item.status]), [["0.bias", "vanishing"], ["2.weight", "exploding"]]);
   assert.equal(flagText(flaggedLayers(flow)[1]), "exploding: 2.weight (RMS —)");
-  assert.deepEqual(flowLines(null), []);
+  assert.equal(flowSummary(flow), "of 3 layers: 1 vanishing (0.bias), 1 exploding (2.weight)");
+  assert.equal(flowSummary({ ...flow, current: { ...flow.current, status: ["ok", "ok", "ok"] } }), "no vanishing or exploding layers");
+  const many = { layers: Array.from({ length: 6 }, (_, i) => `${i}.weight`), current: { rms: [], status: Array(6).fill("vanishing") } };
+  assert.equal(flowSummary(many), "of 6 layers: 6 vanishing (0.weight, 1.weight, 2.weight, +3 more), 0 exploding");
+  assert.deepEqual(flaggedLayers(null), []);
+});
+
+test("gradient flow heatmap: the healthy band follows the diagnostics thresholds, colours diverge from it", () => {
+  const thresholds = { vanishing: 1e-7, exploding: 1e3, relative: 1e-3 };
+  assert.deepEqual(healthyBand([2, 2e-9, null], thresholds), [2e-3, 1e3]);
+  assert.deepEqual(healthyBand([1e-6, null], thresholds), [1e-7, 1e3]);
+  const band = [1e-3, 1e3];
+  assert.equal(flowPosition(1, band), 0);                       // the band's log middle is the pale centre
+  assert.ok(Math.abs(flowPosition(1e-3, band) + 0.3) < 1e-12);  // its edges are light tints
+  assert.ok(Math.abs(flowPosition(1e-5, band) + 0.65) < 1e-12); // two decades below: half way to full blue
+  assert.equal(flowPosition(1e-9, band), -1);
+  assert.ok(Math.abs(flowPosition(1e5, band) - 0.65) < 1e-12);
+  assert.equal(flowPosition(Number.NaN, band), 1);             // NaN or inf reads as exploding
+  assert.equal(flowPosition(0, band), -1);
+  assert.deepEqual(divergingRgb(0), [247, 247, 247]);
+  assert.deepEqual(divergingRgb(-1), [33, 102, 172]);
+  assert.deepEqual(divergingRgb(1), [178, 24, 43]);
+  const pixels = flowPixels(flow);
+  assert.deepEqual([pixels.width, pixels.height, pixels.steps], [3, 3, [1, 2, 3]]);
+  const at = (row, step) => [...pixels.data.slice((row * 3 + step) * 4, (row * 3 + step) * 4 + 3)];
+  assert.deepEqual(at(1, 2), divergingRgb(-1));                  // 2e-9 at step 3: far below the band
+  assert.ok(at(1, 2)[2] > at(1, 2)[0]);                           // blue
+  assert.deepEqual(at(0, 0), divergingRgb(flowPosition(1, [3e-3, 1e3])));   // step 1: the largest is 3
+});
+
+test("gradient flow rows: grouped by module, labels thinned so that none come closer than the gap", () => {
+  const layers = Array.from({ length: 13 }, (_, i) => [`layers.${i}.weight`, `layers.${i}.bias`]).flat();
+  assert.deepEqual(moduleGroups(layers).slice(0, 2), [{ module: "layers.0", start: 0, end: 2 }, { module: "layers.1", start: 2, end: 4 }]);
+  assert.equal(rowHeightFor(26), 16);
+  assert.equal(rowHeightFor(200), 2);
+  assert.equal(rowHeightFor(2), 18);
+  assert.equal(rowLabels(layers, 16).length, 26);                 // room for every parameter's name
+  const labels = rowLabels(layers, 8);                             // not enough room: one per module
+  assert.deepEqual(labels.map((label) => label.text).slice(0, 2), ["layers.0", "layers.1"]);
+  for (const height of [2, 3, 8, 12, 16]) {
+    const ys = rowLabels(layers, height).map((label) => (label.row + 0.5) * height);
+    ys.slice(1).forEach((y, i) => assert.ok(y - ys[i] >= 13, `row height ${height}: labels ${ys[i]} and ${y} overlap`));
+  }
+  const wide = Array.from({ length: 200 }, (_, i) => `${i}.weight`);
+  assert.ok(rowLabels(wide, rowHeightFor(200)).length >= 25);     // 200 layers still get a label every few rows
 });
 
 test("dashboard curves: one chart per value, one line per mark, latest finite value", () => {
@@ -92,4 +131,14 @@ test("heatmap colours diverge from white at 0 to blue and red, grey for missing"
   assert.equal(divergingColour(null, 1), "rgb(160,160,160)");
   assert.equal(divergingColour(3, 0), "rgb(247,247,247)");
   assert.equal(matrixLimit([[1, -4], [null, 2]]), 4);
+});
+
+test("the heatmap cell under the pointer: its layer, step and value", () => {
+  assert.deepEqual(heatmapCell(flow, 0, 0, 300, 90), { layer: "0.weight", step: 1, rms: 1 });
+  const cell = heatmapCell(flow, 250, 45, 300, 90);          // the last column, the middle row
+  assert.equal(cell.layer, "0.bias");
+  assert.equal(cell.step, 3);
+  assert.ok(Math.abs(cell.rms - 2e-9) < 1e-15);
+  assert.equal(heatmapCell(flow, 300, 0, 300, 90), null);
+  assert.equal(heatmapCell(null, 0, 0, 300, 90), null);
 });

@@ -8,7 +8,7 @@ import { h } from "../dom.js";
 import { histogram } from "../node-card.js";
 import { formatNumber } from "../node-info.js";
 import { createFrameScheduler } from "./frame.js";
-import { flaggedLayers, flagText, gradFlowPanels, panel } from "./grad-flow.js";
+import { flaggedLayers, flagText, gradFlowPanels, listenHeatmapReadout, panel } from "./grad-flow.js";
 import { floats, onChange, seriesColumns } from "./model.js";
 import { legend, showError } from "./ui.js";
 
@@ -100,10 +100,12 @@ function histogramPanel(histograms, layers) {
 }
 
 function render({ model, el }) {
-  const root = h("div", { class: "vg-widget vg-dashboard", "data-testid": "vg-dashboard" });
+  const root = h("div", { class: "vg-widget vg-themed vg-dashboard", "data-testid": "vg-dashboard" });
   const heading = h("div", { class: "vg-toolbar" });
   const body = h("div", { class: "vg-panels" });
-  root.append(heading, body);
+  const readout = h("div", { class: "vg-readout", "data-testid": "vg-grad-flow-readout", "aria-live": "polite" });
+  root.append(heading, readout, body);
+  const stopReadout = listenHeatmapReadout(body, readout, () => model.get("flow"));
   el.append(root);
   const scheduler = createFrameScheduler();
 
@@ -116,12 +118,12 @@ function render({ model, el }) {
         h("h3", {}, model.get("title")),
         h("span", { class: "vg-status", "data-testid": "vg-status" }, `step ${model.get("step")}`),
         h("span", { class: "vg-spacer" }),
-        flagged.length ? h("span", { class: "vg-alert", "data-testid": "vg-flag-summary" }, flagged.map(flagText).join("; ")) : null,
+        flagged.length ? h("span", { class: "vg-alert", "data-testid": "vg-flag-summary" }, flagged.length === 1 ? flagText(flagged[0]) : `${flagged.length} layers flagged (see gradient flow)`) : null,
       ].filter(Boolean));
       body.replaceChildren(
         ...curveCharts(model.get("curves")).map(curvePanel),
+        ratioPanel(model.get("ratios"), layers),          // beside the curves; the wide panels below
         ...gradFlowPanels(flow),
-        ratioPanel(model.get("ratios"), layers),
         histogramPanel(model.get("histograms"), layers),
       );
       root.dataset.step = String(model.get("step"));
@@ -135,6 +137,7 @@ function render({ model, el }) {
     () => scheduler.schedule("draw", draw));
   draw();
   return () => {
+    stopReadout();
     stop();
     scheduler.cancel();
     root.remove();

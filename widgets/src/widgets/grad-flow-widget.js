@@ -4,15 +4,17 @@
 
 import { h } from "../dom.js";
 import { createFrameScheduler } from "./frame.js";
-import { gradFlowPanels } from "./grad-flow.js";
+import { gradFlowPanels, listenHeatmapReadout } from "./grad-flow.js";
 import { onChange } from "./model.js";
 import { showError } from "./ui.js";
 
 function render({ model, el }) {
-  const root = h("div", { class: "vg-widget vg-grad-flow-widget", "data-testid": "vg-grad-flow-widget" });
+  const root = h("div", { class: "vg-widget vg-themed vg-grad-flow-widget", "data-testid": "vg-grad-flow-widget" });
   const heading = h("h3", {});
   const body = h("div", { class: "vg-panels" });
-  root.append(heading, body);
+  const readout = h("div", { class: "vg-readout", "data-testid": "vg-grad-flow-readout", "aria-live": "polite" });
+  root.append(heading, readout, body);
+  const stopReadout = listenHeatmapReadout(body, readout, () => model.get("flow"));
   el.append(root);
   const scheduler = createFrameScheduler();
 
@@ -32,6 +34,7 @@ function render({ model, el }) {
   const stop = onChange(model, ["flow", "title"], () => scheduler.schedule("draw", draw));
   draw();
   return () => {
+    stopReadout();
     stop();
     scheduler.cancel();
     root.remove();

@@ -1,29 +1,118 @@
-// Gradient flow as the widgets show it: per-layer gradient RMS over steps (binary
-// series from vizgrad.widgets.grad_flow.GradFlowTracker.payload) and the current step's
-// bars, vanishing and exploding layers flagged. The data helpers are pure; the panel
-// builders return detached elements.
+// Gradient flow as the widgets show it (binary series from
+// vizgrad.widgets.grad_flow.GradFlowTracker.payload): a layers × steps heatmap of the
+// gradient RMS on a log scale, coloured by how far each value lies outside the healthy
+// band (blue below it: vanishing; red above it: exploding; pale tints inside), and beside
+// it, on the same rows, the current step's bars with the two thresholds drawn as lines.
+// Rows are grouped by module; labels are thinned so that none overlap, from 2 to 200+
+// layers. The data helpers are pure and unit-tested; the builders return detached elements.
 
-import { barChart, lineChart, SERIES_COLOURS } from "../charts.js";
-import { h } from "../dom.js";
+import { logTicks, scale, tickLabel } from "../charts.js";
+import { h, listen, s } from "../dom.js";
 import { formatNumber } from "../node-info.js";
-import { STATUS_COLOURS } from "../report-data.js";
 import { seriesColumns } from "./model.js";
-import { legend } from "./ui.js";
 
-/** One {name, points} line per layer. */
-export function flowLines(flow) {
-  if (!flow?.layers) return [];
-  const columns = seriesColumns(flow.series);
-  return flow.layers.map((name, layer) => ({ name, points: columns[layer] ?? [] }));
+/** Bar and summary colours by status: the heatmap's two ends, and a calm grey for "ok". */
+export const FLOW_STATUS_COLOURS = { ok: "#7a7a7a", vanishing: "#2166ac", exploding: "#b2182b", "no grad": "#c8c8c8" };
+
+const BLUE = [33, 102, 172];
+const PALE = [247, 247, 247];
+const RED = [178, 24, 43];
+const MISSING = [200, 200, 200, 255];
+const BAND_SHARE = 0.3;          // the healthy band takes the pale middle ±0.3 of the diverging scale
+const DECADES_TO_FULL = 4;       // four decades outside the band reach the scale's full colour
+const LABEL_GAP = 13;            // px between label baselines (12 px text)
+
+/** [low, high] of the healthy band for one step's values, as vizgrad.diagnostics decides it:
+ * vanishing below max(vanishing, relative × the largest finite value), exploding above ``exploding``. */
+export function healthyBand(values, thresholds) {
+  let largest = 0;
+  for (const value of values) if (value !== null && Number.isFinite(value) && value > largest) largest = value;
+  const { vanishing = 1e-7, exploding = 1e3, relative = 1e-3 } = thresholds ?? {};
+  return [Math.max(vanishing, relative * largest), exploding];
 }
 
-/** The current step's bars, coloured by status. */
-export function flowBars(flow) {
-  if (!flow?.layers || !flow.current) return [];
-  return flow.layers.map((label, layer) => {
-    const status = flow.current.status?.[layer] ?? "ok";
-    return { label, value: flow.current.rms?.[layer] ?? null, colour: STATUS_COLOURS[status] ?? STATUS_COLOURS.ok, note: status };
+/** Where ``value`` lies on the diverging scale, in [-1, 1]: inside the band [-0.3, 0.3] by
+ * its log position, outside it by the decades beyond the edge (full colour at four). */
+export function flowPosition(value, [low, high]) {
+  if (!(value > 0)) return value === 0 ? -1 : Number.isFinite(value) ? -1 : 1;
+  const t = Math.log10(value);
+  const a = Math.log10(low);
+  const b = Math.log10(high);
+  if (t < a) return -BAND_SHARE - (1 - BAND_SHARE) * Math.min(1, (a - t) / DECADES_TO_FULL);
+  if (t > b) return BAND_SHARE + (1 - BAND_SHARE) * Math.min(1, (t - b) / DECADES_TO_FULL);
+  return b > a ? -BAND_SHARE + (2 * BAND_SHARE * (t - a)) / (b - a) : 0;
+}
+
+/** [r, g, b] at position ``u`` in [-1, 1] of the blue–pale–red scale. */
+export function divergingRgb(u) {
+  const end = u < 0 ? BLUE : RED;
+  const weight = Math.min(1, Math.abs(u));
+  return PALE.map((channel, i) => Math.round(channel + (end[i] - channel) * weight));
+}
+
+/** The heatmap's pixels: one column per recorded step, one row per layer (RGBA bytes),
+ * each step coloured against its own healthy band; grey where a layer had no gradient. */
+export function flowPixels(flow) {
+  const columns = seriesColumns(flow?.series);
+  const rows = flow?.layers?.length ?? 0;
+  const steps = columns[0]?.length ?? 0;
+  const data = new Uint8ClampedArray(Math.max(0, rows * steps * 4));
+  for (let step = 0; step < steps; step += 1) {
+    const values = columns.map((column) => column[step]?.[1] ?? null);
+    const band = healthyBand(values, flow.thresholds);
+    values.forEach((value, row) => {
+      const offset = (row * steps + step) * 4;
+      if (value === null) {
+        data.set(MISSING, offset);
+      } else {
+        data.set([...divergingRgb(flowPosition(value, band)), 255], offset);
+      }
+    });
+  }
+  return { width: steps, height: rows, data, steps: columns[0]?.map(([step]) => step) ?? [] };
+}
+
+/** The module of a parameter name ("layers.3.weight" → "layers.3"; "weight" → ""). */
+export function moduleOf(name) {
+  const cut = name.lastIndexOf(".");
+  return cut < 0 ? "" : name.slice(0, cut);
+}
+
+/** Consecutive rows of one module: [{module, start, end}] (end exclusive). */
+export function moduleGroups(layers) {
+  const groups = [];
+  layers.forEach((name, row) => {
+    const module = moduleOf(name);
+    const last = groups[groups.length - 1];
+    if (last && last.module === module) last.end = row + 1;
+    else groups.push({ module, start: row, end: row + 1 });
   });
+  return groups;
+}
+
+/**
+ * The row labels to draw at row height ``rowHeight`` (px): with room for one label per row,
+ * every parameter's full name; otherwise one label per module group (at the group's first row),
+ * skipping any that would come closer than ``gap`` px to the previous one. [{row, text}].
+ */
+export function rowLabels(layers, rowHeight, gap = LABEL_GAP) {
+  const candidates = rowHeight >= gap
+    ? layers.map((name, row) => ({ row, text: name }))
+    : moduleGroups(layers).map(({ module, start, end }) => ({ row: start, text: module || layers[start], span: end - start }));
+  const labels = [];
+  let lastY = -Infinity;
+  for (const candidate of candidates) {
+    const y = (candidate.row + 0.5) * rowHeight;
+    if (y - lastY < gap) continue;
+    labels.push({ row: candidate.row, text: candidate.text });
+    lastY = y;
+  }
+  return labels;
+}
+
+/** The row height (px) for ``count`` layers: 18 px for a few, down to 2 px for 200. */
+export function rowHeightFor(count) {
+  return Math.max(2, Math.min(18, Math.floor(440 / Math.max(1, count))));
 }
 
 /** The layers that are vanishing or exploding at the current step: [{name, status, rms}]. */
@@ -35,9 +124,23 @@ export function flaggedLayers(flow) {
   });
 }
 
-/** "exploding: 2.weight (RMS —)" lines. */
+/** "exploding: 2.weight (RMS —)". */
 export function flagText({ name, status, rms }) {
   return `${status}: ${name} (RMS ${formatNumber(rms)})`;
+}
+
+/** The one-line summary: "3 of 26 layers vanishing (0.weight, 1.weight, 2.weight), 0 exploding". */
+export function flowSummary(flow) {
+  const flagged = flaggedLayers(flow);
+  if (!flagged.length) return "no vanishing or exploding layers";
+  const total = flow.layers.length;
+  const part = (status) => {
+    const names = flagged.filter((item) => item.status === status).map((item) => item.name);
+    if (!names.length) return `0 ${status}`;
+    const shown = names.slice(0, 3).join(", ") + (names.length > 3 ? `, +${names.length - 3} more` : "");
+    return `${names.length} ${status} (${shown})`;
+  };
+  return `of ${total} layers: ${part("vanishing")}, ${part("exploding")}`;
 }
 
 export function panel(title, hint, body, testid) {
@@ -47,30 +150,193 @@ export function panel(title, hint, body, testid) {
   ]);
 }
 
-/** The flagged layers as a list (or a calm line). */
-export function flagList(flow) {
-  const flagged = flaggedLayers(flow);
-  if (!flagged.length) return h("p", { class: "vg-muted vg-flags-none", "data-testid": "vg-flags" }, "no vanishing or exploding layers");
-  return h("ul", { class: "vg-flags", "data-testid": "vg-flags" }, flagged.map((item) =>
-    h("li", { class: `vg-${item.status}`, "data-testid": "vg-flag", "data-layer": item.name, "data-status": item.status }, flagText(item))));
+/** The summary as one line (``vg-flags``; ``data-count`` = the number of flagged layers). */
+export function flagLine(flow) {
+  const count = flaggedLayers(flow).length;
+  return h("p", { class: count ? "vg-flags vg-alert-text" : "vg-flags vg-muted", "data-testid": "vg-flags", "data-count": count },
+    flowSummary(flow));
 }
 
-/** The two gradient-flow panels: RMS per layer over steps, and the current step's bars. */
+/** The heatmap's pixels as a PNG data: URI (needs a DOM canvas; null when there are no steps). */
+function pixelsImage({ width, height, data }) {
+  if (!width || !height || typeof document === "undefined") return null;
+  const canvas = document.createElement("canvas");
+  canvas.width = width;
+  canvas.height = height;
+  canvas.getContext("2d").putImageData(new ImageData(data, width, height), 0, 0);
+  return canvas.toDataURL("image/png");
+}
+
+const LAYOUT = { labels: 190, heat: 420, gap: 18, bars: 250, top: 56, bottom: 62 };
+
+/**
+ * The gradient-flow figure: row labels, the layers × steps heatmap with its step axis and
+ * colour bar, and the current bars with threshold lines, sharing one row per layer.
+ */
+export function gradFlowFigure(flow) {
+  const layers = flow?.layers ?? [];
+  const rowHeight = rowHeightFor(layers.length);
+  const rowsHeight = rowHeight * layers.length;
+  const width = LAYOUT.labels + LAYOUT.heat + LAYOUT.gap + LAYOUT.bars + 12;
+  const height = LAYOUT.top + rowsHeight + LAYOUT.bottom;
+  const heatX = LAYOUT.labels;
+  const barX = heatX + LAYOUT.heat + LAYOUT.gap;
+  const top = LAYOUT.top;
+  const svg = s("svg", {
+    class: "vg-chart vg-grad-flow-figure", viewBox: `0 0 ${width} ${height}`, width, height, role: "img",
+    "aria-label": `gradient RMS of ${layers.length} layers over steps, and at the current step`,
+  });
+  const rowY = (row) => top + row * rowHeight;
+
+  // titles
+  svg.append(s("text", { class: "vg-axis-title", x: heatX, y: 14 }, "gradient RMS over steps (log)"));
+  svg.append(s("text", { class: "vg-axis-title", x: barX, y: 14 }, `at step ${flow?.step ?? "—"}`));
+
+  // module bands and row labels
+  const groups = moduleGroups(layers);
+  groups.forEach((group, index) => {
+    if (index % 2 === 1) {
+      svg.append(s("rect", { class: "vg-row-band", x: 0, width: LAYOUT.labels - 4, y: rowY(group.start), height: (group.end - group.start) * rowHeight }));
+    }
+  });
+  for (const label of rowLabels(layers, rowHeight)) {
+    svg.append(s("text", {
+      class: "vg-tick vg-row-label", x: LAYOUT.labels - 8, y: rowY(label.row) + rowHeight / 2, "text-anchor": "end",
+      "dominant-baseline": "middle", "data-row": label.row,
+    }, label.text));
+  }
+
+  // heatmap
+  const pixels = flowPixels(flow);
+  const image = pixelsImage(pixels);
+  if (image) {
+    svg.append(s("image", {
+      class: "vg-flow-heatmap", "data-testid": "vg-grad-flow-heatmap", href: image, x: heatX, y: top, width: LAYOUT.heat,
+      height: rowsHeight, preserveAspectRatio: "none", style: "image-rendering: pixelated",
+    }));
+  } else {
+    svg.append(s("text", { class: "vg-empty", x: heatX + LAYOUT.heat / 2, y: top + rowsHeight / 2, "text-anchor": "middle" }, "no backward yet"));
+  }
+  svg.append(s("rect", { class: "vg-frame", x: heatX, y: top, width: LAYOUT.heat, height: rowsHeight }));
+  if (rowHeight >= 3) {
+    for (const group of groups.slice(1)) {
+      svg.append(s("line", { class: "vg-group-rule", x1: 0, x2: barX + LAYOUT.bars, y1: rowY(group.start), y2: rowY(group.start) }));
+    }
+  }
+  // step axis: about five ticks at recorded steps
+  const stepsDrawn = pixels.steps;
+  if (stepsDrawn.length) {
+    const ticks = Math.min(5, stepsDrawn.length);
+    const seen = new Set();
+    for (let i = 0; i < ticks; i += 1) {
+      const column = ticks === 1 ? 0 : Math.round((i * (stepsDrawn.length - 1)) / (ticks - 1));
+      if (seen.has(column)) continue;
+      seen.add(column);
+      // the first and last labels sit inside the heatmap's edges, clear of the bars' axis
+      const edge = column === 0 ? "start" : column === stepsDrawn.length - 1 && ticks > 1 ? "end" : "middle";
+      const x = edge === "start" ? heatX : edge === "end" ? heatX + LAYOUT.heat : heatX + ((column + 0.5) * LAYOUT.heat) / stepsDrawn.length;
+      svg.append(s("text", { class: "vg-tick", x, y: top + rowsHeight + 14, "text-anchor": edge }, String(stepsDrawn[column])));
+    }
+    svg.append(s("text", { class: "vg-axis-title", x: heatX + LAYOUT.heat, y: top + rowsHeight + 28, "text-anchor": "end" }, "step"));
+  }
+  // colour bar: vanishing ← healthy band → exploding
+  const barTop = top + rowsHeight + 34;
+  const gradientId = `vg-flow-scale-${Math.random().toString(36).slice(2, 9)}`;
+  const stops = [-1, -BAND_SHARE, 0, BAND_SHARE, 1].map((u) => s("stop", { offset: `${((u + 1) / 2) * 100}%`, "stop-color": `rgb(${divergingRgb(u).join(",")})` }));
+  svg.append(s("defs", {}, s("linearGradient", { id: gradientId }, stops)));
+  const scaleWidth = 240;
+  svg.append(s("rect", { class: "vg-colour-bar", x: heatX, y: barTop, width: scaleWidth, height: 10, fill: `url(#${gradientId})` }));
+  const legendY = barTop + 23;
+  svg.append(s("text", { class: "vg-tick", x: heatX, y: legendY, "text-anchor": "start" }, "vanishing"));
+  svg.append(s("text", { class: "vg-tick", x: heatX + scaleWidth / 2, y: legendY, "text-anchor": "middle" }, "healthy"));
+  svg.append(s("text", { class: "vg-tick", x: heatX + scaleWidth, y: legendY, "text-anchor": "end" }, "exploding"));
+  svg.append(s("text", { class: "vg-tick vg-muted-text", x: heatX + scaleWidth + 10, y: barTop + 9, "text-anchor": "start" },
+    `full colour: ${DECADES_TO_FULL} decades outside the band`));
+
+  // current bars on the same rows, log scale, with the thresholds as lines
+  const rms = flow?.current?.rms ?? [];
+  const status = flow?.current?.status ?? [];
+  const band = healthyBand(rms, flow?.thresholds);
+  const finite = rms.filter((value) => value !== null && Number.isFinite(value) && value > 0);
+  const low = Math.min(band[0], ...finite) / 3;
+  const high = Math.max(band[1], ...finite) * 3;
+  const x = scale([low, high], [barX, barX + LAYOUT.bars], { log: true });
+  svg.append(s("rect", { class: "vg-healthy-band", x: x(band[0]), width: x(band[1]) - x(band[0]), y: top, height: rowsHeight }));
+  layers.forEach((name, row) => {
+    const value = rms[row];
+    const state = status[row] ?? "no grad";
+    const group = s("g", { class: "vg-flow-row", "data-testid": "vg-grad-flow-row", "data-layer": name, "data-status": state });
+    const note = `${name}: gradient RMS ${formatNumber(value ?? null)} (${state})`;
+    group.append(s("rect", { class: "vg-row-hit", x: heatX, y: rowY(row), width: barX + LAYOUT.bars - heatX, height: rowHeight }, s("title", {}, note)));
+    if (value !== null && value !== undefined && Number.isFinite(value) && value > 0) {
+      const inset = rowHeight >= 4 ? Math.max(0.5, rowHeight * 0.12) : 0;
+      group.append(s("rect", {
+        class: "vg-bar", x: barX, y: rowY(row) + inset, width: Math.max(1, x(value) - barX), height: Math.max(1, rowHeight - 2 * inset),
+        fill: FLOW_STATUS_COLOURS[state] ?? FLOW_STATUS_COLOURS.ok,
+      }, s("title", {}, note)));
+    }
+    svg.append(group);
+  });
+  for (const [value, label, anchor] of [[band[0], "vanishing", "start"], [band[1], "exploding", "end"]]) {
+    const at = x(value);
+    svg.append(s("line", { class: `vg-threshold vg-threshold-${label}`, "data-testid": `vg-threshold-${label}`, x1: at, x2: at, y1: label === "vanishing" ? top - 36 : top - 20, y2: top + rowsHeight, stroke: FLOW_STATUS_COLOURS[label] }));
+    // the two labels on lines of their own: the thresholds may lie close together on the scale
+    svg.append(s("text", { class: "vg-tick", x: at + (anchor === "end" ? -3 : 3), y: label === "vanishing" ? top - 24 : top - 8, "text-anchor": anchor, fill: FLOW_STATUS_COLOURS[label] },
+      `${label} ${tickLabel(value)}`));
+  }
+  const ticks = logTicks(low, high, 4);
+  for (const tick of ticks) {
+    svg.append(s("text", { class: "vg-tick", x: x(tick), y: top + rowsHeight + 14, "text-anchor": "middle" }, tickLabel(tick)));
+  }
+  svg.append(s("line", { class: "vg-axis", x1: barX, x2: barX + LAYOUT.bars, y1: top + rowsHeight, y2: top + rowsHeight }));
+  svg.append(s("text", { class: "vg-axis-title", x: barX + LAYOUT.bars, y: top + rowsHeight + 28, "text-anchor": "end" }, "gradient RMS"));
+  return svg;
+}
+
+/** The heatmap cell under a pointer at (x, y) px in a heatmap drawn ``width`` × ``height`` px:
+ * {layer (name), step, rms}, or null outside it or before the first step. */
+export function heatmapCell(flow, x, y, width, height) {
+  const columns = seriesColumns(flow?.series);
+  const rows = flow?.layers?.length ?? 0;
+  const steps = columns[0]?.length ?? 0;
+  if (!rows || !steps || x < 0 || y < 0 || x >= width || y >= height) return null;
+  const row = Math.min(rows - 1, Math.floor((y / height) * rows));
+  const column = Math.min(steps - 1, Math.floor((x / width) * steps));
+  const [step, rms] = columns[row][column];
+  return { layer: flow.layers[row], step, rms };
+}
+
+/** Hovering a heatmap inside ``container`` writes its cell's layer, step and RMS into
+ * ``readout`` (``flowOf()`` gives the flow drawn). Returns the cleanup. */
+export function listenHeatmapReadout(container, readout, flowOf) {
+  const stopMove = listen(container, "pointermove", (event) => {
+    // the rows' hover targets lie over the heatmap: find it through the figure under the pointer
+    const image = event.target.closest?.("svg.vg-grad-flow-figure")?.querySelector("image.vg-flow-heatmap");
+    if (!image) return;
+    const box = image.getBoundingClientRect();
+    const cell = heatmapCell(flowOf(), event.clientX - box.left, event.clientY - box.top, box.width, box.height);
+    readout.textContent = cell ? `${cell.layer} at step ${cell.step}: gradient RMS ${formatNumber(cell.rms)}` : "";
+  });
+  const stopLeave = listen(container, "pointerleave", () => {
+    readout.textContent = "";
+  });
+  return () => {
+    stopMove();
+    stopLeave();
+  };
+}
+
+/** The gradient-flow panel: the figure and its one-line summary. */
 export function gradFlowPanels(flow) {
-  const lines = flowLines(flow);
   const thresholds = flow?.thresholds ?? {};
-  const over = lineChart({ series: lines, xLabel: "step", yLabel: "gradient RMS", logY: true, height: 220 });
-  const bars = barChart({ bars: flowBars(flow), yLabel: "gradient RMS", logY: true, height: 220 });
-  const hint = thresholds.vanishing ? `flagged below ${formatNumber(thresholds.vanishing)} or ${formatNumber(thresholds.relative)}× the largest, above ${formatNumber(thresholds.exploding)}` : "";
+  const hint = thresholds.vanishing
+    ? `healthy: above ${formatNumber(thresholds.vanishing)} and ${formatNumber(thresholds.relative)}× the largest, below ${formatNumber(thresholds.exploding)}`
+    : "";
   return [
-    panel("Gradient flow", hint, h("div", {}, [
-      over,
-      legend(lines.map((line, index) => ({ name: line.name, colour: SERIES_COLOURS[index % SERIES_COLOURS.length] }))),
-    ]), "vg-grad-flow-chart"),
-    panel("Gradient per layer", flow?.step !== null && flow?.step !== undefined ? `at step ${flow.step}` : "no backward yet", h("div", {}, [
-      bars,
-      legend(Object.entries(STATUS_COLOURS).map(([name, colour]) => ({ name, colour }))),
-      flagList(flow),
-    ]), "vg-grad-flow-bars"),
+    h("section", { class: "vg-panel vg-wide", "data-testid": "vg-grad-flow-chart" }, [
+      h("div", { class: "vg-panel-head" }, [h("h3", {}, "Gradient flow"), h("span", { class: "vg-hint" }, hint)]),
+      flagLine(flow),
+      h("div", { class: "vg-figure-scroll", "data-testid": "vg-grad-flow-bars" }, gradFlowFigure(flow)),
+    ]),
   ];
 }

@@ -203,13 +203,13 @@ export function createPlayLoop({ send, raf = globalThis.requestAnimationFrame, c
   let handle = null;
   let sent = 0;
 
-  function frame() {
+  function frame(time) {
     handle = null;
     if (!playing) return;
     if (!waiting) {
       waiting = true;
       sent += 1;
-      send(sent);
+      send(sent, time);
     }
     handle = raf(frame);
   }
@@ -243,6 +243,31 @@ export function createPlayLoop({ send, raf = globalThis.requestAnimationFrame, c
     },
   };
   return loop;
+}
+
+/**
+ * How many steps one request should take to play at ``rate`` steps per second: the time
+ * since the previous request times the rate (so a slow kernel takes more steps per request
+ * and keeps the pace), at least 1 and at most one second's worth (a page that stalled does
+ * not jump far ahead). ``last`` is null for the first request.
+ */
+export function stepsFor(rate, now, last) {
+  const wanted = last === null || !Number.isFinite(last) ? rate / 60 : (rate * (now - last)) / 1000;
+  return Math.max(1, Math.min(Math.ceil(rate), Math.round(wanted)));
+}
+
+/** The value of the contour map at normalised position t in [0, 1] (the inverse of normaliseGrid). */
+export function valueAt(t, low, high, mode = "linear") {
+  return mode === "log" ? low + Math.expm1(t * Math.log1p(high - low)) : low + t * (high - low);
+}
+
+/** Every ``stride``-th point of a path of [step, value] points, the last always kept: at most ``limit``. */
+export function thinPoints(points, limit = 600) {
+  if (points.length <= limit) return points;
+  const stride = Math.ceil(points.length / limit);
+  const kept = points.filter((_, i) => i % stride === 0);
+  if (kept[kept.length - 1] !== points[points.length - 1]) kept.push(points[points.length - 1]);
+  return kept;
 }
 
 /** A short number for the state panel: 4 significant digits, exponents when tiny or huge. */

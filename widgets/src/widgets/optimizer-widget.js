@@ -1,17 +1,24 @@
 // The optimizer race (vizgrad.widgets.OptimizerView): contours of a 2-D function drawn
-// once per function, the optimizers' paths over them, per-optimizer hyperparameter
-// controls and internal state. Python owns the numbers; this module draws traits and
-// sends requests. Redraws happen at most once per animation frame; Play sends one step
-// request per frame while the previous one has been answered.
+// once per function (with axes and a colour bar), the optimizers' trails over them (a
+// light colour over a dark outline, so that each stands out on every part of the map),
+// f against the step beside it, per-optimizer hyperparameter controls, status and
+// internal state. Python owns the numbers; this module draws traits and sends requests.
+// Redraws happen at most once per animation frame; Play sends one step request per frame
+// while the previous one has been answered, each asking for the steps that the chosen
+// speed (steps per second) owes since the last.
 
-import { h, listen } from "../dom.js";
+import { lineChart, niceTicks, tickLabel } from "../charts.js";
+import { h, listen, s } from "../dom.js";
 import {
   contourImage, controlsFor, createFrameScheduler, createPlayLoop, formatNumber, makeTransform, normaliseGrid,
-  pathToPixels, splitPaths, testId, toFloat32,
+  pathToPixels, sequential, splitPaths, stepsFor, testId, thinPoints, toFloat32, valueAt,
 } from "./optimizer-core.js";
 import "./optimizer-widget.css";
 
 const SIZE = 400;
+const AXIS = 44;           // px for the y axis at the left, and the x axis below (height 30)
+const SPEEDS = [25, 50, 100, 200, 500, 1000];
+const STATUS_TEXT = { running: "running", finished: "✓ finished", diverged: "✗ diverged" };
 
 function controlId(key, index) {
   return key === "betas" ? `beta${index + 1}` : key;
@@ -34,22 +41,31 @@ function render({ model, el }) {
   const stepButton = h("button", { type: "button", "data-testid": "optimizer-step", title: "one step of every optimizer" }, "Step");
   const playButton = h("button", { type: "button", "data-testid": "optimizer-play", "aria-pressed": "false" }, "Play");
   const resetButton = h("button", { type: "button", "data-testid": "optimizer-reset", title: "back to the start point, fresh state" }, "Reset");
-  const speedSelect = h("select", { "data-testid": "optimizer-speed", "aria-label": "steps per frame" },
-    [1, 2, 5, 10, 25].map((n) => h("option", { value: n }, `${n} step${n > 1 ? "s" : ""}/frame`)));
+  const speedSelect = h("select", { "data-testid": "optimizer-speed", "aria-label": "speed (steps per second)" },
+    SPEEDS.map((n) => h("option", { value: n }, `${n} steps/s`)));
   const stepCount = h("span", { class: "vg-opt-count", "data-testid": "optimizer-step-count" });
   const toolbar = h("div", { class: "vg-opt-toolbar" }, [functionSelect, stepButton, playButton, resetButton, speedSelect, stepCount]);
 
   // --- plot ---------------------------------------------------------------------
+  const surfaceCanvas = h("canvas", { class: "vg-opt-surface", "data-testid": "optimizer-surface", width: SIZE, height: SIZE });
   const canvas = h("canvas", { class: "vg-opt-canvas", "data-testid": "optimizer-canvas", width: SIZE, height: SIZE,
     title: "click to start the race from that point" });
+  const yAxis = s("svg", { class: "vg-opt-axis", "data-testid": "optimizer-y-axis", width: AXIS, height: SIZE });
+  const xAxis = s("svg", { class: "vg-opt-axis", "data-testid": "optimizer-x-axis", width: SIZE, height: 30 });
+  const colourBar = s("svg", { class: "vg-opt-axis", "data-testid": "optimizer-colour-bar", width: 64, height: SIZE });
+  const stage = h("div", { class: "vg-opt-stage" }, [surfaceCanvas, canvas]);
+  const frameGrid = h("div", { class: "vg-opt-frame" }, [yAxis, stage, colourBar, h("span", {}), xAxis]);
   const caption = h("div", { class: "vg-opt-caption", "data-testid": "optimizer-formula" });
   const readout = h("div", { class: "vg-opt-readout", "data-testid": "optimizer-readout" }, "\u00a0");
-  const plot = h("div", { class: "vg-opt-plot" }, [canvas, caption, readout]);
+  const plot = h("div", { class: "vg-opt-plot" }, [frameGrid, caption, readout]);
+  const valueChart = h("div", { class: "vg-opt-values", "data-testid": "optimizer-values" });
   const cards = h("div", { class: "vg-opt-cards" });
-  const root = h("div", { class: "vg-opt", "data-testid": "optimizer-view" }, [toolbar, h("div", { class: "vg-opt-body" }, [plot, cards])]);
+  const root = h("div", { class: "vg-widget vg-themed vg-opt", "data-testid": "optimizer-view" },
+    [toolbar, h("div", { class: "vg-opt-body" }, [plot, valueChart]), cards]);
   el.append(root);
 
   let contour = null; // a detached canvas holding the contour image at the current pixel size
+  let range = null;   // [low, high] of the grid's finite values
   let cardViews = new Map();
   let cardCleanups = [];
 
@@ -69,9 +85,51 @@ function render({ model, el }) {
     contour = document.createElement("canvas");
     contour.width = size;
     contour.height = size;
+    surfaceCanvas.width = size;
+    surfaceCanvas.height = size;
+    range = null;
     if (nx < 2 || ny < 2 || values.length < nx * ny) return;
+    let low = Infinity;
+    let high = -Infinity;
+    for (const value of values) {
+      if (!Number.isFinite(value)) continue;
+      low = Math.min(low, value);
+      high = Math.max(high, value);
+    }
+    range = low <= high ? [low, high] : null;
     const pixels = contourImage(normaliseGrid(values, surface().scale), nx, ny, size, size);
     contour.getContext("2d").putImageData(new ImageData(pixels, size, size), 0, 0);
+    surfaceCanvas.getContext("2d").drawImage(contour, 0, 0);
+    drawAxes();
+  }
+
+  function drawAxes() {
+    const [x0, x1, y0, y1] = surface().domain || [0, 1, 0, 1];
+    const transform = makeTransform([x0, x1, y0, y1], SIZE, SIZE);
+    yAxis.replaceChildren(...niceTicks(y0, y1, 5).flatMap((tick) => [
+      s("line", { x1: AXIS - 5, x2: AXIS, y1: transform.y(tick), y2: transform.y(tick), class: "vg-opt-tick-mark" }),
+      s("text", { x: AXIS - 8, y: transform.y(tick), "text-anchor": "end", "dominant-baseline": "middle" }, tickLabel(tick)),
+    ]), s("text", { x: 10, y: 12, class: "vg-opt-axis-name" }, "y"));
+    xAxis.replaceChildren(...niceTicks(x0, x1, 5).flatMap((tick) => [
+      s("line", { x1: transform.x(tick), x2: transform.x(tick), y1: 0, y2: 5, class: "vg-opt-tick-mark" }),
+      s("text", { x: transform.x(tick), y: 18, "text-anchor": "middle" }, tickLabel(tick)),
+    ]), s("text", { x: SIZE - 4, y: 28, "text-anchor": "end", class: "vg-opt-axis-name" }, "x"));
+    // the colour bar: the contour map from low (bottom) to high, labelled with f
+    const mode = surface().scale;
+    const stops = Array.from({ length: 11 }, (_, i) => s("stop", { offset: `${i * 10}%`, "stop-color": `rgb(${sequential(1 - i / 10).join(",")})` }));
+    const id = `vg-opt-bar-${Math.random().toString(36).slice(2, 9)}`;
+    const parts = [
+      s("defs", {}, s("linearGradient", { id, x1: 0, x2: 0, y1: 0, y2: 1 }, stops)),
+      s("rect", { x: 4, y: 0, width: 12, height: SIZE, fill: `url(#${id})`, class: "vg-opt-bar" }),
+    ];
+    if (range) {
+      for (const t of [0, 0.25, 0.5, 0.75, 1]) {
+        const y = Math.min(SIZE - 6, Math.max(6, SIZE * (1 - t)));
+        parts.push(s("text", { x: 20, y, "dominant-baseline": "middle" }, tickLabel(Number(valueAt(t, ...range, mode).toPrecision(2)))));
+      }
+    }
+    parts.push(s("title", {}, mode === "log" ? "f, on a log(1 + f − min) scale" : "f"));
+    colourBar.replaceChildren(...parts);
   }
 
   function drawMarker(context, x, y, radius, fill, stroke) {
@@ -94,14 +152,13 @@ function render({ model, el }) {
     const context = canvas.getContext("2d");
     const scaleUp = size / SIZE;
     context.clearRect(0, 0, size, size);
-    context.drawImage(contour, 0, 0);
     const domain = surface().domain || [0, 1, 0, 1];
     const transform = makeTransform(domain, size, size);
     for (const [mx, my] of surface().minima || []) {
       const x = transform.x(mx);
       const y = transform.y(my);
-      context.strokeStyle = "#ffffff";
-      context.lineWidth = 2 * scaleUp;
+      context.strokeStyle = "#111111";
+      context.lineWidth = 2.5 * scaleUp;
       context.beginPath();
       context.moveTo(x - 6 * scaleUp, y - 6 * scaleUp);
       context.lineTo(x + 6 * scaleUp, y + 6 * scaleUp);
@@ -112,12 +169,14 @@ function render({ model, el }) {
     const settings = model.get("settings") || [];
     const rows = model.get("state_rows") || [];
     const paths = splitPaths(toFloat32(model.get("path_data")), model.get("path_lengths") || []);
+    const outline = model.get("outline") || "#000000";
     paths.forEach((path, index) => {
-      const colour = (settings[index] || {}).colour || "#333333";
+      const colour = (settings[index] || {}).colour || "#ffffff";
       const pixels = pathToPixels(path, transform);
       if (pixels.length < 2) return;
       context.lineJoin = "round";
-      for (const [width, style] of [[4 * scaleUp, "rgba(255,255,255,0.6)"], [2 * scaleUp, colour]]) {
+      context.lineCap = "round";
+      for (const [width, style] of [[6 * scaleUp, outline], [3 * scaleUp, colour]]) {
         context.beginPath();
         context.moveTo(pixels[0], pixels[1]);
         for (let i = 2; i < pixels.length; i += 2) context.lineTo(pixels[i], pixels[i + 1]);
@@ -127,12 +186,39 @@ function render({ model, el }) {
       }
       const end = pixels.length - 2;
       const diverged = (rows[index] || {}).status === "diverged";
-      drawMarker(context, pixels[end], pixels[end + 1], 5 * scaleUp, diverged ? "#ffffff" : colour, diverged ? colour : "#ffffff");
+      drawMarker(context, pixels[end], pixels[end + 1], 5.5 * scaleUp, diverged ? outline : colour, diverged ? colour : outline);
     });
     const start = model.get("start");
     if (start && start.length === 2) {
-      drawMarker(context, transform.x(start[0]), transform.y(start[1]), 4 * scaleUp, "#111111", "#ffffff");
+      drawMarker(context, transform.x(start[0]), transform.y(start[1]), 4 * scaleUp, "#ffffff", outline);
     }
+  }
+
+  // --- f against the step, one line per optimizer (log scale when the minimum is known) --
+  function drawValues() {
+    const settings = model.get("settings") || [];
+    const info = surface();
+    const minimum = info.minimum ?? null;
+    const flat = toFloat32(model.get("value_data"));
+    let offset = 0;
+    const values = (model.get("path_lengths") || []).map((count) => {
+      const line = flat.subarray(Math.min(offset, flat.length), Math.min(offset + count, flat.length));
+      offset += count;
+      return line;
+    });
+    const series = values.map((line, index) => ({
+      name: (settings[index] || {}).name || `optimizer ${index + 1}`,
+      colour: (settings[index] || {}).colour,
+      outline: model.get("outline") || "#000000",
+      points: thinPoints(Array.from(line, (value, step) => [step, minimum === null ? value : value - minimum])),
+    }));
+    const chart = lineChart({
+      series, xLabel: "step", yLabel: minimum === null ? "f" : "f − f(minimum)", logY: minimum !== null, width: 420, height: 300,
+    });
+    chart.setAttribute("data-testid", "optimizer-value-chart");
+    const key = h("div", { class: "vg-opt-legend" }, series.map((line) => h("span", { class: "vg-opt-legend-item" }, [
+      h("span", { class: "vg-opt-swatch", style: `background:${line.colour}` }), line.name])));
+    valueChart.replaceChildren(h("div", { class: "vg-opt-values-title" }, minimum === null ? "f over the steps" : "f − f(minimum) over the steps (log scale)"), chart, key);
   }
 
   // --- optimizer cards -----------------------------------------------------------
@@ -170,7 +256,7 @@ function render({ model, el }) {
       const card = h("div", { class: "vg-opt-card", "data-testid": `optimizer-card-${id}` }, [
         h("div", { class: "vg-opt-card-head" }, [
           h("span", { class: "vg-opt-swatch", style: `background:${setting.colour}` }),
-          h("strong", {}, setting.name), h("span", { class: "vg-opt-kind" }, setting.kind), status]),
+          h("strong", {}, setting.name), setting.kind !== setting.name ? h("span", { class: "vg-opt-kind" }, setting.kind) : null, status]),
         h("div", { class: "vg-opt-controls" }, inputs.map((entry) => entry.label)), summary, table]);
       cards.append(card);
       cardViews.set(setting.name, { inputs, status, summary, table });
@@ -193,7 +279,8 @@ function render({ model, el }) {
     for (const row of model.get("state_rows") || []) {
       const view = cardViews.get(row.name);
       if (!view) continue;
-      view.status.textContent = row.status === "running" ? "" : row.status;
+      view.status.textContent = STATUS_TEXT[row.status] ?? row.status;
+      view.status.dataset.status = row.status;
       view.summary.textContent = `step ${row.step} · f = ${formatNumber(row.value)} · `
         + `(${formatNumber(row.position[0])}, ${formatNumber(row.position[1])})`;
       const lines = row.vectors.map(({ key, label, value }) => h("tr", { "data-key": key }, [
@@ -215,6 +302,7 @@ function render({ model, el }) {
       buildCards();
     }
     drawCanvas();
+    drawValues();
     updateStates();
     stepCount.textContent = `step ${model.get("step_count")}`;
     const info = surface();
@@ -228,9 +316,17 @@ function render({ model, el }) {
   }
   cleanups.push(() => frame.cancel());
 
+  let lastRequest = null;
   const loop = createPlayLoop({
-    send: (id) => model.send({ type: "step", n: Number(speedSelect.value) || 1, id }),
-    onChange: () => showPlaying(),
+    send: (id, time) => {
+      const n = stepsFor(Number(speedSelect.value) || SPEEDS[3], time, lastRequest);
+      lastRequest = time;
+      model.send({ type: "step", n, id });
+    },
+    onChange: (playing) => {
+      if (playing) lastRequest = null;
+      showPlaying();
+    },
   });
   cleanups.push(() => loop.stop());
 
@@ -297,12 +393,12 @@ function render({ model, el }) {
     contour = null;
     frame.request();
   });
-  for (const name of ["surface", "grid_shape", "path_data", "path_lengths", "state_rows", "step_count", "start"]) {
+  for (const name of ["surface", "grid_shape", "path_data", "path_lengths", "value_data", "state_rows", "step_count", "start"]) {
     on(`change:${name}`, () => frame.request());
   }
 
   buildFunctions();
-  speedSelect.value = String(model.get("speed") || 1);
+  speedSelect.value = String(model.get("speed") || SPEEDS[3]);
   frame.request();
 
   return () => {

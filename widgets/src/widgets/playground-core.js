@@ -2,10 +2,15 @@
 // bytes from float32 grids), the loss curve's geometry, and editing the network's shape.
 // No DOM: node --test checks them directly.
 
-import { diverging, toFloat32 } from "./optimizer-core.js";
+import { SERIES_COLOURS } from "../charts.js";
+import { diverging, hexToRgb, toFloat32 } from "./optimizer-core.js";
 
-/** Class colours: orange, blue, green, then more. */
-export const CLASS_COLOURS = [[230, 120, 30], [40, 110, 190], [85, 168, 104], [196, 78, 82], [129, 114, 179]];
+/** Class colours: vizgrad's one class palette (the report's and the lessons' figures':
+ * blue, orange, green, ...), as [r, g, b]. */
+export const CLASS_COLOURS = SERIES_COLOURS.slice(0, 5).map(hexToRgb);
+
+/** Edge colours by the weight's sign, as the unit maps show values: blue positive, orange negative. */
+export const SIGN_COLOURS = { positive: "rgb(40, 110, 190)", negative: "rgb(230, 120, 30)" };
 
 /** "rgb(r, g, b)" for a class. */
 export function classColour(label) {
@@ -134,4 +139,70 @@ export function editHidden(hidden, { op, layer }, { maxLayers = 6, maxWidth = 16
 export function choices(values, current) {
   const all = values.includes(current) || current === undefined || current === null ? values.slice() : [...values, current];
   return all.sort((a, b) => a - b);
+}
+
+/**
+ * The weights, their gradients and the biases of each Linear layer, unpacked from the
+ * float32 buffers the widget sends (layer after layer, each weight row-major (out, in)):
+ * [{inputs, outputs, weight, grad, bias}] with ``weight[o * inputs + i]`` from input i to output o.
+ */
+export function unpackLayers(sizes, weights, grads, biases) {
+  const w = toFloat32(weights);
+  const g = toFloat32(grads);
+  const b = toFloat32(biases);
+  const layers = [];
+  let offset = 0;
+  let biasOffset = 0;
+  for (let layer = 0; layer + 1 < sizes.length; layer += 1) {
+    const inputs = sizes[layer];
+    const outputs = sizes[layer + 1];
+    const count = inputs * outputs;
+    if (offset + count > w.length || biasOffset + outputs > b.length) break;
+    layers.push({
+      inputs, outputs, weight: w.subarray(offset, offset + count), grad: g.subarray(offset, Math.min(g.length, offset + count)),
+      bias: b.subarray(biasOffset, biasOffset + outputs),
+    });
+    offset += count;
+    biasOffset += outputs;
+  }
+  return layers;
+}
+
+/** How an edge of weight ``value`` is drawn when the largest |weight| is ``largest``:
+ * {colour (by sign), width 0.75..6 px and opacity 0.3..1, both growing with |value|}. */
+export function edgeStyle(value, largest) {
+  const share = largest > 0 && Number.isFinite(value) ? Math.min(1, Math.abs(value) / largest) : 0;
+  return {
+    colour: value < 0 ? SIGN_COLOURS.negative : SIGN_COLOURS.positive,
+    width: Number((0.75 + 5.25 * share).toFixed(2)),
+    opacity: Number((0.3 + 0.7 * share).toFixed(2)),
+  };
+}
+
+/**
+ * Where the diagram puts its nodes: column c (inputs, hidden layers, outputs) at x = left + c·column,
+ * node j at y = top + j·row. ``sizes`` = [nodes per column]. Returns {columns: [[{x, y}]],
+ * width, height}; each {x, y} is a node's top-left corner (nodes are ``node`` px squares).
+ */
+export function networkLayout(sizes, { node = 40, column = 112, row = 48, top = 30, left = 48 } = {}) {
+  const columns = sizes.map((count, c) => Array.from({ length: count }, (_, j) => ({ x: left + c * column, y: top + j * row })));
+  const tallest = Math.max(1, ...sizes);
+  return { columns, width: left + (sizes.length - 1) * column + node, height: top + (tallest - 1) * row + node, node };
+}
+
+/** One class's probability over the plane (grid ``k`` of the boundary buffer) as an r × r RGBA
+ * image: the class colour, deeper where the class is more likely. */
+export function classImage(probabilities, k, r, colours = CLASS_COLOURS) {
+  const cells = r * r;
+  const image = new Uint8ClampedArray(cells * 4);
+  if (probabilities.length < (k + 1) * cells) return image;
+  const colour = colours[k % colours.length];
+  for (let cell = 0; cell < cells; cell += 1) {
+    const p = Math.max(0, Math.min(1, probabilities[k * cells + cell]));
+    const row = r - 1 - Math.floor(cell / r);
+    const pixel = 4 * (row * r + (cell % r));
+    for (let c = 0; c < 3; c += 1) image[pixel + c] = 255 * (1 - p) + colour[c] * p;
+    image[pixel + 3] = 255;
+  }
+  return image;
 }

@@ -1,22 +1,26 @@
-// The neural-network playground (vizgrad.widgets.Playground): settings, the network's
-// hidden units (each one's response over the input plane), the decision boundary with
-// the data, and the train/test loss curves. Python trains; this module draws the float32
-// grids it sends on canvases, at most once per animation frame, and while Train is on
-// sends one step request per frame once the previous one was answered.
+// The neural-network playground (vizgrad.widgets.Playground): settings, the network as
+// a diagram (input features, hidden units drawn as their response over the input plane,
+// output classes; one edge per weight, coloured by sign and as thick as its size, live),
+// a clicked unit's response and incoming weights, the decision boundary with the data,
+// and the train/test loss curves. Python trains; this module draws the float32 buffers it
+// sends, at most once per animation frame, and while Train is on sends one step request
+// per frame once the previous one was answered.
 
-import { h, listen } from "../dom.js";
+import { h, listen, s } from "../dom.js";
 import {
   createFrameScheduler, createPlayLoop, formatNumber, makeTransform, toFloat32, toUint8,
 } from "./optimizer-core.js";
 import {
-  boundaryImage, choices, classColour, decodeSeries, editHidden, lossGeometry, unitImage,
+  boundaryImage, choices, classColour, classImage, decodeSeries, edgeStyle, editHidden, lossGeometry, maxAbs,
+  networkLayout, unitImage, unpackLayers,
 } from "./playground-core.js";
 import "./playground-widget.css";
 
 const BOUNDARY = 320;
 const LOSS_W = 320;
 const LOSS_H = 110;
-const UNIT = 44;
+const NODE = 40;
+const DETAIL = 150;
 const RATES = [0.00001, 0.0001, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3];
 const DECAYS = [0, 0.00001, 0.0001, 0.001, 0.003, 0.01, 0.03, 0.1];
 const BATCHES = [1, 4, 8, 16, 32, 64, 128, 256];
@@ -61,22 +65,32 @@ function render({ model, el }) {
   const activationField = select("playground-activation", "activation", []);
   const optimizerField = select("playground-optimizer", "optimizer", []);
   const rateField = select("playground-lr", "learning rate", []);
-  const decayField = select("playground-l2", "L2", []);
+  const regularizationField = select("playground-regularization", "regularisation", []);
+  const decayField = select("playground-l2", "rate", []);
   const batchField = select("playground-batch", "batch", []);
-  const settings = h("div", { class: "vg-pg-settings" }, [datasetField, noiseField, activationField, optimizerField, rateField, decayField, batchField]);
+  const settings = h("div", { class: "vg-pg-settings" }, [datasetField, noiseField, activationField, optimizerField, rateField,
+    regularizationField, decayField, batchField]);
   const field = (wrapper) => wrapper.querySelector("select");
 
   // --- network, boundary, loss ------------------------------------------------------------------
   const addLayer = h("button", { type: "button", "data-testid": "playground-add-layer", title: "add a hidden layer" }, "+ layer");
   const removeLayer = h("button", { type: "button", "data-testid": "playground-remove-layer", title: "remove the last hidden layer" }, "− layer");
-  const layersBox = h("div", { class: "vg-pg-layers", "data-testid": "playground-network" });
-  const network = h("div", { class: "vg-pg-network" }, [h("div", { class: "vg-pg-network-head" }, [h("strong", {}, "hidden layers"), addLayer, removeLayer]), layersBox]);
+  const edges = s("svg", { class: "vg-pg-edges", "data-testid": "playground-edges", "aria-label": "the network's weights" });
+  const nodesBox = h("div", { class: "vg-pg-nodes" });
+  const layersBox = h("div", { class: "vg-pg-diagram", "data-testid": "playground-network" }, [edges, nodesBox]);
+  const edgeInfo = h("div", { class: "vg-pg-edge-info", "data-testid": "playground-edge-info" }, "hover an edge for its weight and gradient; click a unit");
+  const detail = h("div", { class: "vg-pg-detail", "data-testid": "playground-unit-detail", hidden: true });
+  const network = h("div", { class: "vg-pg-network" }, [
+    h("div", { class: "vg-pg-network-head" }, [h("strong", {}, "network"), addLayer, removeLayer,
+      h("span", { class: "vg-pg-legend" }, [h("span", { class: "vg-pg-key vg-pg-key-positive" }), "positive weight",
+        h("span", { class: "vg-pg-key vg-pg-key-negative" }), "negative"])]),
+    layersBox, edgeInfo, detail]);
 
   const boundaryCanvas = h("canvas", { class: "vg-pg-boundary", "data-testid": "playground-boundary", width: BOUNDARY, height: BOUNDARY });
   const metrics = h("div", { class: "vg-pg-metrics", "data-testid": "playground-metrics" });
   const lossCanvas = h("canvas", { class: "vg-pg-loss", "data-testid": "playground-loss", width: LOSS_W, height: LOSS_H });
   const output = h("div", { class: "vg-pg-output" }, [h("strong", {}, "output"), boundaryCanvas, metrics, lossCanvas]);
-  const root = h("div", { class: "vg-pg", "data-testid": "playground-view" }, [toolbar, settings, h("div", { class: "vg-pg-body" }, [network, output])]);
+  const root = h("div", { class: "vg-widget vg-themed vg-pg", "data-testid": "playground-view" }, [toolbar, settings, h("div", { class: "vg-pg-body" }, [network, output])]);
   el.append(root);
 
   const boundarySource = document.createElement("canvas");
@@ -86,46 +100,215 @@ function render({ model, el }) {
   const dirty = { data: true, progress: true };
 
   // --- drawing --------------------------------------------------------------------------------
+  // --- the diagram ----------------------------------------------------------------------------
+  let layout = null;
+  let nodeViews = [];        // per column: [{canvas|box, kind, layer, unit}]
+  let edgeElements = [];     // per Linear layer: [line per weight, index o * inputs + i]
+  let selected = null;       // {column, unit} of the clicked node
+
+  function sizes() {
+    return [(model.get("features") || []).length, ...(model.get("hidden") || []), model.get("classes") || 2];
+  }
+
+  function nodeName(column, unit) {
+    const features = model.get("features") || [];
+    const last = sizes().length - 1;
+    if (column === 0) return features[unit] ?? `input ${unit + 1}`;
+    if (column === last) return `class ${unit}`;
+    return `layer ${column} unit ${unit + 1}`;
+  }
+
   function buildLayers() {
+    const options = model.get("options") || {};
     const widths = model.get("hidden") || [];
-    const key = widths.join(",");
+    const features = model.get("features") || [];
+    const allFeatures = options.features || features;
+    const key = [features.join(","), widths.join(","), model.get("classes")].join("|");
     if (key === layersKey) return;
     layersKey = key;
     dirty.progress = true;
     for (const cleanup of layerCleanups.splice(0)) cleanup();
     unitCanvases = [];
-    const options = model.get("options") || {};
-    const columns = widths.map((width, layer) => {
+    const counts = [allFeatures.length, ...widths, model.get("classes") || 2];
+    layout = networkLayout(counts, { node: NODE });
+    layersBox.style.width = `${layout.width + 8}px`;
+    layersBox.style.height = `${layout.height + 8}px`;
+    edges.setAttribute("width", layout.width);
+    edges.setAttribute("height", layout.height);
+    const place = (element, { x, y }) => {
+      element.style.left = `${x}px`;
+      element.style.top = `${y}px`;
+      return element;
+    };
+    const children = [];
+    nodeViews = counts.map(() => []);
+    // inputs: every feature, the chosen ones drawn as their map, the others as a faded button
+    allFeatures.forEach((name, index) => {
+      const active = features.indexOf(name);
+      const canvas = active >= 0 ? h("canvas", { width: 1, height: 1, class: "vg-pg-node-map" }) : null;
+      const box = h("button", {
+        type: "button", class: `vg-pg-node vg-pg-input${active < 0 ? " vg-pg-off" : ""}`, "data-testid": `playground-feature-${name}`,
+        "aria-pressed": String(active >= 0), title: active < 0 ? `use ${name} as an input` : `stop using ${name}`,
+      }, [canvas, h("span", { class: "vg-pg-node-label" }, name)]);
+      layerCleanups.push(listen(box, "click", () => {
+        const chosen = new Set(model.get("features") || []);
+        if (chosen.has(name)) chosen.delete(name);
+        else chosen.add(name);
+        if (chosen.size) save("features", allFeatures.filter((feature) => chosen.has(feature)));
+      }));
+      if (active >= 0) nodeViews[0][active] = { element: box, canvas, position: layout.columns[0][index] };
+      children.push(place(box, layout.columns[0][index]));
+    });
+    // hidden layers with their width buttons
+    widths.forEach((width, layer) => {
+      const column = layer + 1;
       const minus = h("button", { type: "button", "data-testid": `playground-layer-${layer}-remove-unit`, title: "one unit fewer" }, "−");
       const plus = h("button", { type: "button", "data-testid": `playground-layer-${layer}-add-unit`, title: "one unit more" }, "+");
       for (const [button, op] of [[minus, "remove-unit"], [plus, "add-unit"]]) {
         layerCleanups.push(listen(button, "click", () => save("hidden", editHidden(model.get("hidden") || [], { op, layer },
           { maxLayers: options.max_layers, maxWidth: options.max_width }))));
       }
-      const units = Array.from({ length: width }, (_, unit) => {
-        const canvas = h("canvas", { class: "vg-pg-unit", width: 1, height: 1, "data-testid": `playground-unit-${layer}-${unit}`,
-          title: `layer ${layer + 1}, unit ${unit + 1}` });
+      const head = h("div", { class: "vg-pg-layer-head", "data-testid": `playground-layer-${layer}` }, [minus, h("span", {}, `${width}`), plus]);
+      head.style.left = `${layout.columns[column][0].x + NODE / 2}px`;
+      children.push(head);
+      for (let unit = 0; unit < width; unit += 1) {
+        const canvas = h("canvas", { class: "vg-pg-unit vg-pg-node", width: 1, height: 1, "data-testid": `playground-unit-${layer}-${unit}`,
+          title: `layer ${layer + 1}, unit ${unit + 1}: click for its response and incoming weights` });
         unitCanvases.push(canvas);
-        return canvas;
-      });
-      return h("div", { class: "vg-pg-layer", "data-testid": `playground-layer-${layer}` }, [
-        h("div", { class: "vg-pg-layer-head" }, [minus, h("span", {}, `${width}`), plus]), ...units]);
+        nodeViews[column][unit] = { element: canvas, canvas, position: layout.columns[column][unit] };
+        layerCleanups.push(listen(canvas, "click", () => selectNode(column, unit)));
+        children.push(place(canvas, layout.columns[column][unit]));
+      }
     });
-    layersBox.replaceChildren(...(columns.length ? columns : [h("em", {}, "no hidden layer: a linear classifier")]));
+    // outputs: one node per class, its probability over the plane
+    const last = counts.length - 1;
+    layout.columns[last].forEach((position, unit) => {
+      const canvas = h("canvas", { class: "vg-pg-node vg-pg-output-node", width: 1, height: 1, "data-testid": `playground-output-${unit}`,
+        title: `class ${unit}: click for its incoming weights`, style: `border-color:${classColour(unit)}` });
+      nodeViews[last][unit] = { element: canvas, canvas, position };
+      layerCleanups.push(listen(canvas, "click", () => selectNode(last, unit)));
+      children.push(place(canvas, position));
+    });
+    nodesBox.replaceChildren(...children);
+    // one line per weight, from the chosen inputs on
+    edgeElements = [];
+    const lines = [];
+    const active = [features.length, ...widths, counts[last]];
+    for (let layer = 0; layer + 1 < active.length; layer += 1) {
+      const lineList = [];
+      for (let o = 0; o < active[layer + 1]; o += 1) {
+        for (let i = 0; i < active[layer]; i += 1) {
+          const from = nodeViews[layer][i].position;
+          const to = nodeViews[layer + 1][o].position;
+          const line = s("line", {
+            class: "vg-pg-edge", "data-testid": "playground-edge", "data-layer": layer, "data-from": i, "data-to": o,
+            x1: from.x + NODE, y1: from.y + NODE / 2, x2: to.x, y2: to.y + NODE / 2,
+          });
+          lineList.push(line);
+          lines.push(line);
+        }
+      }
+      edgeElements.push(lineList);
+    }
+    edges.replaceChildren(...lines);
+    if (selected && !nodeViews[selected.column]?.[selected.unit]) selected = null;
+  }
+
+  function selectNode(column, unit) {
+    selected = selected && selected.column === column && selected.unit === unit ? null : { column, unit };
+    drawDetail();
+  }
+
+  function currentLayers() {
+    return unpackLayers(model.get("layer_sizes") || sizes(), model.get("weights"), model.get("weight_grads"), model.get("biases"));
+  }
+
+  function edgeText(layer, i, o, layers = currentLayers()) {
+    const data = layers[layer];
+    if (!data) return "";
+    const index = o * data.inputs + i;
+    return `${nodeName(layer, i)} → ${nodeName(layer + 1, o)}: w = ${formatNumber(data.weight[index])}, `
+      + `∂L/∂w = ${formatNumber(data.grad[index])} (last step)`;
+  }
+
+  function drawEdges() {
+    const layers = currentLayers();
+    let largest = 0;
+    for (const layer of layers) largest = Math.max(largest, maxAbs(layer.weight));
+    layers.forEach((layer, index) => {
+      const lineList = edgeElements[index] || [];
+      const count = Math.min(lineList.length, layer.weight.length);
+      for (let k = 0; k < count; k += 1) {
+        const style = edgeStyle(layer.weight[k], largest);
+        const line = lineList[k];
+        line.setAttribute("stroke", style.colour);
+        line.setAttribute("stroke-width", style.width);
+        line.setAttribute("stroke-opacity", style.opacity);
+      }
+    });
+  }
+
+  function drawMap(canvas, r, image) {
+    if (canvas.width !== r) {
+      canvas.width = r;
+      canvas.height = r;
+    }
+    canvas.getContext("2d").putImageData(new ImageData(image, r, r), 0, 0);
   }
 
   function drawUnits() {
     const r = model.get("resolution");
     const units = toFloat32(model.get("units"));
     const count = Math.min(unitCanvases.length, Math.floor(units.length / (r * r)));
-    for (let unit = 0; unit < count; unit += 1) {
-      const canvas = unitCanvases[unit];
-      if (canvas.width !== r) {
-        canvas.width = r;
-        canvas.height = r;
-      }
-      canvas.getContext("2d").putImageData(new ImageData(unitImage(units, unit, r), r, r), 0, 0);
+    for (let unit = 0; unit < count; unit += 1) drawMap(unitCanvases[unit], r, unitImage(units, unit, r));
+    const maps = toFloat32(model.get("feature_maps"));
+    (nodeViews[0] || []).forEach((view, index) => {
+      if (view && maps.length >= (index + 1) * r * r) drawMap(view.canvas, r, unitImage(maps, index, r));
+    });
+    const probabilities = toFloat32(model.get("boundary"));
+    (nodeViews[nodeViews.length - 1] || []).forEach((view, k) => drawMap(view.canvas, r, classImage(probabilities, k, r)));
+    drawEdges();
+    drawDetail();
+  }
+
+  function drawDetail() {
+    for (const column of nodeViews) for (const view of column) view?.element.classList.remove("vg-pg-selected");
+    if (!selected || !layout) {
+      detail.hidden = true;
+      return;
     }
+    const { column, unit } = selected;
+    const view = nodeViews[column]?.[unit];
+    const layer = currentLayers()[column - 1];
+    if (!view || !layer) {
+      detail.hidden = true;
+      return;
+    }
+    view.element.classList.add("vg-pg-selected");
+    const large = h("canvas", { class: "vg-pg-detail-map", width: view.canvas.width, height: view.canvas.height });
+    large.getContext("2d").drawImage(view.canvas, 0, 0);
+    const incoming = Array.from({ length: layer.inputs }, (_, i) => ({
+      name: nodeName(column - 1, i), weight: layer.weight[unit * layer.inputs + i], grad: layer.grad[unit * layer.inputs + i],
+    }));
+    const largest = maxAbs(Float32Array.from(incoming.map((entry) => entry.weight)));
+    const rows = incoming.map((entry) => {
+      const style = edgeStyle(entry.weight, largest);
+      return h("tr", { "data-testid": "playground-incoming" }, [
+        h("th", {}, entry.name),
+        h("td", { class: "vg-pg-bar-cell" }, h("span", { class: "vg-pg-bar", style: `width:${Math.round(60 * Math.abs(entry.weight) / largest)}px;background:${style.colour}` })),
+        h("td", {}, formatNumber(entry.weight)),
+        h("td", { class: "vg-pg-grad" }, formatNumber(entry.grad)),
+      ]);
+    });
+    detail.replaceChildren(
+      h("div", { class: "vg-pg-detail-head" }, [h("strong", {}, nodeName(column, unit)), ` · bias ${formatNumber(layer.bias[unit])}`]),
+      h("div", { class: "vg-pg-detail-body" }, [
+        large,
+        h("table", { class: "vg-pg-incoming" }, [
+          h("tr", {}, [h("th", {}, "from"), h("th", {}, ""), h("th", {}, "weight"), h("th", {}, "∂L/∂w")]), ...rows]),
+      ]),
+    );
+    detail.hidden = false;
   }
 
   function drawBoundary() {
@@ -175,9 +358,10 @@ function render({ model, el }) {
     context.clearRect(0, 0, LOSS_W, LOSS_H);
     const { steps, series } = decodeSeries(model.get("losses"));
     const { lines, yMax, xMax } = lossGeometry(steps, series, LOSS_W, LOSS_H);
-    context.font = "10px sans-serif";
-    context.fillStyle = "#52606d";
-    context.strokeStyle = "#cbd2d9";
+    const ink = getComputedStyle(root).color || "#1f2933";      // the theme's text colour
+    context.font = "11px sans-serif";
+    context.fillStyle = ink;
+    context.strokeStyle = "#9aa5b1";
     context.lineWidth = 1;
     context.beginPath();
     context.moveTo(34, 8);
@@ -185,10 +369,10 @@ function render({ model, el }) {
     context.lineTo(LOSS_W - 8, LOSS_H - 16);
     context.stroke();
     context.textAlign = "right";
-    context.fillText(formatNumber(yMax), 31, 14);
+    context.fillText(String(Number(yMax.toPrecision(2))), 31, 14);
     context.fillText("0", 31, LOSS_H - 16);
     context.fillText(`step ${formatNumber(xMax)}`, LOSS_W - 8, LOSS_H - 4);
-    const styles = [["#1f2933", "train"], ["#dd8452", "test"]];
+    const styles = [[ink, "train"], ["#dd8452", "test"]];
     lines.forEach((line, index) => {
       if (line.length < 2) return;
       const [colour] = styles[index % styles.length];
@@ -213,6 +397,7 @@ function render({ model, el }) {
     fillSelect(field(optimizerField), options.optimizers || [], model.get("optimizer"));
     fillSelect(field(rateField), choices(RATES, model.get("learning_rate")), model.get("learning_rate"));
     fillSelect(field(decayField), choices(DECAYS, model.get("weight_decay")), model.get("weight_decay"));
+    fillSelect(field(regularizationField), options.regularizations || ["L2"], model.get("regularization"));
     fillSelect(field(batchField), choices(BATCHES, model.get("batch_size")), model.get("batch_size"));
     noiseInput.value = String(model.get("noise"));
     noiseValue.textContent = formatNumber(model.get("noise"));
@@ -286,6 +471,14 @@ function render({ model, el }) {
   listenTo(field(optimizerField), "change", () => save("optimizer", field(optimizerField).value));
   listenTo(field(rateField), "change", () => save("learning_rate", Number(field(rateField).value)));
   listenTo(field(decayField), "change", () => save("weight_decay", Number(field(decayField).value)));
+  listenTo(field(regularizationField), "change", () => save("regularization", field(regularizationField).value));
+  listenTo(edges, "pointerover", (event) => {
+    const line = event.target.closest?.("line.vg-pg-edge");
+    if (!line) return;
+    edgeInfo.textContent = edgeText(Number(line.dataset.layer), Number(line.dataset.from), Number(line.dataset.to));
+    line.classList.add("vg-pg-edge-hover");
+  });
+  listenTo(edges, "pointerout", (event) => event.target.classList?.remove("vg-pg-edge-hover"));
   listenTo(field(batchField), "change", () => save("batch_size", Number(field(batchField).value)));
   listenTo(field(speedField), "change", () => save("speed", Number(field(speedField).value)));
   listenTo(noiseInput, "input", () => {
@@ -300,10 +493,11 @@ function render({ model, el }) {
     if (!model.get("playing")) loop.stop();
     showPlaying();
   });
-  for (const name of ["dataset", "noise", "hidden", "activation", "optimizer", "learning_rate", "weight_decay", "batch_size", "options", "speed"]) {
+  for (const name of ["dataset", "noise", "hidden", "activation", "optimizer", "learning_rate", "weight_decay", "batch_size", "options",
+    "speed", "features", "regularization", "classes"]) {
     on(`change:${name}`, redraw("data"));
   }
-  for (const name of ["units", "losses", "unit_layers"]) on(`change:${name}`, redraw("progress"));
+  for (const name of ["units", "losses", "unit_layers", "weights", "weight_grads", "biases", "feature_maps", "boundary"]) on(`change:${name}`, redraw("progress"));
   for (const name of ["boundary", "points", "labels", "is_test", "domain", "classes", "metrics", "step_count"]) {
     on(`change:${name}`, redraw());
   }

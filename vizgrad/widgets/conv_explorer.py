@@ -1,0 +1,294 @@
+"""``ConvExplorer(model, input)``: a CNN's convolutions on the learner's own model and image,
+in the spirit of CNN Explainer, with the backward pass too.
+
+For every ``Conv2d`` of the model it shows the feature maps the input produces, the
+kernels and, after :meth:`ConvExplorer.backward`, the gradient of a class score with
+respect to each map. Clicking a unit of a map shows its receptive field on the input and
+the exact multiply-accumulate that produced it: ``y[c, i, j] = b[c] + Σ w[c, k, a, b'] ·
+x[k, i·s - p + a·d, j·s - p + b'·d]`` with every term, summed in float64 and set beside the
+value the layer computed::
+
+    explorer = ConvExplorer(model, X[:1])     # one image, shape (1, C, H, W) or (C, H, W)
+    explorer                                  # maps and kernels; click a unit
+    explorer.backward()                       # gradients of the predicted class's score
+    explorer.select(0, 3, 2, 5)               # layer 0, channel 3, row 2, column 5 (also a click)
+    explorer.selection["total"], explorer.selection["recorded"]
+
+The model is run once when the explorer is made (and again by :meth:`update`); the
+layers are expected one after another, as in a ``Sequential`` CNN: elementwise layers
+(ReLU, BatchNorm) keep positions and pooling layers enter the receptive field.
+"""
+
+import numpy as np
+
+from .. import autograd, nn
+from ..autograd.grad_mode import no_grad
+from ..errors import VizgradError
+from .base import VizgradWidget, float32_bytes, traitlets
+
+SPATIAL = (nn.Conv2d, nn.MaxPool2d, nn.AvgPool2d)
+
+
+class ConvExplorerError(VizgradError, ValueError):
+    """A model or input ConvExplorer cannot show."""
+
+
+def _pair(value):
+    return tuple(value) if isinstance(value, (tuple, list)) else (value, value)
+
+
+def _numpy(tensor):
+    return np.asarray(tensor.detach().numpy(), dtype=np.float64)
+
+
+def receptive_field(geometry, i, j):
+    """The rows and columns of the input that unit (i, j) after the spatial layers
+    ``geometry`` (a list of (kernel, stride, padding, dilation) pairs, first layer first)
+    depends on: ``(top, left, bottom, right)``, inclusive, before clipping to the input."""
+    top, bottom, left, right = i, i, j, j
+    for kernel, stride, padding, dilation in reversed(geometry):
+        top = top * stride[0] - padding[0]
+        bottom = bottom * stride[0] - padding[0] + dilation[0] * (kernel[0] - 1)
+        left = left * stride[1] - padding[1]
+        right = right * stride[1] - padding[1] + dilation[1] * (kernel[1] - 1)
+    return top, left, bottom, right
+
+
+class ConvExplorer(VizgradWidget):
+    """Feature maps, kernels and gradient maps of every ``Conv2d`` in ``model`` for one input;
+    click a unit for its receptive field and its multiply-accumulate.
+
+    Args:
+        model: a :class:`vizgrad.nn.Module` with at least one ``Conv2d`` (run in its
+            current mode; call ``model.eval()`` first for BatchNorm's running statistics).
+        input: one image, shape ``(1, C, H, W)`` or ``(C, H, W)``.
+        max_channels: feature maps shown per layer, at most.
+
+    Synced traits: ``image`` (the input: ``channels``, ``height``, ``width``, ``data`` float32);
+    ``layers`` (one dict per Conv2d: ``name``, ``in_channels``, ``out_channels``, ``kernel``,
+    ``stride``, ``padding``, ``dilation``, ``input_shape``, ``output_shape``, ``shown``,
+    ``maps``, ``kernels``, ``grads`` as float32 buffers, ``bias``); ``scores``;
+    ``target`` (the class whose score :meth:`backward` differentiated, or None);
+    ``selection`` (see :meth:`select`).
+    """
+
+    _bundle = "conv-explorer-widget"
+
+    image = traitlets.Dict().tag(sync=True)
+    layers = traitlets.List().tag(sync=True)
+    scores = traitlets.List().tag(sync=True)
+    target = traitlets.Any(None).tag(sync=True)
+    selection = traitlets.Dict().tag(sync=True)
+
+    def __init__(self, model, input, max_channels=16, **kwargs):
+        if not isinstance(model, nn.Module):
+            raise ConvExplorerError(f"ConvExplorer: model must be a vizgrad.nn.Module, got {type(model).__name__}")
+        if not any(isinstance(module, nn.Conv2d) for module in model.modules()):
+            raise ConvExplorerError(f"ConvExplorer: {type(model).__name__} has no Conv2d layer to explore")
+        self.model = model
+        self.max_channels = int(max_channels)
+        super().__init__(**kwargs)
+        self.update(input)
+        self.on_msg(self._on_message)
+
+    # --- Python API ---------------------------------------------------------------------
+    def update(self, input=None):
+        """Run the model on ``input`` (default: the current one) and redraw; gradients are cleared."""
+        if input is not None:
+            shape = tuple(input.shape)
+            if len(shape) == 3:
+                input = input.unsqueeze(0)
+            elif len(shape) != 4 or shape[0] != 1:
+                raise ConvExplorerError(f"ConvExplorer: input must be one image of shape (1, C, H, W) or (C, H, W), "
+                                        f"got shape {shape}")
+            self._input = input.detach().clone().requires_grad_()
+        captured = []
+        hooks = [module.register_forward_hook(self._capture(name, captured))
+                 for name, module in self.model.named_modules() if isinstance(module, SPATIAL)]
+        try:
+            output = self.model(self._input)
+        finally:
+            for hook in hooks:
+                hook.remove()
+        self._captured = captured
+        self._output = output
+        self._grads = {}
+        self._input_grad = None
+        self.target = None
+        self._push()
+        if self.selection:
+            previous = self.selection
+            self.select(previous["layer"], previous["channel"], previous["i"], previous["j"])
+
+    def backward(self, target=None):
+        """The gradient of one class score (default: the predicted class's) with respect to
+        every Conv2d's output and the input; no parameter's ``.grad`` is touched. Returns the class."""
+        scores = self._output.reshape(-1)
+        if target is None:
+            target = int(np.argmax(_numpy(scores)))
+        target = int(target)
+        if not 0 <= target < scores.shape[0]:
+            raise ConvExplorerError(f"ConvExplorer.backward: target must be a class in 0..{scores.shape[0] - 1}, "
+                                    f"got {target}")
+        convs = [entry for entry in self._captured if entry["kind"] == "conv"]
+        grads = autograd.grad(scores[target], [self._input] + [entry["output"] for entry in convs], allow_unused=True,
+                              retain_graph=True)
+        self._input_grad = grads[0]
+        self._grads = {entry["name"]: grad for entry, grad in zip(convs, grads[1:]) if grad is not None}
+        self.target = target
+        self._push()
+        if self.selection:
+            previous = self.selection
+            self.select(previous["layer"], previous["channel"], previous["i"], previous["j"])
+        return target
+
+    def select(self, layer, channel, i, j):
+        """Show unit ``(channel, i, j)`` of Conv2d number ``layer``: its receptive field on the
+        input and its multiply-accumulate. Sets and returns :attr:`selection`: ``layer``,
+        ``channel``, ``i``, ``j``, ``field`` (top, left, bottom, right on the input, clipped),
+        ``window`` (the rows and columns read from the layer's own input), ``bias``,
+        ``channels`` (per input channel: ``partial`` sum and ``terms`` [a, b, x, w, x·w],
+        x = 0 in the padding), ``total`` (bias + Σ, in float64), ``recorded`` (the layer's
+        output there) and ``grad`` (∂score/∂y there, after :meth:`backward`)."""
+        convs = [entry for entry in self._captured if entry["kind"] == "conv"]
+        if not 0 <= int(layer) < len(convs):
+            raise ConvExplorerError(f"ConvExplorer.select: layer must be in 0..{len(convs) - 1}, got {layer}")
+        entry = convs[int(layer)]
+        module = entry["module"]
+        output = _numpy(entry["output"])[0]
+        channel, i, j = int(channel), int(i), int(j)
+        if not (0 <= channel < output.shape[0] and 0 <= i < output.shape[1] and 0 <= j < output.shape[2]):
+            raise ConvExplorerError(f"ConvExplorer.select: unit ({channel}, {i}, {j}) is outside layer {layer}'s "
+                                    f"output of shape {tuple(output.shape)}")
+        if module.groups != 1:
+            raise ConvExplorerError("ConvExplorer.select: grouped convolutions are not shown term by term")
+        x = _numpy(entry["input"])[0]
+        weight = _numpy(module.weight)[channel]
+        bias = float(_numpy(module.bias)[channel]) if module.bias is not None else 0.0
+        (kh, kw), (sh, sw), (ph, pw), (dh, dw) = entry["geometry"]
+        top, left = i * sh - ph, j * sw - pw
+        channels = []
+        total = bias
+        for k in range(x.shape[0]):
+            terms = []
+            partial = 0.0
+            for a in range(kh):
+                for b in range(kw):
+                    row, column = top + a * dh, left + b * dw
+                    inside = 0 <= row < x.shape[1] and 0 <= column < x.shape[2]
+                    value = float(x[k, row, column]) if inside else 0.0
+                    product = value * float(weight[k, a, b])
+                    partial += product
+                    terms.append([a, b, value, float(weight[k, a, b]), product])
+            channels.append({"channel": k, "partial": partial, "terms": terms})
+            total += partial
+        field = receptive_field([item["geometry"] for item in self._captured[:entry["index"] + 1]], i, j)
+        height, width = self.image["height"], self.image["width"]
+        grad = self._grads.get(entry["name"])
+        self.selection = {
+            "layer": int(layer), "channel": channel, "i": i, "j": j,
+            "field": [max(0, field[0]), max(0, field[1]), min(height - 1, field[2]), min(width - 1, field[3])],
+            "window": [top, left, top + dh * (kh - 1), left + dw * (kw - 1)],
+            "bias": bias, "channels": channels, "total": total, "recorded": float(output[channel, i, j]),
+            "grad": None if grad is None else float(_numpy(grad)[0, channel, i, j]),
+        }
+        return self.selection
+
+    @property
+    def feature_maps(self):
+        """``{layer name: (out_channels, H, W) float64 array}`` of the last forward pass."""
+        return {entry["name"]: _numpy(entry["output"])[0] for entry in self._captured if entry["kind"] == "conv"}
+
+    @property
+    def gradient_maps(self):
+        """``{layer name: (out_channels, H, W)}``: ∂score/∂map after :meth:`backward` (empty before)."""
+        return {name: _numpy(grad)[0] for name, grad in self._grads.items()}
+
+    # --- internals ---------------------------------------------------------------------------
+    def _capture(self, name, captured):
+        def hook(module, args, output):
+            if isinstance(module, nn.Conv2d):
+                geometry = (_pair(module.kernel_size), _pair(module.stride), _pair(module.padding),
+                            _pair(module.dilation))
+                kind = "conv"
+            else:
+                kernel = _pair(module.kernel_size)
+                stride = _pair(module.stride if module.stride is not None else module.kernel_size)
+                geometry = (kernel, stride, _pair(module.padding), _pair(getattr(module, "dilation", 1)))
+                kind = "pool"
+            captured.append({"name": name or type(module).__name__, "kind": kind, "module": module,
+                             "input": args[0], "output": output, "geometry": geometry, "index": len(captured)})
+        return hook
+
+    def _push(self):
+        image = _numpy(self._input)[0]
+        layers = []
+        for entry in self._captured:
+            if entry["kind"] != "conv":
+                continue
+            module = entry["module"]
+            maps = _numpy(entry["output"])[0]
+            shown = min(self.max_channels, maps.shape[0])
+            kernels = _numpy(module.weight)[:shown]
+            grad = self._grads.get(entry["name"])
+            kernel, stride, padding, dilation = entry["geometry"]
+            layers.append({
+                "name": entry["name"], "in_channels": module.in_channels, "out_channels": module.out_channels,
+                "kernel": list(kernel), "stride": list(stride), "padding": list(padding), "dilation": list(dilation),
+                "input_shape": list(_numpy(entry["input"]).shape[1:]), "output_shape": list(maps.shape),
+                "shown": shown, "maps": float32_bytes(maps[:shown]), "kernels": float32_bytes(kernels),
+                "bias": (_numpy(module.bias)[:shown].tolist() if module.bias is not None else [0.0] * shown),
+                "grads": None if grad is None else float32_bytes(_numpy(grad)[0][:shown]),
+            })
+        with no_grad():
+            scores = _numpy(self._output).reshape(-1).tolist()
+        with self.hold_sync():
+            self.image = {"channels": image.shape[0], "height": image.shape[1], "width": image.shape[2],
+                          "data": float32_bytes(image),
+                          "grad": None if self._input_grad is None else float32_bytes(_numpy(self._input_grad)[0])}
+            self.layers = layers
+            self.scores = scores
+
+    def _on_message(self, _widget, content, _buffers):
+        kind = content.get("type") if isinstance(content, dict) else None
+        try:
+            if kind == "select":
+                self.select(content["layer"], content["channel"], content["i"], content["j"])
+            elif kind == "backward":
+                self.backward(content.get("target"))
+        except (KeyError, TypeError, ConvExplorerError) as error:
+            self.send({"type": "error", "message": str(error)})
+
+    # --- static picture ---------------------------------------------------------------------
+    def _fallback_text(self):
+        parts = [f"{layer['name']}: {layer['in_channels']}→{layer['out_channels']} channels, "
+                 f"{layer['kernel'][0]}×{layer['kernel'][1]} kernels, output {tuple(layer['output_shape'])}"
+                 for layer in self.layers]
+        return "<ConvExplorer: " + "; ".join(parts) + ">"
+
+    def _fallback_svg(self):
+        """Each layer's feature maps as grey-scale cells, the input first."""
+        cell, gap = 6, 10
+        rows = [("input", [_numpy(self._input)[0][k] for k in range(min(4, self._input.shape[1]))])]
+        for name, maps in self.feature_maps.items():
+            rows.append((name, [maps[k] for k in range(min(self.max_channels, maps.shape[0]))]))
+        parts, y = [], 4
+        width = 0
+        for name, maps in rows:
+            parts.append(f"<text x='4' y='{y + 10}' font-size='11' fill='#1f2933'>{name}</text>")
+            x = 80
+            for array in maps:
+                low, high = float(array.min()), float(array.max())
+                span = high - low or 1.0
+                for (r, c), value in np.ndenumerate(array):
+                    shade = int(255 - 230 * (value - low) / span)
+                    parts.append(f"<rect x='{x + c * cell}' y='{y + r * cell}' width='{cell}' height='{cell}' "
+                                 f"fill='rgb({shade},{shade},{shade})'/>")
+                x += array.shape[1] * cell + gap
+            width = max(width, x)
+            y += max(array.shape[0] for array in maps) * cell + gap + 6
+        return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{y}' font-family='sans-serif'>"
+                + "".join(parts) + "</svg>")
+
+
+__all__ = ["ConvExplorer", "ConvExplorerError", "receptive_field"]
