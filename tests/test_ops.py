@@ -9,8 +9,8 @@ device (see ``conftest.py``):
   ``requires_grad`` only where a gradient can exist;
 * ``test_gradcheck``: backward matches central finite differences (differentiable ops);
 * ``test_gradgradcheck``: so do second derivatives (smooth ops);
-* ``test_float32``: float32 inputs give float32 outputs (Python scalars are weak, as in
-  NumPy 2 and PyTorch) with values close to the reference.
+* ``test_float32``: float32 inputs give float32 outputs (Python scalars do not widen a
+  tensor's dtype, as in PyTorch) with values close to the reference.
 
 An op added with ``@register`` is picked up here with nothing else to write.
 """
@@ -252,7 +252,7 @@ def test_gradgradcheck(case, backend, as_tensors):
 
 @pytest.mark.parametrize("case", ALL)
 def test_float32(case, backend, as_tensors):
-    """float32 in, float32 out: Python scalars do not promote (NumPy 2, PyTorch)."""
+    """float32 in, float32 out: Python scalars do not widen the dtype (PyTorch's promotion)."""
     info, sample = _prepare(case, backend)
     if not _floating_arrays(sample):
         pytest.skip(f"{info.name}: this sample has no floating input")

@@ -137,17 +137,17 @@ def test_generator_objects_are_independent_of_the_global_seed():
     np.testing.assert_array_equal(vg.rand(2, generator=generator).numpy(), c)
 
 
-# --- dtypes and promotion (NumPy 2 rules: Python scalars are weak) -----------------------
+# --- dtypes and promotion (PyTorch's rules; tests/test_dtypes.py has the full table) -------
 @pytest.mark.parametrize("left, right, expected", [
     ("float32", "float64", "float64"),
     ("float16", "float32", "float32"),
     ("int32", "int64", "int64"),
     ("bool", "int32", "int32"),
-    ("int64", "float32", "float64"),     # NumPy 2 (PyTorch would give float32)
-    ("int32", "float32", "float64"),
-    ("int32", "float16", "float64"),
+    ("int64", "float32", "float32"),     # PyTorch (NumPy would give float64)
+    ("int32", "float32", "float32"),
+    ("int32", "float16", "float16"),
 ])
-def test_tensor_tensor_promotion_follows_numpy(left, right, expected):
+def test_tensor_tensor_promotion_follows_pytorch(left, right, expected):
     a = vg.tensor([1], dtype=left)
     b = vg.tensor([2], dtype=right)
     assert (a + b).dtype is vg.dtypes.as_dtype(expected)
@@ -160,7 +160,7 @@ def test_tensor_tensor_promotion_follows_numpy(left, right, expected):
     ("float64", 2, "float64"),
     ("int32", 2, "int32"),
     ("int64", 2, "int64"),
-    ("int64", 2.5, "float64"),           # NumPy 2's default float (PyTorch would give float32)
+    ("int64", 2.5, "float32"),           # the default float dtype (NumPy would give float64)
     ("bool", 1, "int64"),
 ])
 def test_python_scalars_are_weak(dtype, scalar, expected):

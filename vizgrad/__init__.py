@@ -12,6 +12,7 @@ Example::
 from . import dtypes
 from .dtypes import bool_ as bool  # noqa: A001  (vizgrad.bool, as torch.bool)
 from .dtypes import dtype, float16, float32, float64, int32, int64
+from .dtypes import can_cast, get_default_dtype, promote_types, result_type, set_default_dtype
 from .device import device
 from .tensor import Tensor
 from .errors import BackwardError, DeviceError, DTypeError, ShapeError, VizgradError

@@ -9,9 +9,10 @@ overwritten. A leaf that requires grad cannot be changed in place while recordin
 under ``no_grad`` it can (that is how optimizers update parameters).
 """
 
-from . import ops
+from . import dtypes, ops
 from .autograd.grad_mode import no_grad, state
 from .errors import BackwardError, DTypeError, ShapeError, format_shape
+from .ops.inplace import AsStrided, CopySlices, overlapping_write_error, positions_in_base
 from .tensor import Tensor
 
 
@@ -20,14 +21,6 @@ def _reflected(function):
         return function(other, self)
     method.__name__ = f"r{function.__name__}"
     return method
-
-
-def _floordiv(self, other):
-    return ops.div(self, other, rounding_mode="floor")
-
-
-def _remainder(self, other):
-    return self - ops.div(self, other, rounding_mode="floor") * other
 
 
 def _logical(function):
@@ -44,9 +37,10 @@ Tensor.__mul__ = ops.mul
 Tensor.__rmul__ = _reflected(ops.mul)
 Tensor.__truediv__ = ops.div
 Tensor.__rtruediv__ = _reflected(ops.div)
-Tensor.__floordiv__ = _floordiv
-Tensor.__rfloordiv__ = lambda self, other: ops.div(other, self, rounding_mode="floor")
-Tensor.__mod__ = _remainder
+Tensor.__floordiv__ = ops.floor_divide
+Tensor.__rfloordiv__ = _reflected(ops.floor_divide)
+Tensor.__mod__ = ops.remainder
+Tensor.__rmod__ = _reflected(ops.remainder)
 Tensor.__pow__ = ops.pow
 Tensor.__rpow__ = _reflected(ops.pow)
 Tensor.__matmul__ = ops.matmul
@@ -74,50 +68,107 @@ def _recording(target, *others):
     return target.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in others)
 
 
-def apply_inplace(target, compute, op_name, *others):
+def apply_inplace(target, compute, op_name, *others, cast=False):
     """Make ``target`` hold ``compute(target)``; ``compute`` builds the out-of-place result.
 
-    While recording, the result's history becomes ``target``'s: the old value (with
-    its history) stays available to the new node through a private copy.
+    The result is stored in ``target``'s dtype: any dtype when ``cast`` (``copy_``,
+    ``fill_``, ``x[i] = v`` convert, truncating floats into integers), otherwise only what
+    :func:`vizgrad.dtypes.can_cast` allows (``x += 1.5`` on an integer tensor is an error).
+
+    While recording, the result's history becomes ``target``'s: the old value (with its
+    history) stays available to the new node through a private copy. When ``target`` is a
+    view, the write changes its base too, and the base's history becomes a
+    :class:`~vizgrad.ops.inplace.CopySlices` node, as in PyTorch.
     """
     if _recording(target, *others):
+        base = target._base
         if target.requires_grad and target.grad_fn is None:
             raise BackwardError(
                 f"{op_name}: a leaf tensor that requires grad cannot be modified in place while "
                 "gradients are recorded (its .grad would no longer match its value). Do the update "
                 "inside `with vizgrad.no_grad():`, or use an out-of-place op.")
-        if target._base is not None and target._base.requires_grad:
+        if base is not None and base.requires_grad and base.grad_fn is None:
             raise BackwardError(
-                f"{op_name}: in-place changes to a view of a tensor that requires grad are not "
-                "supported by vizgrad; clone() the view first, or build the result out of place.")
-        previous = Tensor._make(target._backend().xp.asarray(target._array, copy=True),
-                                target.requires_grad, target.grad_fn, target._output_nr)
-        result = compute(previous)
-        _write(target, result, op_name)
-        target.grad_fn = result.grad_fn
-        target._output_nr = result._output_nr
-        target.requires_grad = result.requires_grad
+                f"{op_name}: this tensor is a view of a leaf tensor that requires grad, which cannot "
+                "be modified in place while gradients are recorded. Do the update inside "
+                "`with vizgrad.no_grad():`, or clone() the view first.")
+        positions = positions_in_base(target, op_name) if base is not None else None
+        if positions is None:
+            result = compute(_snapshot(target))
+            _store(target, result, op_name, cast)
+            _adopt_history(target, result)
+        else:
+            _write_into_view(target, base, positions, compute, op_name, cast)
     else:
         with no_grad():
             result = compute(target)
-        _write(target, result, op_name)
-    target._bump_version()
+        _store(target, result, op_name, cast)
+    _mark_written(target)
     return target
 
 
-def _write(target, result, op_name):
+def _mark_written(target):
+    """Count an in-place change of ``target`` (and of the memory it shares)."""
+    target._bump_version()
+    if target._base is not None:
+        target._view_version = target._counter[0]   # its history (or lack of one) is current
+
+
+def _snapshot(tensor):
+    """A copy of ``tensor``'s values that carries its history (what an in-place op overwrites)."""
+    return Tensor._make(tensor._backend().xp.asarray(tensor._array, copy=True),
+                        tensor.requires_grad, tensor.grad_fn, tensor._output_nr)
+
+
+def _adopt_history(target, result):
+    if result.requires_grad and not target.is_floating_point():   # integers carry no gradient
+        target.grad_fn, target.requires_grad = None, False
+        return
+    target.grad_fn = result.grad_fn
+    target._output_nr = result._output_nr
+    target.requires_grad = result.requires_grad
+
+
+def _write_into_view(view, base, positions, compute, op_name, cast):
+    """Record ``view``'s in-place write on its base: the view's old values are read from the
+    base as it was (so gradients reach whatever wrote into it before), and the base becomes
+    the old base with the new values at the view's positions (CopySlices)."""
+    positions, written = positions
+    base_before = _snapshot(base)
+    result = compute(AsStrided.apply(base_before, positions=positions, written=written))
+    _check_storable(view, result, op_name, cast)
+    new_base = CopySlices.apply(base_before, result, positions=positions, written=written)
+    _store(base, new_base, op_name, cast=True)
+    _adopt_history(base, new_base)
+    _adopt_history(view, result)   # the view now holds the result's values
+
+
+def _check_storable(target, result, op_name, cast):
     if result.shape != target.shape:
         raise ShapeError(f"{op_name}: the result has shape {format_shape(result.shape)}, which does not "
                          f"fit in place into a tensor of shape {format_shape(target.shape)}")
-    if result._array.dtype != target._array.dtype:
-        if result.is_floating_point() and not target.is_floating_point():
-            raise DTypeError(f"{op_name}: a {result.dtype.name} result cannot be stored in place into a "
-                             f"{target.dtype.name} tensor")
     if type(result._array) is not type(target._array):
         raise BackwardError(f"{op_name}: the result is on {result.device}, the tensor on {target.device}")
+    if not cast and result._array.dtype != target._array.dtype \
+            and not dtypes.can_cast(result.dtype, target.dtype):
+        raise DTypeError(
+            f"{op_name}: result type {result.dtype.torch_name} can't be cast to the desired output type "
+            f"{target.dtype.torch_name}: the result is {result.dtype.name} and an in-place op keeps the "
+            f"tensor's dtype {target.dtype.name}. Use the out-of-place op (x = x + ...), or convert "
+            "the tensor first (x = x.float()).")
+
+
+def _store(target, result, op_name, cast):
+    """Write ``result``'s values into ``target``'s memory, in ``target``'s dtype."""
+    _check_storable(target, result, op_name, cast)
     xp = target._backend().xp
-    target._array[...] = result._array if result._array.dtype == target._array.dtype \
-        else xp.astype(result._array, target._array.dtype)
+    try:
+        target._array[...] = result._array if result._array.dtype == target._array.dtype \
+            else xp.astype(result._array, target._array.dtype)
+    except ValueError as error:   # NumPy's expanded (broadcast) views are read-only
+        if "read-only" not in str(error):
+            raise
+        raise overlapping_write_error(op_name, target) from None
 
 
 def _inplace_method(function, name):
@@ -128,13 +179,15 @@ def _inplace_method(function, name):
     return method
 
 
-for _name in ("add", "sub", "mul", "div", "pow", "clamp", "neg", "exp", "log", "sqrt", "abs", "tanh",
-              "sigmoid", "relu", "sin", "cos", "reciprocal", "square", "floor", "ceil", "round", "sign"):
+for _name in ("add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "clamp", "neg", "exp", "log", "sqrt",
+              "abs", "tanh", "sigmoid", "relu", "sin", "cos", "reciprocal", "square", "floor", "ceil", "round", "sign"):
     setattr(Tensor, _name + "_", _inplace_method(getattr(ops, _name), _name + "_"))
 Tensor.__iadd__ = Tensor.add_
 Tensor.__isub__ = Tensor.sub_
 Tensor.__imul__ = Tensor.mul_
 Tensor.__itruediv__ = Tensor.div_
+Tensor.__imod__ = Tensor.remainder_
+Tensor.__ifloordiv__ = Tensor.floor_divide_
 Tensor.clip_ = Tensor.clamp_
 
 
@@ -144,23 +197,65 @@ def zero_(self):
 
 
 def fill_(self, value):
-    """Fill with ``value`` (a number or a one-element tensor) in place."""
+    """Fill with ``value`` (a number or a one-element tensor) in place, converted to this
+    tensor's dtype."""
     def compute(target):
-        return ops.add(target * 0, value)
-    return apply_inplace(self, compute, "fill_", value)
+        return ops.where(_nowhere(target), target, value)
+    return apply_inplace(self, compute, "fill_", value, cast=True)
 
 
 def copy_(self, source):
-    """Copy the values of ``source`` (broadcast to this shape; any dtype or device) into this tensor."""
+    """Copy the values of ``source`` (broadcast to this shape; any dtype or device) into this
+    tensor, converted to its dtype (floats into integers truncate, as in PyTorch)."""
     def compute(target):
-        moved = source.to(device=target.device, dtype=target.dtype)
-        return ops.add(target * 0, moved)
-    return apply_inplace(self, compute, "copy_", source)
+        return ops.where(_nowhere(target), target, source.to(device=target.device))
+    return apply_inplace(self, compute, "copy_", source, cast=True)
+
+
+def _nowhere(tensor):
+    """An all-false mask of ``tensor``'s shape: ``where(_nowhere(t), t, v)`` is ``v`` broadcast
+    to ``t``'s shape, with the gradient going to ``v`` alone."""
+    backend = tensor._backend()
+    return Tensor._make(backend.xp.zeros(tensor._array.shape, dtype=backend.native_dtype(dtypes.bool_)))
 
 
 def setitem(self, key, value):
-    """``x[key] = value`` in place; differentiable for both ``x`` and ``value``."""
-    apply_inplace(self, lambda target: ops.index.index_put(target, key, value), "__setitem__", value)
+    """``x[key] = value`` in place, ``value`` converted to ``x``'s dtype; differentiable for
+    both ``x`` and ``value``."""
+    if not _recording(self, value) and _is_basic_key(key) and _write_basic(self, key, value):
+        return
+    apply_inplace(self, lambda target: ops.index.index_put(target, key, value), "__setitem__", value,
+                  cast=True)
+
+
+def _is_basic_key(key):
+    """Whether ``key`` holds only ints, slices with positive steps, None and ``...``: keys
+    that select the same elements in every backend as in PyTorch."""
+    for entry in key if type(key) is tuple else (key,):
+        if type(entry) is int or entry is None or entry is Ellipsis:
+            continue
+        if type(entry) is not slice or (entry.step is not None and (type(entry.step) is not int or entry.step <= 0)):
+            return False
+    return True
+
+
+def _write_basic(target, key, value):
+    """Write ``value`` at a basic ``key`` straight into ``target``'s array (the backend casts
+    to its dtype, truncating floats into integers as PyTorch does). False, having written
+    nothing, when the backend refuses: the general path then converts or explains."""
+    array = target._array
+    if isinstance(value, Tensor):
+        if type(value._array) is not type(array):
+            return False
+        value = value._array
+    elif type(value) not in (int, float, bool):
+        return False
+    try:
+        array[key] = value
+    except (IndexError, ValueError, TypeError):
+        return False
+    _mark_written(target)
+    return True
 
 
 def masked_fill_(self, mask, value):
@@ -168,12 +263,21 @@ def masked_fill_(self, mask, value):
 
 
 def index_add_(self, dim, index, source, *, alpha=1):
+    _same_dtype("index_add_", self, source, "source")
     return apply_inplace(self, lambda target: ops.index_add(target, dim, index, source, alpha=alpha),
                          "index_add_", source)
 
 
 def scatter_add_(self, dim, index, src):
+    _same_dtype("scatter_add_", self, src, "src")
     return apply_inplace(self, lambda target: ops.scatter_add(target, dim, index, src), "scatter_add_", src)
+
+
+def _same_dtype(op_name, target, values, name):
+    """PyTorch's index_add_ and scatter_add_ take values of the tensor's own dtype only."""
+    if isinstance(values, Tensor) and values.dtype is not target.dtype:
+        raise DTypeError(f"{op_name}: self ({target.dtype.torch_name}) and {name} ({values.dtype.torch_name}) "
+                         f"must have the same dtype: convert {name} with .to({target.dtype!r})")
 
 
 Tensor.zero_ = zero_

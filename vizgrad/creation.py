@@ -77,7 +77,8 @@ def _from_python(data):
 def tensor(data, dtype=None, device=None, requires_grad=False, name=None):
     """A new tensor holding a copy of ``data`` (nested lists, numbers, arrays or a tensor).
 
-    Python floats become ``float32``, ints ``int64``, bools ``bool``; arrays keep their dtype.
+    Python floats become the default dtype (``float32`` unless :func:`vizgrad.set_default_dtype`
+    says), ints ``int64``, bools ``bool``; arrays keep their dtype.
 
     Example::
 
@@ -131,12 +132,12 @@ def _filled(size, value, dtype, device, requires_grad, op):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False):
-    """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``; float32 unless ``dtype`` says."""
+    """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``; the default dtype unless ``dtype`` says."""
     return _filled(size, 0.0, dtype or dtypes.default_float, device, requires_grad, "zeros")
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False):
-    """A tensor of ones; float32 unless ``dtype`` says."""
+    """A tensor of ones; the default dtype unless ``dtype`` says."""
     return _filled(size, 1.0, dtype or dtypes.default_float, device, requires_grad, "ones")
 
 
@@ -179,7 +180,7 @@ def empty_like(input, dtype=None, device=None, requires_grad=False):
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False):
     """Values from ``start`` (default 0) up to, not including, ``end``, ``step`` apart.
-    int64 when all three are integers, else float32.
+    int64 when all three are integers, else the default dtype (float32).
 
     Example::
 
@@ -200,7 +201,8 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
-    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (float32 by default)."""
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (in the default
+    dtype, float32, unless ``dtype`` says)."""
     dtype = dtypes.as_dtype(dtype or dtypes.default_float)
     target = as_device(device)
     host = np.linspace(start, end, steps).astype(dtype.numpy)

@@ -1,8 +1,23 @@
-"""vizgrad's dtypes: ``vizgrad.float32`` and friends.
+"""vizgrad's dtypes (``vizgrad.float32`` and friends) and PyTorch's type promotion.
 
 A :class:`dtype` is a small named object; backends map it to their own dtype
-objects. Type promotion is NumPy 2's (NEP 50): Python scalars are weak, so a
-float32 tensor times 2.5 stays float32.
+objects. Every op that combines operands of different dtypes follows the rules
+written once here (:func:`result_type`), which are PyTorch's:
+
+* categories are ordered bool < integer < floating; within one, the wider dtype wins
+  (int32 + int64 is int64, float16 + float32 is float32);
+* tensors with dimensions decide the dtype within their category; zero-dim tensors
+  and Python numbers only lift the result to a higher category: a float32 tensor
+  times a float64 0-d tensor is float32, an int64 tensor times a float64 0-d tensor is
+  float64, an int32 tensor plus 1 is int32;
+* a Python float (with integer or bool tensors) gives the default float dtype
+  (:func:`get_default_dtype`, float32 unless :func:`set_default_dtype` says), a Python
+  int with a bool tensor gives int64;
+* some ops turn integer results into the default float dtype: true division
+  (``int / int``), ``exp``, ``sqrt`` and the other transcendental functions.
+
+In-place ops store their result only where :func:`can_cast` allows it (no floating
+result into an integer tensor, nothing but bool into a bool tensor), as in PyTorch.
 """
 
 import numpy as np
@@ -13,13 +28,16 @@ from .errors import DTypeError
 class dtype:
     """A tensor element type, e.g. ``vizgrad.float32``."""
 
-    __slots__ = ("name", "numpy", "is_floating_point", "itemsize")
+    __slots__ = ("name", "numpy", "is_floating_point", "itemsize", "category", "rank", "torch_name")
 
-    def __init__(self, name):
+    def __init__(self, name, rank, torch_name):
         self.name = name
         self.numpy = np.dtype(name)
         self.is_floating_point = self.numpy.kind == "f"
         self.itemsize = self.numpy.itemsize
+        self.category = {"b": 0, "i": 1, "f": 2}[self.numpy.kind]   # bool < integer < floating
+        self.rank = rank                # order of promotion: the higher rank of two dtypes wins
+        self.torch_name = torch_name    # PyTorch's scalar type name, as its error messages spell it
 
     def __repr__(self):
         return f"vizgrad.{self.name}"
@@ -28,12 +46,12 @@ class dtype:
         return (as_dtype, (self.name,))
 
 
-float16 = dtype("float16")
-float32 = dtype("float32")
-float64 = dtype("float64")
-int32 = dtype("int32")
-int64 = dtype("int64")
-bool_ = dtype("bool")
+bool_ = dtype("bool", 0, "Bool")
+int32 = dtype("int32", 1, "Int")
+int64 = dtype("int64", 2, "Long")
+float16 = dtype("float16", 3, "Half")
+float32 = dtype("float32", 4, "Float")
+float64 = dtype("float64", 5, "Double")
 
 ALL = (float16, float32, float64, int32, int64, bool_)
 FLOATING = (float16, float32, float64)
@@ -43,6 +61,9 @@ _BY_NAME.update({"half": float16, "float": float32, "double": float64, "int": in
 _BY_NUMPY = {d.numpy: d for d in ALL}
 
 default_float = float32
+# Promotion results are cached by the operands' dtypes and kinds (see ``autograd.function``);
+# changing the default dtype changes the rules, so it empties the cache.
+promotion_cache = {}
 
 
 def as_dtype(value):
@@ -76,3 +97,99 @@ def from_numpy_dtype(np_dtype):
         names = ", ".join(d.name for d in ALL)
         raise DTypeError(f"arrays of dtype {np_dtype} are not supported: vizgrad supports {names}")
     return found
+
+
+# --- the default float dtype --------------------------------------------------------------
+def set_default_dtype(d):
+    """Make ``d`` (float32, float64 or float16) the dtype of new float tensors: of
+    ``tensor([1.5])``, ``zeros(3)``, ``randn``, ``linspace``, of Python floats combined
+    with integer tensors, and of integer true division.
+
+    Example::
+
+        vizgrad.set_default_dtype(vizgrad.float64)
+        vizgrad.tensor([1.5]).dtype        # vizgrad.float64
+    """
+    global default_float
+    d = as_dtype(d)
+    if not d.is_floating_point:
+        raise DTypeError(f"set_default_dtype: only floating-point types are supported as the default type, "
+                         f"got {d.name}")
+    default_float = d
+    promotion_cache.clear()
+
+
+def get_default_dtype():
+    """The dtype of new float tensors (float32 unless :func:`set_default_dtype` changed it)."""
+    return default_float
+
+
+# --- promotion --------------------------------------------------------------------------------
+def promote_types(type1, type2):
+    """The smallest dtype both ``type1`` and ``type2`` can be converted to without losing
+    their category: ``promote_types(int32, float16)`` is float16, as in PyTorch."""
+    type1, type2 = as_dtype(type1), as_dtype(type2)
+    return type1 if type1.rank >= type2.rank else type2
+
+
+def _python_scalar_dtype(value):
+    """The dtype PyTorch gives a Python (or NumPy) number taking part in promotion."""
+    if isinstance(value, (bool, np.bool_)):
+        return bool_
+    if isinstance(value, (int, np.integer)):
+        return int64
+    if isinstance(value, (float, np.floating)):
+        return default_float
+    raise DTypeError(f"expected a tensor or a number, got {type(value).__name__} {value!r:.40}")
+
+
+def _combine(higher, lower):
+    """PyTorch's rule for a result of a higher priority class (dimensioned over zero-dim over
+    numbers) meeting one of a lower class: the lower one counts only when it is of a
+    higher category (or the higher is bool)."""
+    if higher is None:
+        return lower
+    if lower is None or higher.category == 2:
+        return higher
+    if higher.category == 0 or lower.category == 2:
+        return higher if higher.rank >= lower.rank else lower
+    return higher
+
+
+def result_type_of(operands):
+    """The result dtype of ``operands``, each given as ``(dtype, is_zero_dim)`` for a tensor
+    or as a Python number: the rules of the module docstring."""
+    dimensioned = zero_dim = number = None
+    for operand in operands:
+        if type(operand) is tuple:
+            d, is_zero_dim = operand
+            if is_zero_dim:
+                zero_dim = d if zero_dim is None or d.rank > zero_dim.rank else zero_dim
+            else:
+                dimensioned = d if dimensioned is None or d.rank > dimensioned.rank else dimensioned
+        else:
+            d = _python_scalar_dtype(operand)
+            number = d if number is None or d.rank > number.rank else number
+    return _combine(dimensioned, _combine(zero_dim, number))
+
+
+def result_type(tensor1, tensor2):
+    """The dtype an elementwise op of ``tensor1`` and ``tensor2`` (tensors or numbers)
+    computes in, by PyTorch's rules.
+
+    Example::
+
+        vizgrad.result_type(vizgrad.arange(3), 0.5)     # vizgrad.float32
+    """
+    operands = []
+    for value in (tensor1, tensor2):
+        d = getattr(value, "dtype", None)
+        operands.append((d, value.ndim == 0) if isinstance(d, dtype) else value)
+    return result_type_of(operands)
+
+
+def can_cast(from_, to):
+    """Whether an in-place op may store a ``from_`` result into a ``to`` tensor: not a
+    floating value into an integer or bool tensor, not an integer into a bool tensor."""
+    from_, to = as_dtype(from_), as_dtype(to)
+    return from_.category <= to.category

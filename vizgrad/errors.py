@@ -30,3 +30,8 @@ class BackwardError(VizgradError, RuntimeError):
 def format_shape(shape):
     """``(3, 4)`` for a shape tuple, ``()`` for a scalar: the way errors print shapes."""
     return "(" + ", ".join(str(n) for n in shape) + ("," if len(shape) == 1 else "") + ")"
+
+
+class DivisionByZeroError(VizgradError, RuntimeError, ZeroDivisionError):
+    """Integer division (``//``, ``%``, rounded ``div``) by zero, which PyTorch refuses
+    (floating-point division gives inf or nan instead)."""

@@ -38,6 +38,7 @@ class Tensor:
     name = None
     _base = None            # the tensor whose memory a view shares
     _counter = None         # the version counter, a one-element list shared with views
+    _view_version = 0       # a view: the version at which its grad_fn last matched its base
     _hooks = None           # register_hook on a leaf: {handle id: hook}
     _post_accumulate_hooks = None
     _accumulator = None     # a weak reference to the leaf's AccumulateGrad node
@@ -324,10 +325,12 @@ class Tensor:
 
     def _as_view_of(self, source):
         """Mark this tensor as a view of ``source``: shared version counter, and ``_base`` set to
-        the tensor that owns the memory (in-place changes to views of tensors that require grad
-        are refused)."""
+        the tensor that owns the memory. An in-place write into the view records a CopySlices
+        node on the base; a view whose base changed since its history was recorded gets a fresh
+        history (read from the base) the next time an op uses it, as in PyTorch."""
         self._share_version_counter(source)
         self._base = source._base if source._base is not None else source
+        self._view_version = self._counter[0]
         return self
 
     # --- Python protocol -----------------------------------------------------

@@ -13,14 +13,16 @@ Applying either creates a :class:`Node` (the ``grad_fn`` of its outputs): plain
 data with a stable counter id, the op, its ordered input edges and what it saved.
 """
 
+import functools
 import itertools
 import time
 import traceback
 import weakref
 
+from .. import dtypes
 from ..backends import backend_of
 from ..backends.base import _by_array_type
-from ..errors import BackwardError, DeviceError, ShapeError, format_shape
+from ..errors import BackwardError, DeviceError, DTypeError, ShapeError, format_shape
 from . import observers
 from .grad_mode import no_grad, state
 
@@ -208,10 +210,20 @@ class Op:
         differentiable: False for ops whose outputs never have gradients (comparisons).
         broadcasts: True when gradients may come back in the broadcast shape; the
             engine sums them down to each input's shape (one helper does this).
+        promotes: the positions of the arguments whose dtypes combine by PyTorch's type
+            promotion (:func:`vizgrad.dtypes.result_type_of`): forward sees them cast to
+            the result dtype, and the engine casts each gradient back to its input's dtype.
+        int_to_float: True when an integer or bool result becomes the default float dtype
+            (true division, exp, ...).
+        on_bools: the op that computes this one when every promoted operand is bool
+            (PyTorch's bool + bool is a logical or, which the Array API spells differently).
     """
 
     differentiable = True
     broadcasts = False
+    promotes = None
+    int_to_float = False
+    on_bools = None
     takes_tensors = False  # forward and backward see arrays
 
     @classmethod
@@ -222,6 +234,8 @@ class Op:
         recording = cls.differentiable and state.grad_enabled
         for position, arg in enumerate(args):
             if isinstance(arg, Tensor):
+                if arg._base is not None and recording and arg._view_version != arg._counter[0]:
+                    _refresh_view(arg)
                 array = arrays[position] = arg._array
                 if backend is None:
                     # (a dict lookup first: backend_of is a call, and raises for unknown types)
@@ -240,6 +254,8 @@ class Op:
                     meta[position] = (array.shape, array.dtype)
         if backend is None:
             raise TypeError(f"{cls.__name__.lower()} needs at least one Tensor argument")
+        if cls.promotes is not None:
+            cls = _promote(cls, arrays, backend)
 
         started = time.perf_counter() if observers.active else 0.0
         if needs is None:
@@ -313,6 +329,10 @@ class Function:
     @classmethod
     def apply(cls, *args, **kwargs):
         tensors = [arg for arg in args if isinstance(arg, Tensor)]
+        if state.grad_enabled:
+            for tensor in tensors:
+                if tensor._base is not None and tensor._view_version != tensor._counter[0]:
+                    _refresh_view(tensor)
         if not tensors:
             raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
         backend = tensors[0]._backend()
@@ -364,6 +384,99 @@ class Function:
             observers.op_applied(node, cls, args, outputs[0] if single else outputs,
                                  time.perf_counter() - started)
         return outputs[0] if single else outputs
+
+
+def _refresh_view(view):
+    """Give a view whose base was written to since its history was recorded a history read
+    from the base as it is now (see :mod:`vizgrad.ops.inplace`)."""
+    from ..ops.inplace import refresh_view
+    refresh_view(view)
+
+
+def _promote(cls, arrays, backend):
+    """Cast the arguments at ``cls.promotes`` to their result dtype, in place in ``arrays``;
+    returns the op to apply (``cls``, or ``cls.on_bools`` for bool operands).
+
+    The plan (the target dtype and what to convert) is cached by the operands' native dtypes,
+    whether each is zero-dim, and the types of the Python numbers among them, so the per-op
+    cost is one tuple and one dictionary lookup; most plans convert nothing. The commonest
+    case, a floating array with a Python number or an array of its own dtype, returns first."""
+    array_type = backend.array_type
+    promotes = cls.promotes
+    first = arrays[promotes[0]]
+    if type(first) is array_type and first.dtype in backend.floating_dtypes:
+        if len(promotes) == 1:
+            return cls
+        if len(promotes) == 2:
+            second = arrays[promotes[1]]
+            kind = type(second)
+            if kind is float or kind is int or (kind is array_type and second.dtype is first.dtype):
+                return cls
+    # (the array type keeps dtypes of two libraries apart; zero-dim matters only between arrays)
+    if len(promotes) == 1:
+        key = (cls, array_type, first.dtype)
+    elif len(promotes) == 2:
+        second = arrays[promotes[1]]
+        if type(first) is not array_type:
+            key = (cls, array_type, type(first),
+                   second.dtype if type(second) is array_type else type(second))
+        elif type(second) is not array_type:
+            key = (cls, array_type, first.dtype, type(second))
+        else:
+            key = (cls, array_type, first.dtype, second.dtype, first.ndim == 0, second.ndim == 0)
+    else:
+        key = [cls, array_type]
+        for position in promotes:
+            value = arrays[position]
+            key += (value.dtype, value.ndim == 0) if type(value) is array_type else (type(value), None)
+        key = tuple(key)
+    plan = dtypes.promotion_cache.get(key)
+    if plan is None:
+        plan = dtypes.promotion_cache[key] = _promotion_plan(cls, arrays, backend)
+    if plan:
+        target, conversions, op = plan
+        for position, convert in conversions:
+            value = arrays[position]
+            arrays[position] = backend.xp.astype(value, target) if convert is None else convert(value)
+        return op
+    return cls
+
+
+def _promotion_plan(cls, arrays, backend):
+    """``(native target dtype, ((position, conversion), ...), op to apply)``, or ``()`` when
+    nothing needs converting and ``cls`` applies. A conversion is None for an array (cast to
+    the target) or the Python type a number becomes (bool and NumPy numbers take the
+    target's kind; int and float are left to the backend, whose weak-scalar rules then give
+    the target dtype); when only numbers meet, the first becomes an array of the target."""
+    array_type = backend.array_type
+    operands, positions = [], []
+    for position in cls.promotes:
+        value = arrays[position]
+        if type(value) is array_type:
+            operands.append((dtypes.as_dtype(backend.dtype_name(value)), value.ndim == 0))
+            positions.append(position)
+        elif value is not None:
+            operands.append(value)
+            positions.append(position)
+    try:
+        target = dtypes.result_type_of(operands)
+    except DTypeError as error:
+        raise DTypeError(f"{cls.__name__.lower()}: {error}") from None
+    if cls.int_to_float and not target.is_floating_point:
+        target = dtypes.default_float
+    native = backend.native_dtype(target)
+    python_type = (bool, int, float)[target.category]
+    conversions = []
+    for operand, position in zip(operands, positions):
+        if type(operand) is tuple:
+            if operand[0] is not target:
+                conversions.append((position, None))
+        elif type(operand) not in (int, float):
+            conversions.append((position, python_type))
+    if not any(type(operand) is tuple for operand in operands):   # numbers only (where(c, 1.0, 0.0))
+        conversions = [(positions[0], functools.partial(backend.xp.asarray, dtype=native))]
+    op = cls.on_bools if target is dtypes.bool_ and cls.on_bools is not None else cls
+    return (native, tuple(conversions), op) if conversions or op is not cls else ()
 
 
 def _wrap_outputs(out, backend, node):

@@ -3,7 +3,10 @@
 import math
 import types
 
-from ..errors import DeviceError
+import numpy as np
+
+from .. import dtypes
+from ..errors import DeviceError, DTypeError
 
 # The portable Array API functions that ops and their backwards may call through ``xp``.
 STANDARD_NAMES = (
@@ -48,6 +51,7 @@ class Backend:
     array_type = None
     xp = None
     multi_device = False  # whether arrays of one type can live on different devices
+    floating_dtypes = frozenset()  # its dtype objects of vizgrad's floating dtypes (set by register)
     # Whether indexing with integer arrays raises IndexError for an index out of range and
     # accepts negative ones (NumPy does; CuPy wraps silently). Index ops skip their own range
     # check where it does, and reword the backend's error in their own terms.
@@ -84,6 +88,34 @@ class Backend:
     def device_count(self):
         return 1
 
+    def memory_layout(self, array):
+        """``(address of the first element, strides in bytes, itemsize)`` of ``array``."""
+        return array.__array_interface__["data"][0], array.strides, array.itemsize
+
+    def view_positions(self, base, view):
+        """For each element of ``view``, the row-major index of the element of ``base`` whose
+        memory it shares: a NumPy int64 array of ``view``'s shape. None when ``view`` does not
+        lie in ``base``'s memory (the backend copied). Used to record in-place writes into
+        views on their base (reads only the arrays' layouts, never their values)."""
+        base_address, base_strides, itemsize = self.memory_layout(base)
+        view_address, view_strides, view_itemsize = self.memory_layout(view)
+        if itemsize != view_itemsize:
+            return None
+        view_offsets = view_address - base_address + _offsets(view.shape, view_strides)
+        size = math.prod(base.shape)
+        if base_strides == _row_major_strides(base.shape, itemsize):
+            positions, remainder = np.divmod(view_offsets, itemsize)
+            if view_offsets.size and (remainder.any() or positions.min() < 0 or positions.max() >= size):
+                return None
+            return positions
+        base_offsets = _offsets(base.shape, base_strides).reshape(-1)
+        order = np.argsort(base_offsets, kind="stable")
+        ordered = base_offsets[order]
+        found = np.minimum(np.searchsorted(ordered, view_offsets), max(size - 1, 0))
+        if view_offsets.size and (size == 0 or not np.array_equal(ordered[found], view_offsets)):
+            return None
+        return order[found]
+
     def is_contiguous(self, array):
         """Whether ``array`` is laid out in row-major order without gaps."""
         return True
@@ -94,6 +126,22 @@ class Backend:
 
     def is_available(self):
         return True
+
+
+def _offsets(shape, strides):
+    """The byte offset of every element of an array of ``shape`` and ``strides``."""
+    offsets = np.zeros(shape, dtype=np.int64)
+    for axis, (size, stride) in enumerate(zip(shape, strides)):
+        offsets += (np.arange(size, dtype=np.int64) * stride).reshape((size,) + (1,) * (len(shape) - axis - 1))
+    return offsets
+
+
+def _row_major_strides(shape, itemsize):
+    strides, step = [], itemsize
+    for size in reversed(shape):
+        strides.append(step)
+        step *= size
+    return tuple(reversed(strides))
 
 
 def namespace(module, extras, names=STANDARD_NAMES):
@@ -114,8 +162,18 @@ def register(backend):
     """Make ``backend`` the owner of its array type and device type."""
     from ..autograd.function import NoGradContext
     backend.no_grad_context = NoGradContext(backend.xp)
+    backend.floating_dtypes = frozenset(_native_dtypes(backend, dtypes.FLOATING))
     _by_array_type[backend.array_type] = backend
     _by_device_type[backend.device_type] = backend
+
+
+def _native_dtypes(backend, wanted):
+    """The backend's dtype objects for the vizgrad dtypes in ``wanted`` that it has."""
+    for d in wanted:
+        try:
+            yield backend.native_dtype(d)
+        except DTypeError:
+            continue
 
 
 def backend_of(array):

@@ -68,6 +68,9 @@ class CupyBackend(Backend):
     def to_numpy(self, array):
         return cupy.asnumpy(array)
 
+    def memory_layout(self, array):
+        return array.data.ptr, array.strides, array.itemsize
+
     def device_index(self, array):
         return array.device.id
 

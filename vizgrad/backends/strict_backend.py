@@ -62,3 +62,6 @@ class StrictBackend(Backend):
 
     def memory_owner(self, array):
         return id(array)
+
+    def memory_layout(self, array):
+        return super().memory_layout(np.from_dlpack(array))

@@ -8,14 +8,48 @@ import math
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd.function import Op
+from ..errors import DivisionByZeroError, DTypeError, format_shape
 from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import binary, booleans, values
 
 
+class OnBools(Op):
+    """Arithmetic of bools as PyTorch defines it (``+`` and ``maximum`` are a logical or,
+    ``*`` and ``minimum`` a logical and); bools have no gradient."""
+
+    differentiable = False
+    function = ""
+
+    @classmethod
+    def forward(cls, ctx, a, b, **params):
+        xp = ctx.xp
+        return getattr(xp, cls.function)(xp.asarray(a), xp.asarray(b))
+
+
+class BoolOr(OnBools):
+    function = "logical_or"
+
+
+class BoolAnd(OnBools):
+    function = "logical_and"
+
+
+class BoolSub(Op):
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, b, **params):
+        raise DTypeError("sub: subtracting two bool tensors (the - operator) is not supported; use the ^ "
+                         "operator or logical_xor() instead, or convert with .int() first")
+
+
 class Add(Op):
     broadcasts = True
+    promotes = (0, 1)
+    on_bools = BoolOr
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -42,6 +76,8 @@ def add(input, other, *, alpha=1):
 
 class Sub(Op):
     broadcasts = True
+    promotes = (0, 1)
+    on_bools = BoolSub
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -61,6 +97,8 @@ def sub(input, other, *, alpha=1):
 
 class Mul(Op):
     broadcasts = True
+    promotes = (0, 1)
+    on_bools = BoolAnd
 
     @staticmethod
     def forward(ctx, a, b):
@@ -88,6 +126,8 @@ def mul(input, other):
 
 class Div(Op):
     broadcasts = True
+    promotes = (0, 1)
+    int_to_float = True   # PyTorch's true division: int / int is the default float dtype
 
     @staticmethod
     def forward(ctx, a, b):
@@ -104,14 +144,22 @@ class Div(Op):
 
 
 class RoundedDiv(Op):
-    """Division rounded towards zero or down: piecewise constant, so its gradient is zero."""
+    """Division rounded towards zero or down: piecewise constant, so its gradient is zero.
+    Integer operands stay integers (exact, with no detour through floats)."""
 
     broadcasts = True
+    promotes = (0, 1)
 
     @staticmethod
-    def forward(ctx, a, b, rounding_mode):
+    def forward(ctx, a, b, rounding_mode, integral):
+        xp = ctx.xp
+        if integral:
+            if rounding_mode == "floor":
+                return a // b
+            quotient = abs(a) // abs(b)
+            return xp.where((a < 0) != (b < 0), -quotient, quotient)
         quotient = a / b
-        return ctx.xp.trunc(quotient) if rounding_mode == "trunc" else ctx.xp.floor(quotient)
+        return xp.trunc(quotient) if rounding_mode == "trunc" else xp.floor(quotient)
 
     @staticmethod
     def backward(ctx, grad):
@@ -119,15 +167,51 @@ class RoundedDiv(Op):
         return zeros, zeros
 
 
+def _reference_dtype(result, *operands):
+    """A NumPy result in the dtype PyTorch gives it: integer true division and integers
+    combined with Python floats give float32 (the default dtype), where NumPy gives float64."""
+    arrays = [operand for operand in operands if isinstance(operand, np.ndarray)]
+    if arrays and all(array.dtype.kind in "biu" for array in arrays) and np.asarray(result).dtype == np.float64:
+        return np.asarray(result, dtype=np.float32)
+    return result
+
+
 def _div_reference(a, b, rounding_mode=None):
+    if rounding_mode is not None and all(np.asarray(x).dtype.kind in "biu" for x in (a, b)):
+        quotient = np.floor_divide(a, b)
+        if rounding_mode == "trunc":
+            quotient = np.where((np.asarray(a) < 0) != (np.asarray(b) < 0), -(np.abs(a) // np.abs(b)), quotient)
+        return quotient
     quotient = np.divide(a, b)
-    return {None: quotient, "trunc": np.trunc(quotient), "floor": np.floor(quotient)}[rounding_mode]
+    rounded = {None: quotient, "trunc": np.trunc(quotient), "floor": np.floor(quotient)}[rounding_mode]
+    return _reference_dtype(rounded, a, b)
+
+
+def _integers(rng, shape, low, high, nonzero=False):
+    array = rng.integers(low, high, size=shape)
+    return np.where(array == 0, 1, array) if nonzero else array
 
 
 def _div_samples(rng):
     yield from binary(other_low=0.5, other_high=2.0, scalar=1.5)(rng)
     yield Sample((values(rng, (3, 4), -3, 3), values(rng, (4,), 0.5, 2.0)), {"rounding_mode": "floor"})
     yield Sample((values(rng, (3, 4), -3, 3), 0.7), {"rounding_mode": "trunc"})
+    integers, divisors = _integers(rng, (3, 4), -9, 10), _integers(rng, (4,), -4, 5, nonzero=True)
+    yield Sample((integers, divisors), name="integers, true division")
+    yield Sample((integers, divisors), {"rounding_mode": "floor"}, name="integers, floor")
+    yield Sample((integers, divisors), {"rounding_mode": "trunc"}, name="integers, trunc")
+    yield Sample((integers, -3), {"rounding_mode": "floor"}, name="integers, number, floor")
+
+
+def _check_integer_divisor(op, input, other):
+    """PyTorch raises where an integer division meets a zero divisor (floats give inf or nan)."""
+    divisor_is_zero = bool((other == 0).any()) if isinstance(other, Tensor) else other == 0
+    if divisor_is_zero:
+        raise DivisionByZeroError(
+            f"{op}: integer division by zero (ZeroDivisionError): the divisor "
+            + (f"of shape {format_shape(other.shape)} and dtype {other.dtype.name} holds a zero"
+               if isinstance(other, Tensor) else f"is {other!r}")
+            + "; divide floating-point tensors (x.float()) to get inf or nan instead")
 
 
 @register(_div_reference, _div_samples, aliases=("divide", "true_divide"))
@@ -135,17 +219,89 @@ def div(input, other, *, rounding_mode=None):
     """Elementwise ``input / other``, broadcasting; ``rounding_mode`` "trunc" or "floor"
     rounds the quotient (whose gradient is then zero).
 
+    True division of integers gives the default float dtype; rounded division of
+    integers stays integer (``//`` is ``rounding_mode="floor"``) and raises
+    :class:`~vizgrad.errors.DivisionByZeroError` for a zero divisor, as in PyTorch.
+
     d(a/b)/da = 1/b, d(a/b)/db = -a/b².
+
+    Example::
+
+        vizgrad.tensor([5, -5]) / 2                          # tensor([ 2.5000, -2.5000])
+        vizgrad.div(vizgrad.tensor([5, -5]), 2, rounding_mode="floor")   # tensor([ 2, -3])
     """
     if rounding_mode is None:
         return Div.apply(input, other)
     if rounding_mode not in ("trunc", "floor"):
         raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
-    return RoundedDiv.apply(input, other, rounding_mode=rounding_mode)
+    integral = not dtypes.result_type(input, other).is_floating_point
+    if integral:
+        _check_integer_divisor("floor_divide" if rounding_mode == "floor" else "div", input, other)
+    return RoundedDiv.apply(input, other, rounding_mode=rounding_mode, integral=integral)
+
+
+def _floor_divide_samples(rng):
+    yield Sample((values(rng, (3, 4), -3, 3), values(rng, (4,), 0.5, 2.0)), name="floats")
+    yield Sample((values(rng, (5,), -3, 3), -0.7), name="float, number")
+    yield Sample((_integers(rng, (3, 4), -9, 10), _integers(rng, (4,), -4, 5, nonzero=True)), name="integers")
+
+
+@register(lambda a, b: _div_reference(a, b, "floor"), _floor_divide_samples)
+def floor_divide(input, other):
+    """Elementwise ``input // other``: the quotient rounded down (``div`` with
+    ``rounding_mode="floor"``); integers stay integers. Its gradient is zero.
+
+    Example::
+
+        vizgrad.tensor([5, -5]) // 2        # tensor([ 2, -3])
+    """
+    return div(input, other, rounding_mode="floor")
+
+
+class Remainder(Op):
+    broadcasts = True
+    promotes = (0, 1)
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a % b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        needs_a, needs_b = ctx.needs_input_grad
+        return (grad if needs_a else None,
+                -grad * ctx.xp.floor(a / b) if needs_b else None)
+
+
+def _remainder_samples(rng):
+    yield from binary(other_low=0.5, other_high=2.0, scalar=1.5)(rng)
+    yield Sample((values(rng, (5,), -3, 3), values(rng, (5,), -2.0, -0.5)), name="negative divisor")
+    yield Sample((_integers(rng, (3, 4), -9, 10), _integers(rng, (4,), -4, 5, nonzero=True)), name="integers")
+    yield Sample((_integers(rng, (5,), -9, 10), 3), name="integers, number")
+
+
+@register(np.remainder, _remainder_samples, smooth=False)
+def remainder(input, other):
+    """Elementwise ``input % other`` with the sign of ``other`` (Python's modulo), i.e.
+    ``input - floor(input / other) * other``; integers stay integers and raise
+    :class:`~vizgrad.errors.DivisionByZeroError` for a zero divisor.
+
+    d/da = 1, d/db = -floor(a/b).
+
+    Example::
+
+        vizgrad.tensor([5, -5]) % 3          # tensor([2, 1])
+    """
+    if not dtypes.result_type(input, other).is_floating_point:
+        _check_integer_divisor("remainder", input, other)
+    return Remainder.apply(input, other)
 
 
 class Pow(Op):
     broadcasts = True
+    promotes = (0, 1)
 
     @staticmethod
     def forward(ctx, a, b):
@@ -186,13 +342,30 @@ def _pow_samples(rng):
 def pow(input, exponent):
     """Elementwise ``input ** exponent``; either may be a tensor or a number.
 
+    Integer tensors raised to integer exponents stay integers (a negative exponent is
+    an error, as in PyTorch); a float on either side gives a float result.
+
     d(a^b)/da = b·a^(b-1), d(a^b)/db = a^b·ln a.
     """
+    negative_integer_possible = (type(exponent) is int and exponent < 0) or (
+        isinstance(exponent, Tensor) and not exponent.is_floating_point())
+    if negative_integer_possible and not dtypes.result_type(input, exponent).is_floating_point:
+        negative = bool((exponent < 0).any()) if isinstance(exponent, Tensor) else exponent < 0
+        if negative:
+            raise DTypeError(f"pow: integers to negative integer powers are not allowed (input "
+                             f"{_describe(input)}, exponent {_describe(exponent)}); use a float input, "
+                             "e.g. x.float() ** -1")
     return Pow.apply(input, exponent)
+
+
+def _describe(value):
+    return f"of dtype {value.dtype.name}" if isinstance(value, Tensor) else repr(value)
 
 
 class Maximum(Op):
     broadcasts = True
+    promotes = (0, 1)
+    on_bools = BoolOr
 
     @staticmethod
     def forward(ctx, a, b):
@@ -207,6 +380,8 @@ class Maximum(Op):
 
 class Minimum(Op):
     broadcasts = True
+    promotes = (0, 1)
+    on_bools = BoolAnd
 
     @staticmethod
     def forward(ctx, a, b):
@@ -249,6 +424,7 @@ def minimum(input, other):
 
 class Where(Op):
     broadcasts = True
+    promotes = (1, 2)
 
     @staticmethod
     def forward(ctx, condition, a, b):
@@ -281,6 +457,7 @@ def where(condition, input, other):
 
 class Clamp(Op):
     broadcasts = True
+    promotes = (0, 1, 2)
 
     @staticmethod
     def forward(ctx, a, low, high):

@@ -14,6 +14,7 @@ class Compare(Op):
     """Base of the elementwise predicates; ``function`` names the Array API function."""
 
     differentiable = False
+    promotes = (0, 1)
     function = ""
 
     @classmethod

@@ -101,11 +101,11 @@ def _check_range(xp, array, size, dim, op, negative_ok=False):
 _BACKEND_OUT_OF_RANGE = re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)")
 
 
-def _apply_at_key(op, cls, *args, key):
-    """``cls.apply(*args, key=key)``; an index out of range that the backend found itself
-    (``checks_index_bounds``) is reported in the words of :func:`_check_range`."""
+def _apply_at_key(op, cls, *args, key, **params):
+    """``cls.apply(*args, key=key, **params)``; an index out of range that the backend found
+    itself (``checks_index_bounds``) is reported in the words of :func:`_check_range`."""
     try:
-        return cls.apply(*args, key=key)
+        return cls.apply(*args, key=key, **params)
     except IndexError as error:
         found = _BACKEND_OUT_OF_RANGE.search(str(error))
         if found is None:
@@ -414,9 +414,11 @@ class IndexPut(Op):
     broadcasts = True
 
     @staticmethod
-    def forward(ctx, a, values, key):
+    def forward(ctx, a, values, key, exact=False):
         xp = ctx.xp
         values = _like(xp, values, a)
+        if exact:   # integers and bools: no gradient, exact values
+            return _put_exact(xp, a, values, key)
         count = xp.put_add(xp.zeros_like(a), key, xp.ones_like(values))
         written = xp.asarray(count > 0)  # an array even when 0-d (NumPy returns a scalar)
         share = xp.where(written, count, 1.0)  # repeated indices: each writer gets an equal share
@@ -430,6 +432,15 @@ class IndexPut(Op):
         grad_input = ctx.xp.where(written, 0.0, grad) if needs_input else None
         grad_values = (grad / share)[key] if needs_values else None
         return grad_input, grad_values
+
+
+def _put_exact(xp, a, values, key):
+    """``a[key] = values`` for integer and bool arrays, computed in int64 (where an index
+    repeats, the floor of the mean of the values sent there)."""
+    count = xp.put_add(xp.zeros(a.shape, dtype=xp.int64), key, xp.ones(values.shape, dtype=xp.int64))
+    written = xp.asarray(count > 0)
+    total = xp.put_add(xp.zeros(a.shape, dtype=xp.int64), key, xp.astype(values, xp.int64))
+    return xp.where(written, xp.astype(total // xp.where(written, count, 1), a.dtype), a)
 
 
 def _index_put_reference(a, key, values, accumulate=False):
@@ -469,7 +480,7 @@ def index_put(input, key, values, accumulate=False):
     key, shape = _normalize_key(input, key, "index_put")
     if shape is not None:
         _check_values(values, shape, "index_put")
-    return _apply_at_key("index_put", IndexPut, input, values, key=key)
+    return _apply_at_key("index_put", IndexPut, input, values, key=key, exact=not input.is_floating_point())
 
 
 # --- gather / scatter along one dim -------------------------------------------

@@ -56,6 +56,8 @@ def abs(input):
 
 
 class Exp(Op):
+    promotes, int_to_float = (0,), True   # integers give the default float dtype
+
     @staticmethod
     def forward(ctx, a):
         out = ctx.xp.exp(a)
@@ -80,6 +82,8 @@ def exp(input):
 
 
 class Log(Op):
+    promotes, int_to_float = (0,), True   # integers give the default float dtype
+
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -98,6 +102,8 @@ def log(input):
 
 
 class Log1p(Op):
+    promotes, int_to_float = (0,), True   # integers give the default float dtype
+
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -116,6 +122,8 @@ def log1p(input):
 
 
 class Expm1(Op):
+    promotes, int_to_float = (0,), True   # integers give the default float dtype
+
     @staticmethod
     def forward(ctx, a):
         out = ctx.xp.expm1(a)
@@ -135,6 +143,8 @@ def expm1(input):
 
 
 class Sqrt(Op):
+    promotes, int_to_float = (0,), True   # integers give the default float dtype
+
     @staticmethod
     def forward(ctx, a):
         out = ctx.xp.sqrt(a)
@@ -154,6 +164,8 @@ def sqrt(input):
 
 
 class Rsqrt(Op):
+    promotes, int_to_float = (0,), True   # integers give the default float dtype
+
     @staticmethod
     def forward(ctx, a):
         out = 1 / ctx.xp.sqrt(a)
@@ -191,6 +203,8 @@ def square(input):
 
 
 class Reciprocal(Op):
+    promotes, int_to_float = (0,), True   # integers give the default float dtype
+
     @staticmethod
     def forward(ctx, a):
         out = 1 / a
@@ -210,6 +224,8 @@ def reciprocal(input):
 
 
 class Sin(Op):
+    promotes, int_to_float = (0,), True   # integers give the default float dtype
+
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -228,6 +244,8 @@ def sin(input):
 
 
 class Cos(Op):
+    promotes, int_to_float = (0,), True   # integers give the default float dtype
+
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
@@ -246,6 +264,8 @@ def cos(input):
 
 
 class Tan(Op):
+    promotes, int_to_float = (0,), True   # integers give the default float dtype
+
     @staticmethod
     def forward(ctx, a):
         out = ctx.xp.tan(a)
@@ -265,6 +285,8 @@ def tan(input):
 
 
 class Tanh(Op):
+    promotes, int_to_float = (0,), True   # integers give the default float dtype
+
     @staticmethod
     def forward(ctx, a):
         out = ctx.xp.tanh(a)
@@ -289,6 +311,8 @@ def tanh(input):
 
 
 class Sigmoid(Op):
+    promotes, int_to_float = (0,), True   # integers give the default float dtype
+
     @staticmethod
     def forward(ctx, a):
         xp = ctx.xp
@@ -336,6 +360,8 @@ def relu(input):
 
 
 class Erf(Op):
+    promotes, int_to_float = (0,), True   # integers give the default float dtype
+
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)

@@ -1,0 +1,112 @@
+"""The two nodes that record an in-place write into a view, as PyTorch does.
+
+When ``view.add_(x)`` (or ``base[0] += x``, ``out[0].copy_(y)``) changes a view while
+gradients are recorded, the write changes the view's base too. The base's new history
+is a :class:`CopySlices` node: the base as it was, with the view's new values written
+at the view's positions. The view's old values come from the base through
+:class:`AsStrided`, so gradients reach whatever last wrote into the base.
+
+A view whose base was written to (through the base or another view) after the view's
+history was recorded is stale: the next op that uses it while recording first gives it a
+fresh history, :class:`AsStrided` of the base as it is now (:func:`refresh_view`), as
+PyTorch regenerates a view's ``grad_fn``.
+
+Positions are row-major indices into the base (``Backend.view_positions``), so one
+pair of nodes serves every kind of view (slices, reshapes, transposes, selections).
+"""
+
+import numpy as np
+
+from ..autograd.function import Op
+from ..errors import ShapeError, format_shape
+
+
+class AsStrided(Op):
+    """The elements of ``base`` at ``positions`` (in the shape of ``positions``; ``written``
+    marks them in base's shape): the values a view of ``base`` shows. d out/d base scatters
+    the gradient back to the positions."""
+
+    @staticmethod
+    def forward(ctx, base, positions, written):
+        xp = ctx.xp
+        flat_positions = xp.reshape(positions, (-1,))
+        ctx.base_shape = tuple(base.shape)
+        ctx.save_for_backward(flat_positions, written)
+        return xp.reshape(xp.take(xp.reshape(base, (-1,)), flat_positions), tuple(positions.shape))
+
+    @staticmethod
+    def backward(ctx, grad):
+        flat_positions, written = ctx.saved_tensors
+        xp = ctx.xp
+        zeros = xp.reshape(xp.zeros_like(written, dtype=grad.dtype), (-1,))
+        return xp.reshape(xp.put_add(zeros, flat_positions, xp.reshape(grad, (-1,))), ctx.base_shape)
+
+
+class CopySlices(Op):
+    """``base`` with ``values`` written at ``positions`` (``written`` marks them, in base's
+    shape): the history an in-place write into a view gives the view's base.
+
+    d out/d base is 1 where nothing was written and 0 where it was; d out/d values
+    reads the gradient at the positions."""
+
+    @staticmethod
+    def forward(ctx, base, values, positions, written):
+        xp = ctx.xp
+        flat_positions = xp.reshape(positions, (-1,))
+        ctx.values_shape = tuple(values.shape)
+        ctx.save_for_backward(written, flat_positions)
+        if values.dtype != base.dtype:
+            values = xp.astype(values, base.dtype)
+        flat = xp.reshape(base, (-1,))
+        scattered = xp.put_add(xp.zeros_like(flat), flat_positions, xp.reshape(values, (-1,)))
+        return xp.reshape(xp.where(xp.reshape(written, (-1,)), scattered, flat), tuple(base.shape))
+
+    @staticmethod
+    def backward(ctx, grad):
+        written, flat_positions = ctx.saved_tensors
+        xp = ctx.xp
+        needs_base, needs_values = ctx.needs_input_grad
+        grad_base = xp.where(written, 0.0, grad) if needs_base else None
+        grad_values = (xp.reshape(xp.take(xp.reshape(grad, (-1,)), flat_positions), ctx.values_shape)
+                       if needs_values else None)
+        return grad_base, grad_values
+
+
+def positions_in_base(view, op_name=None):
+    """The view's positions in its base as backend arrays ``(positions, written)``: the base's
+    row-major index of each element of the view, and a bool mask of those elements in the
+    base's shape. None when the view shares no memory with its base (the backend copied).
+    With ``op_name`` (a write), a view whose elements share memory (``expand``) is an error."""
+    base = view._base
+    backend = base._backend()
+    host = backend.view_positions(base._array, view._array)
+    if host is None:
+        return None
+    if op_name is not None and np.unique(host).size != host.size:
+        raise overlapping_write_error(op_name, view)
+    written = np.zeros(base.shape, dtype=bool)
+    written.reshape(-1)[host.reshape(-1)] = True
+    index = base.device.index or 0
+    return backend.asarray(host, None, index), backend.asarray(written, None, index)
+
+
+def overlapping_write_error(op_name, tensor):
+    """The error for writing into a tensor whose elements share memory (an expanded view)."""
+    return ShapeError(f"{op_name}: more than one element of the written-to tensor refers to the same "
+                      f"memory (an expanded view of shape {format_shape(tensor.shape)}); clone() it "
+                      "before writing into it")
+
+
+def refresh_view(view):
+    """Make a stale view's history :class:`AsStrided` of its base as it is now (or nothing,
+    when neither needs a gradient)."""
+    view._view_version = view._counter[0]
+    base = view._base
+    if not (base.requires_grad or view.requires_grad):
+        return
+    found = positions_in_base(view)
+    if found is None:
+        return
+    positions, written = found
+    fresh = AsStrided.apply(base, positions=positions, written=written)
+    view.grad_fn, view._output_nr, view.requires_grad = fresh.grad_fn, fresh._output_nr, fresh.requires_grad
