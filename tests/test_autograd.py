@@ -518,7 +518,7 @@ def test_in_place_ops_on_non_leaves_give_correct_gradients():
     x = leaf([1.0, 2.0, 3.0])
     y = x * 2
     y.mul_(3)
-    assert y.grad_fn.name() == "MulBackward"
+    assert y.grad_fn.name() == "MulBackward0"
     y.sum().backward()
     close(x.grad, [6.0, 6.0, 6.0])
 
@@ -778,12 +778,12 @@ def test_node_hooks_that_return_the_wrong_number_of_gradients_say_so():
     x = leaf([1.0, 2.0])
     y = x * 3
     y.grad_fn.register_hook(lambda grad_inputs, grad_outputs: (grad_inputs[0],))
-    with pytest.raises(BackwardError, match=r"a hook of MulBackward returned 1 gradients; it must return 2 "
+    with pytest.raises(BackwardError, match=r"a hook of MulBackward0 returned 1 gradients; it must return 2 "
                                             r"\(one per input, None allowed\) or None"):
         y.sum().backward()
     y = x * 3
     y.grad_fn.register_prehook(lambda grads: (grads[0], grads[0]))
-    with pytest.raises(BackwardError, match=r"a pre-hook of MulBackward returned 2 gradients; it must return 1"):
+    with pytest.raises(BackwardError, match=r"a pre-hook of MulBackward0 returned 2 gradients; it must return 1"):
         y.sum().backward()
 
 
@@ -918,8 +918,8 @@ def test_node_order_is_the_same_across_two_runs():
         runs.append(_relative(recorder.events))
     assert runs[0] == runs[1]
     backward_order = [event[1] for event in runs[0] if event[0] == "node_backward"]
-    assert backward_order == ["SumBackward", "SubBackward", "TanhBackward", "AddBackward", "MulBackward",
-                              "ExpBackward", "MulBackward"]
+    assert backward_order == ["SumBackward0", "SubBackward0", "TanhBackward0", "AddBackward0",
+                              "MulBackward0", "ExpBackward0", "MulBackward0"]
 
 
 def test_observer_sees_events_in_order_for_a_small_graph():
@@ -935,11 +935,11 @@ def test_observer_sees_events_in_order_for_a_small_graph():
     events = [event[:2] if event[0] in ("op_applied", "node_backward") else event
               for event in recorder.events]
     assert events == [
-        ("op_applied", "MulBackward"),
-        ("op_applied", "ExpBackward"),
+        ("op_applied", "MulBackward0"),
+        ("op_applied", "ExpBackward0"),
         ("backward_started", 1),
-        ("node_backward", "ExpBackward"),
-        ("node_backward", "MulBackward"),
+        ("node_backward", "ExpBackward0"),
+        ("node_backward", "MulBackward0"),
         ("grad_accumulated", "x", True),
         ("backward_finished", 3),
     ]

@@ -13,14 +13,19 @@ from . import dtypes
 from .dtypes import bool_ as bool  # noqa: A001  (vizgrad.bool, as torch.bool)
 from .dtypes import dtype, float16, float32, float64, int32, int64
 from .dtypes import can_cast, get_default_dtype, promote_types, result_type, set_default_dtype
-from .device import device
-from .tensor import Tensor
+from .device import device, get_default_device, set_default_device
+from .tensor import (BoolTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, Size, Tensor,
+                     is_tensor)
+from .printing import get_printoptions, set_printoptions
 from .errors import BackwardError, DeviceError, DTypeError, ShapeError, VizgradError
 from . import ops as _ops
 from .ops.registry import OPS as _OPS
+from .ops.compare import allclose, equal
+from .ops.histogram import histogram
+from . import creation as _creation
 from .creation import (Generator, arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
-                       linspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like,
-                       randperm, tensor, zeros, zeros_like)
+                       linspace, manual_seed, multinomial, normal, ones, ones_like, rand, rand_like, randint, randn,
+                       randn_like, randperm, tensor, zeros, zeros_like)
 from . import autograd
 from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from . import cuda
@@ -28,6 +33,7 @@ from . import nn
 from . import optim
 from . import distributions
 from . import data
+from . import utils
 from . import serialization
 from . import events
 from . import trace as _trace_module
@@ -38,8 +44,15 @@ from . import _tensor_methods  # noqa: F401  (operators and methods that are not
 
 globals().update({name: info.function for name, info in _OPS.items()})
 globals().update({alias: _OPS[name].function for alias, name in _ops.registry.ALIASES.items()})
+# PyTorch's out= on the functions of this namespace (not on Tensor methods, as in PyTorch)
+globals().update({name: _creation.accepts_out(globals()[name]) for name in (
+    "add", "sub", "mul", "div", "pow", "matmul", "mm", "bmm", "cat", "concat", "stack", "sum", "mean", "prod",
+    "cumsum", "exp", "log", "sqrt", "abs", "neg", "tanh", "sigmoid", "clamp", "maximum", "minimum", "where",
+    "eq", "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "amax", "amin", "index_select",
+    "gather", "linspace", "arange", "eye") if name in globals()})
 
 half, float, double, long = float16, float32, float64, int64  # noqa: A001  (PyTorch's aliases)
+numel, is_floating_point, t = Tensor.numel, Tensor.is_floating_point, Tensor.t   # torch.numel(x), ...
 __version__ = "0.1.0"
 
 

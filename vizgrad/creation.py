@@ -10,21 +10,45 @@ from . import dtypes
 from .backends import backend_of
 from .backends.base import is_array
 from .device import as_device
-from .errors import DTypeError, ShapeError
+from .autograd.grad_mode import state
+from .errors import BackwardError, DTypeError, ShapeError
+from .autograd.function import Op
 from .tensor import Tensor
 
 _PYTHON_SCALARS = (bool, int, float)
 
 
 class Generator:
-    """A source of random numbers; ``vizgrad.Generator().manual_seed(0)``."""
+    """A source of random numbers, as ``torch.Generator``: pass it as ``generator=`` to
+    ``rand``, ``randn``, ``randint``, ``randperm``, ``normal``, ``multinomial`` and the data
+    loaders to draw from it instead of the global seed.
 
-    def __init__(self, seed=None):
+    Example::
+
+        g = vizgrad.Generator().manual_seed(0)     # or vizgrad.Generator(0)
+        vizgrad.randn(3, generator=g)
+    """
+
+    def __init__(self, device="cpu", seed=None):
+        if isinstance(device, (int, np.integer)) and not isinstance(device, bool):
+            device, seed = "cpu", device     # vizgrad's shorthand: Generator(seed)
+        self.device = as_device(device)
+        self._initial_seed = seed
         self._rng = np.random.default_rng(seed)
 
     def manual_seed(self, seed):
-        self._rng = np.random.default_rng(seed)
+        self._initial_seed = int(seed)
+        self._rng = np.random.default_rng(self._initial_seed)
         return self
+
+    def seed(self):
+        """Reseed from fresh entropy and return the new seed."""
+        self.manual_seed(int(np.random.SeedSequence().entropy % 2 ** 63))
+        return self._initial_seed
+
+    def initial_seed(self):
+        """The seed last given to :meth:`manual_seed` (None before any)."""
+        return self._initial_seed
 
     def get_state(self):
         return self._rng.bit_generator.state
@@ -84,7 +108,12 @@ def tensor(data, dtype=None, device=None, requires_grad=False, name=None):
 
         x = vizgrad.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True, name="x")
     """
-    return Tensor(data, dtype=dtype, device=device, requires_grad=requires_grad, name=name)
+    result = Tensor._make(_to_array(data, dtype, device))
+    if name is not None:
+        result.name = name
+    if requires_grad:
+        result.requires_grad_(True)
+    return result
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -92,7 +121,7 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor) and (dtype is None or data.dtype is dtypes.as_dtype(dtype)) \
             and (device is None or data.device == as_device(device)):
         return data
-    return Tensor(data, dtype=dtype, device=device)
+    return tensor(data, dtype=dtype, device=device)
 
 
 def from_numpy(array):
@@ -103,7 +132,12 @@ def from_numpy(array):
     return Tensor._make(array)
 
 
-def _shape(size, op):
+def _shape(size, op, keyword=None):
+    """The shape from ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``."""
+    if keyword is not None:
+        if size:
+            raise TypeError(f"{op}: pass the size either positionally or as size=, not both")
+        size = (keyword,)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     for n in size:
@@ -120,8 +154,8 @@ def _finish(array, requires_grad, name=None):
     return tensor
 
 
-def _filled(size, value, dtype, device, requires_grad, op):
-    shape = _shape(size, op)
+def _filled(size, value, dtype, device, requires_grad, op, keyword=None):
+    shape = _shape(size, op, keyword)
     if dtype is None:
         dtype = dtypes.as_dtype(type(value)) if isinstance(value, _PYTHON_SCALARS) else dtypes.default_float
     dtype = dtypes.as_dtype(dtype)
@@ -131,25 +165,62 @@ def _filled(size, value, dtype, device, requires_grad, op):
     return _finish(array, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False):
-    """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``; the default dtype unless ``dtype`` says."""
-    return _filled(size, 0.0, dtype or dtypes.default_float, device, requires_grad, "zeros")
+def zeros(*sizes, size=None, out=None, dtype=None, device=None, requires_grad=False):
+    """A tensor of zeros: ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``; the
+    default float dtype unless ``dtype`` says."""
+    return _into(out, _filled(sizes, 0.0, dtype or dtypes.default_float, device, requires_grad, "zeros", size))
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False):
-    """A tensor of ones; the default dtype unless ``dtype`` says."""
-    return _filled(size, 1.0, dtype or dtypes.default_float, device, requires_grad, "ones")
+def ones(*sizes, size=None, out=None, dtype=None, device=None, requires_grad=False):
+    """A tensor of ones; the default float dtype unless ``dtype`` says."""
+    return _into(out, _filled(sizes, 1.0, dtype or dtypes.default_float, device, requires_grad, "ones", size))
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False):
+def empty(*sizes, size=None, out=None, dtype=None, device=None, requires_grad=False):
     """A tensor of the given shape (vizgrad fills it with zeros, so it is never garbage)."""
-    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+    return zeros(*sizes, size=size, out=out, dtype=dtype, device=device, requires_grad=requires_grad)
 
 
-def full(size, fill_value, dtype=None, device=None, requires_grad=False):
+def _into(out, result):
+    """PyTorch's ``out=``: write ``result`` into the tensor ``out`` (which takes the result's
+    shape if it differs, as PyTorch resizes it) and return ``out``; without it, ``result``.
+    Like PyTorch, refuses when autograd would be involved and when a float result would go
+    into an integer tensor."""
+    if out is None:
+        return result
+    if not isinstance(out, Tensor):
+        raise TypeError(f"out must be a Tensor, got {type(out).__name__}")
+    if result.requires_grad or (out.requires_grad and state.grad_enabled):
+        raise BackwardError("out=... arguments don't support automatic differentiation, but one of the "
+                            "arguments requires grad: call the function without out= instead")
+    if result.is_floating_point() and not out.is_floating_point():
+        raise DTypeError(f"result type {result.dtype.name} can't be cast to the desired output type "
+                         f"{out.dtype.name}")
+    xp = result._backend().xp
+    array = result._array if result._array.dtype == out._array.dtype else xp.astype(result._array, out._array.dtype)
+    if tuple(out.shape) == tuple(result.shape):
+        out._array[...] = array
+    else:
+        out._array = xp.asarray(array, copy=True)
+    out._bump_version()
+    return out
+
+
+def accepts_out(function):
+    """``function`` with PyTorch's ``out=`` keyword (see :func:`_into`): how ``vizgrad.add``,
+    ``vizgrad.matmul``, ``vizgrad.cat``, ... take ``out=`` (the Tensor methods do not, as in PyTorch)."""
+    import functools
+
+    @functools.wraps(function)
+    def with_out(*args, out=None, **kwargs):
+        return _into(out, function(*args, **kwargs))
+    return with_out
+
+
+def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=False):
     """A tensor of ``size`` filled with ``fill_value``; the dtype follows the value."""
-    return _filled((size,) if isinstance(size, int) else tuple(size), fill_value, dtype, device,
-                   requires_grad, "full")
+    return _into(out, _filled((size,) if isinstance(size, int) else tuple(size), fill_value, dtype, device,
+                              requires_grad, "full"))
 
 
 def _like(input, dtype, device):
@@ -226,16 +297,16 @@ def _random(host, dtype, device, requires_grad):
     return _finish(array, requires_grad)
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*sizes, size=None, generator=None, out=None, dtype=None, device=None, requires_grad=False):
     """Uniform random values in [0, 1)."""
     rng = (generator or default_generator)._rng
-    return _random(rng.random(_shape(size, "rand")), dtype, device, requires_grad)
+    return _into(out, _random(rng.random(_shape(sizes, "rand", size)), dtype, device, requires_grad))
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*sizes, size=None, generator=None, out=None, dtype=None, device=None, requires_grad=False):
     """Standard normal random values (mean 0, variance 1)."""
     rng = (generator or default_generator)._rng
-    return _random(rng.standard_normal(_shape(size, "randn")), dtype, device, requires_grad)
+    return _into(out, _random(rng.standard_normal(_shape(sizes, "randn", size)), dtype, device, requires_grad))
 
 
 def rand_like(input, dtype=None, device=None, requires_grad=False):
@@ -271,3 +342,108 @@ def randperm(n, *, generator=None, dtype=None, device=None):
     dtype = dtypes.as_dtype(dtype or dtypes.int64)
     target = as_device(device)
     return _finish(target.backend.asarray(rng.permutation(n).astype(dtype.numpy), None, target.index or 0), False)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    """Draw ``num_samples`` category indices from the non-negative weights in each row of
+    ``input`` (1-d: one distribution; 2-d: one per row), with or without ``replacement``.
+
+    Without replacement every index appears at most once (PyTorch's exponential-race
+    sampling: each category gets ``Exp(1) / weight`` and the smallest win).
+
+    Example::
+
+        g = vizgrad.Generator().manual_seed(0)
+        vizgrad.multinomial(vizgrad.tensor([0.1, 0.0, 0.9]), 4, replacement=True, generator=g)
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"multinomial: input must be a Tensor, got {type(input).__name__}")
+    if input.ndim not in (1, 2):
+        raise ShapeError(f"multinomial: prob_dist must be 1 or 2 dim, got shape {tuple(input.shape)}")
+    if not input.is_floating_point():
+        raise DTypeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype.name}")
+    if not isinstance(num_samples, (int, np.integer)) or num_samples <= 0:
+        raise ValueError(f"multinomial: num_samples must be a positive integer, got {num_samples!r}")
+    weights = np.asarray(input._backend().to_numpy(input._array), dtype=np.float64)
+    rows = weights.reshape(-1, weights.shape[-1])
+    categories = rows.shape[1]
+    if not replacement and num_samples > categories:
+        raise ValueError(f"multinomial: cannot sample n_sample ({num_samples}) > prob_dist.size(-1) "
+                         f"({categories}) samples without replacement")
+    if not np.all(np.isfinite(rows)) or np.any(rows < 0):
+        raise ValueError("multinomial: probability tensor contains either `inf`, `nan` or element < 0")
+    totals = rows.sum(axis=1)
+    if np.any(totals <= 0):
+        raise ValueError("multinomial: invalid multinomial distribution (sum of probabilities <= 0)")
+    rng = (generator or default_generator)._rng
+    if replacement:
+        cumulative = np.cumsum(rows / totals[:, None], axis=1)
+        draws = rng.random((rows.shape[0], num_samples))
+        picked = np.stack([np.minimum(np.searchsorted(c, d, side="right"), categories - 1)
+                           for c, d in zip(cumulative, draws)])
+    else:
+        with np.errstate(divide="ignore"):
+            race = rng.exponential(size=rows.shape) / rows
+        picked = np.argsort(race, axis=1, kind="stable")[:, :num_samples]
+    picked = picked.reshape(weights.shape[:-1] + (num_samples,)).astype(np.int64)
+    target = input.device
+    return _into(out, _finish(target.backend.asarray(picked, None, target.index or 0), False))
+
+
+class Normal(Op):
+    """``mean + std · noise``: samples whose gradient is zero for both mean and std, as in
+    PyTorch (``torch.normal`` is not reparameterised: use ``mean + std * randn_like(std)`` for that)."""
+
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx, mean, std, noise, overload):
+        ctx.overload = overload      # PyTorch's overload number: 1 (tensor, float), 2 (float, tensor), 3
+        return mean + std * noise
+
+    @staticmethod
+    def backward(ctx, grad):
+        xp = ctx.xp
+        needs_mean, needs_std, _ = ctx.needs_input_grad
+        zero = xp.zeros_like(grad)
+        return zero if needs_mean else None, zero if needs_std else None, None
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, device=None,
+           requires_grad=False):
+    """Normal random values with the given ``mean`` and ``std``, in PyTorch's four forms:
+    ``normal(mean_tensor, std_tensor)`` (broadcast), ``normal(mean_tensor, std=1.0)``,
+    ``normal(mean=0.0, std_tensor)`` and ``normal(mean, std, size)`` for numbers.
+
+    Example::
+
+        vizgrad.normal(0.0, 2.0, size=(2, 3))
+        vizgrad.normal(vizgrad.zeros(3), vizgrad.tensor([1.0, 2.0, 3.0]))
+    """
+    rng = (generator or default_generator)._rng
+    tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
+    if not tensors:
+        if size is None:
+            raise TypeError("normal: with a number mean and std, pass size (normal(mean, std, size)); "
+                            "or pass mean and/or std as Tensors")
+        if std < 0:
+            raise ValueError(f"normal expects std >= 0.0, but found std {std}")
+        noise = _random(rng.standard_normal(_shape((size,), "normal")), dtype, device, False)
+        return _into(out, _finish((noise * std + mean)._array, requires_grad))
+    if size is not None:
+        raise TypeError("normal: size is only for a number mean and std; with Tensors the shape is theirs")
+    if isinstance(std, Tensor):
+        if std.numel() and bool((std < 0).any()):
+            raise ValueError(f"normal expects all elements of std >= 0.0, got {std.detach()}")
+    elif std < 0:
+        raise ValueError(f"normal expects std >= 0.0, but found std {std}")
+    overload = 3 if len(tensors) == 2 else 1 if isinstance(mean, Tensor) else 2
+    like = tensors[0]
+    if not like.is_floating_point():
+        raise DTypeError(f"normal: mean and std must be floating point, got {like.dtype.name}")
+    shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
+    noise = _finish(like._backend().asarray(rng.standard_normal(shape).astype(like.dtype.numpy), None,
+                                            like.device.index or 0), False)
+    mean = mean if isinstance(mean, Tensor) else tensor(mean, dtype=like.dtype, device=like.device)
+    std = std if isinstance(std, Tensor) else tensor(std, dtype=like.dtype, device=like.device)
+    return _into(out, Normal.apply(mean, std, noise, overload=overload))

@@ -58,8 +58,25 @@ class device:
         return hash((self.type, self.index or 0))
 
 
+_default_device = device("cpu")
+
+
+def set_default_device(spec):
+    """Where factories (``zeros``, ``randn``, ``tensor``, ...) put tensors when no device is
+    given, as ``torch.set_default_device``; ``None`` means the CPU again."""
+    global _default_device
+    chosen = device("cpu") if spec is None else as_device(spec)
+    chosen.backend  # an error now for a device that cannot be used
+    _default_device = chosen
+
+
+def get_default_device():
+    """The device factories use when none is given (the CPU unless :func:`set_default_device` changed it)."""
+    return _default_device
+
+
 def as_device(value):
-    """``None`` means the CPU; strings and devices are parsed."""
+    """``None`` means the default device (the CPU unless changed); strings and devices are parsed."""
     if value is None:
-        return device("cpu")
+        return _default_device
     return value if isinstance(value, device) else device(value)

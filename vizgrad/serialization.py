@@ -125,10 +125,25 @@ def _file_mode(path):
         return 0o666 & ~umask
 
 
-def load(path, map_location=None, transform=None):
-    """Read a checkpoint written by :func:`save`. Tensors go to ``map_location`` (a device or
-    device string; default: the CPU). Damaged or foreign files raise :class:`CheckpointError`."""
+def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, transform=None,
+         **pickle_load_args):
+    """Read a checkpoint written by :func:`save`, with ``torch.load``'s signature.
+
+    ``map_location`` says where tensors go: a device or device string, a dict from the saved
+    device (``"cpu"``) to a device, or a function ``(tensor, "cpu") -> tensor``; default:
+    the CPU. A vizgrad checkpoint holds only tensors, numbers, strings and containers and is
+    never unpickled, so it is always read as PyTorch reads with ``weights_only=True`` (the
+    argument is accepted either way; ``mmap`` too). Damaged or foreign files raise
+    :class:`CheckpointError`."""
     from .creation import tensor as make_tensor
+    if pickle_module is not None or pickle_load_args:
+        raise TypeError("load: vizgrad checkpoints are never pickled, so pickle_module and pickle load "
+                        f"arguments ({', '.join(sorted(pickle_load_args)) or 'pickle_module'}) have no meaning here")
+    relocate = None
+    if callable(map_location):
+        relocate, map_location = map_location, None
+    elif isinstance(map_location, dict):
+        map_location = map_location.get("cpu")
     try:
         archive = zipfile.ZipFile(path)
     except (FileNotFoundError, IsADirectoryError, PermissionError):
@@ -168,6 +183,9 @@ def load(path, map_location=None, transform=None):
                 if array.dtype == object:
                     raise CheckpointError(f"load: array {value['key']} of {path!r} is not numeric")
                 tensor = make_tensor(array, device=map_location)
+                if relocate is not None:
+                    moved = relocate(tensor, "cpu")
+                    tensor = tensor if moved is None else moved
                 if transform is not None:
                     tensor = transform(where, tensor)
                 if value.get("requires_grad") and tensor.is_floating_point():

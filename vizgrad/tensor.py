@@ -3,6 +3,8 @@
 import itertools
 import weakref
 
+import numpy as np
+
 from . import autograd, dtypes
 from .autograd.grad_mode import state
 from .autograd.hooks import add_hook
@@ -14,6 +16,70 @@ from .errors import BackwardError, DeviceError, DTypeError, ShapeError, format_s
 _next_tensor_id = itertools.count(1)
 _dtype_of_native = {}  # a backend's dtype object -> its vizgrad dtype (``Tensor.dtype`` is read often)
 _new = object.__new__
+_tuple_new = tuple.__new__
+
+
+_sizes = {}   # a shape tuple -> its Size: shapes repeat, and reading x.shape is frequent
+
+
+def _size_of(shape):
+    if len(_sizes) > 4096:
+        _sizes.clear()
+    size = _sizes[shape] = _tuple_new(Size, shape)
+    return size
+
+
+class Size(tuple):
+    """A tensor's shape, ``x.shape`` or ``x.size()``: a tuple of ints, as ``torch.Size``.
+
+    It prints as ``vizgrad.Size([64, 1, 28, 28])`` (PyTorch: ``torch.Size([...])``; vizgrad
+    names its own module, as in ``vizgrad.float32``); slicing and ``+`` give a Size again.
+
+    Example::
+
+        vizgrad.zeros(2, 3).shape               # vizgrad.Size([2, 3])
+        vizgrad.zeros(2, 3).shape.numel()       # 6
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, sizes=()):
+        sizes = tuple(sizes)
+        for position, n in enumerate(sizes):
+            if isinstance(n, bool) or not hasattr(n, "__index__"):
+                raise TypeError(f"vizgrad.Size() takes an iterable of 'int' (item {position} is "
+                                f"'{type(n).__name__}')")
+        return _tuple_new(cls, (n.__index__() for n in sizes))
+
+    def __repr__(self):
+        return f"vizgrad.Size({list(self)})"
+
+    __str__ = __repr__
+
+    def __getitem__(self, key):
+        result = tuple.__getitem__(self, key)
+        return _tuple_new(Size, result) if isinstance(key, slice) else result
+
+    def __add__(self, other):
+        return _tuple_new(Size, tuple.__add__(self, tuple(other)))
+
+    def __radd__(self, other):
+        return _tuple_new(Size, tuple(other) + tuple(self))
+
+    def __mul__(self, times):
+        return _tuple_new(Size, tuple.__mul__(self, times))
+
+    __rmul__ = __mul__
+
+    def numel(self):
+        """The number of elements a tensor of this shape holds."""
+        count = 1
+        for n in self:
+            count *= n
+        return count
+
+    def __reduce__(self):
+        return (Size, (tuple(self),))
 
 
 class Tensor:
@@ -46,9 +112,21 @@ class Tensor:
     __array_priority__ = 1000  # NumPy defers to Tensor's reflected operators
     __array_ufunc__ = None
 
-    def __init__(self, data, dtype=None, device=None, requires_grad=False, name=None):
-        from .creation import _to_array
-        array = _to_array(data, dtype, device)
+    def __init__(self, *args, dtype=None, device=None, requires_grad=False, name=None):
+        """PyTorch's legacy constructor: ``Tensor(2, 3)`` (or ``Tensor(size)``) is a tensor of
+        that shape, ``Tensor([1, 2])`` a copy of the data; both in the default float dtype
+        (``Tensor()`` is empty). :func:`vizgrad.tensor` infers the dtype instead."""
+        from .creation import _to_array, zeros
+        dtype = dtypes.default_float if dtype is None else dtype
+        if len(args) == 1 and isinstance(args[0], Size) or args and all(_is_size_int(a) for a in args):
+            array = zeros(*args, dtype=dtype, device=device)._array
+        elif len(args) == 1:
+            array = _to_array(args[0], dtype, device)
+        elif not args:
+            array = zeros(0, dtype=dtype, device=device)._array
+        else:
+            raise TypeError(f"Tensor(): pass sizes (Tensor(2, 3)) or one sequence of values (Tensor([1, 2])), "
+                            f"got {', '.join(type(a).__name__ for a in args)}")
         _init(self, array, False, None, 0)
         if name is not None:
             self.name = name
@@ -68,14 +146,17 @@ class Tensor:
 
     @property
     def shape(self):
-        """The size of each dimension, a tuple (PyTorch's ``torch.Size``)."""
-        return tuple(self._array.shape)
+        """The size of each dimension, a :class:`Size` (a tuple)."""
+        shape = self._array.shape
+        size = _sizes.get(shape)
+        return size if size is not None else _size_of(shape)
 
     def size(self, dim=None):
         """The shape, or the size of dimension ``dim``."""
-        shape = self.shape
+        shape = self._array.shape
         if dim is None:
-            return shape
+            size = _sizes.get(shape)
+            return size if size is not None else _size_of(shape)
         return shape[_dim_index(dim, len(shape), "size")]
 
     @property
@@ -85,12 +166,16 @@ class Tensor:
     def dim(self):
         return self._array.ndim
 
+    ndimension = dim
+
     def numel(self):
         """The number of elements."""
         count = 1
         for n in self._array.shape:
             count *= n
         return count
+
+    nelement = numel
 
     @property
     def dtype(self):
@@ -224,6 +309,83 @@ class Tensor:
     def type_as(self, other):
         return self.to(other.dtype)
 
+    def type(self, dtype=None, non_blocking=False):
+        """With no argument, the legacy type name (``'vizgrad.FloatTensor'``; PyTorch writes
+        ``'torch.FloatTensor'``); with a dtype, a legacy type (``vizgrad.LongTensor``) or such a
+        name, this tensor cast to it (itself when the dtype already matches)."""
+        if dtype is None:
+            return ("vizgrad.cuda." if self.is_cuda else "vizgrad.") + _LEGACY_NAMES[self.dtype]
+        if isinstance(dtype, str) and dtype.rpartition(".")[2] in _LEGACY_TYPES:
+            dtype = _LEGACY_TYPES[dtype.rpartition(".")[2]]
+        if isinstance(dtype, LegacyTensorType):
+            dtype = dtype.dtype
+        dtype = dtypes.as_dtype(dtype)
+        return self if dtype is self.dtype else self.to(dtype)
+
+    # --- new tensors like this one -------------------------------------------
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        """A tensor holding ``data``, with this tensor's dtype and device unless given."""
+        from .creation import tensor
+        return tensor(data.detach() if isinstance(data, Tensor) else data, dtype=dtype or self.dtype,
+                      device=device or self.device, requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        """Zeros of ``size``, with this tensor's dtype and device unless given."""
+        from .creation import zeros
+        return zeros(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        """Ones of ``size``, with this tensor's dtype and device unless given."""
+        from .creation import ones
+        return ones(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        """A tensor of ``size`` (zero-filled in vizgrad), with this tensor's dtype and device unless given."""
+        from .creation import empty
+        return empty(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        """``fill_value`` everywhere in ``size``, with this tensor's dtype and device unless given."""
+        from .creation import full
+        return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                    requires_grad=requires_grad)
+
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        """:func:`vizgrad.multinomial` of this tensor's weights."""
+        from .creation import multinomial
+        return multinomial(self, num_samples, replacement, generator=generator)
+
+    # --- shapes of other tensors -----------------------------------------------
+    def view_as(self, other):
+        """``self.view(other.shape)``."""
+        from .ops.shape import view
+        return view(self, other.shape)
+
+    def reshape_as(self, other):
+        """``self.reshape(other.shape)``."""
+        from .ops.shape import reshape
+        return reshape(self, other.shape)
+
+    def t(self):
+        """The transpose of a matrix; 0-d and 1-d tensors are returned as they are (as views)."""
+        from .ops.shape import transpose, view
+        if self.ndim > 2:
+            raise ShapeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D "
+                             f"(shape {format_shape(self.shape)}): use transpose(dim0, dim1) or .mT")
+        return transpose(self, 0, 1) if self.ndim == 2 else view(self, self.shape)
+
+    def t_(self):
+        """:meth:`t` in place: this tensor becomes its own transpose."""
+        result = self.t()
+        if state.grad_enabled and self.requires_grad:
+            if self.grad_fn is None:
+                raise BackwardError("t_: a leaf tensor that requires grad cannot be modified in place while "
+                                    "gradients are recorded; use t(), or do it under vizgrad.no_grad()")
+            self.grad_fn, self._output_nr = result.grad_fn, result._output_nr
+        self._array = result._array
+        self._bump_version()
+        return self
+
     # --- autograd ------------------------------------------------------------
     def detach(self):
         """A tensor with the same values and memory, cut from the graph."""
@@ -354,6 +516,10 @@ class Tensor:
                              "use .any() or .all()")
         return bool(self.item())
 
+    def __format__(self, spec):
+        from .printing import format_tensor
+        return format_tensor(self, spec)
+
     def __float__(self):
         return float(self.item())
 
@@ -405,6 +571,40 @@ def _init(tensor, array, requires_grad, grad_fn, output_nr):
     tensor.grad_fn = grad_fn
     tensor._output_nr = output_nr
     tensor.grad = None
+
+
+def _is_size_int(value):
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+class LegacyTensorType(type):
+    """The type of ``vizgrad.FloatTensor`` and friends: PyTorch's legacy per-dtype tensor types.
+    Calling one builds a CPU tensor of its dtype (``LongTensor(2, 3)`` a shape, ``LongTensor([1, 2])``
+    data); ``isinstance(x, FloatTensor)`` asks whether ``x`` is a CPU float32 tensor."""
+
+    def __call__(cls, *args, device=None):
+        return Tensor(*args, dtype=cls.dtype, device=device)
+
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, Tensor) and instance.dtype is cls.dtype and not instance.is_cuda
+
+    def __repr__(cls):
+        return f"<class 'vizgrad.{cls.__name__}'>"
+
+
+_LEGACY_NAMES = {dtypes.float16: "HalfTensor", dtypes.float32: "FloatTensor", dtypes.float64: "DoubleTensor",
+                 dtypes.int32: "IntTensor", dtypes.int64: "LongTensor", dtypes.bool_: "BoolTensor"}
+_LEGACY_TYPES = {name: LegacyTensorType(name, (), {"dtype": dtype, "__doc__": f"PyTorch's legacy {name}: "
+                                                   f"a CPU tensor of dtype {dtype.name}."})
+                 for dtype, name in _LEGACY_NAMES.items()}
+HalfTensor, FloatTensor, DoubleTensor, IntTensor, LongTensor, BoolTensor = (
+    _LEGACY_TYPES[name] for name in ("HalfTensor", "FloatTensor", "DoubleTensor", "IntTensor", "LongTensor",
+                                      "BoolTensor"))
+
+
+def is_tensor(obj):
+    """True when ``obj`` is a vizgrad Tensor (a Parameter included)."""
+    return isinstance(obj, Tensor)
 
 
 def _is_dtype_like(value):

@@ -1,6 +1,8 @@
 """Automatic differentiation: ``backward``, ``grad``, custom ``Function``s, grad modes,
 anomaly detection, gradient checks and the functional API (``jacobian``, ``hessian``, ...)."""
 
+import warnings
+
 from ..errors import BackwardError, DeviceError, ShapeError, format_shape
 from . import engine
 from . import function as _function
@@ -88,8 +90,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
                 engine._store_grad(target, grad if create_graph else grad._array, create_graph, owners)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=False,
-         materialize_grads=False):
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of ``outputs`` with respect to ``inputs``, returned as a tuple; no
     ``.grad`` is touched.
 
@@ -100,9 +102,17 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         (dxx,) = vizgrad.autograd.grad(dx, x)                           # 18
 
     ``allow_unused=True`` returns None (or zeros with ``materialize_grads=True``) for
-    inputs the outputs do not depend on, instead of raising.
+    inputs the outputs do not depend on, instead of raising. ``only_inputs`` is accepted
+    and ignored, as in PyTorch (which deprecated it: only the inputs get gradients).
     """
     from ..creation import zeros_like
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use vizgrad.autograd.backward.",
+                      FutureWarning, stacklevel=2)
+    if is_grads_batched:
+        raise NotImplementedError("grad: is_grads_batched=True (vmap over grad_outputs) is not supported by "
+                                  "vizgrad; call grad once per row of grad_outputs")
     outputs_list = _as_list(outputs, "outputs")
     inputs_list = _as_list(inputs, "inputs")
     if not inputs_list:
@@ -127,9 +137,36 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(results)
 
 
+class _VariableType(type):
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, _function.Tensor)
+
+
+class Variable(metaclass=_VariableType):
+    """PyTorch's legacy ``Variable(tensor, requires_grad=False)``: since tensors carry autograd
+    themselves, it returns a tensor sharing ``data``'s memory (cut from its history) that
+    requires grad if asked; every Tensor is an instance of ``Variable``.
+
+    Example::
+
+        x = vizgrad.autograd.Variable(vizgrad.ones(2), requires_grad=True)   # a leaf tensor
+    """
+
+    def __new__(cls, data, requires_grad=False, volatile=False):
+        if not isinstance(data, _function.Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        if volatile:
+            warnings.warn("volatile was removed (Variable.volatile is always False): use `with vizgrad.no_grad():` "
+                          "instead", UserWarning, stacklevel=2)
+        result = data.detach()
+        if requires_grad:
+            result.requires_grad_(True)
+        return result
+
+
 from . import functional  # noqa: E402
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck  # noqa: E402
 
 __all__ = ["AccumulateGrad", "Function", "GradcheckError", "Node", "RemovableHandle", "backward",
            "detect_anomaly", "enable_grad", "functional", "grad", "gradcheck", "gradgradcheck",
-           "is_anomaly_enabled", "is_grad_enabled", "no_grad", "set_grad_enabled"]
+           "is_anomaly_enabled", "is_grad_enabled", "no_grad", "set_grad_enabled", "Variable"]

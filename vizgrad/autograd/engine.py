@@ -22,6 +22,7 @@ from heapq import heapify, heappop, heappush
 from ..backends.base import _by_array_type as _ARRAY_TYPES, backend_for_device
 from ..errors import BackwardError, format_shape
 from . import observers
+from .names import pin_name
 from . import function as _function
 from .function import AccumulateGrad, _edge
 from .grad_mode import state
@@ -180,6 +181,8 @@ def _run_node(node, grads, create_graph, retain_graph, tensor_xp):
     if type(results) is not tuple:
         results = tuple(results) if isinstance(results, list) else (results,)
     edges = node.next_edges
+    if len(results) > len(edges) and all(extra is None for extra in results[len(edges):]):
+        results = results[:len(edges)]    # trailing Nones are dropped, as PyTorch does
     if len(results) != len(edges):
         raise BackwardError(
             f"{op.__name__}.backward returned {len(results)} gradient{'s' if len(results) != 1 else ''} "
@@ -206,6 +209,7 @@ def _run_node(node, grads, create_graph, retain_graph, tensor_xp):
     if observed:
         observers.node_backward(node, grads, results, time.perf_counter() - started)
     if not retain_graph and node.saved:
+        pin_name(node)                           # a name read from saved values outlives them
         node.saved = node.saved_sources = None   # freed: saved_tensors raises from now on
     return results
 

@@ -24,6 +24,7 @@ from ..backends import backend_of
 from ..backends.base import _by_array_type
 from ..errors import BackwardError, DeviceError, DTypeError, ShapeError, format_shape
 from . import observers
+from .names import grad_fn_name
 from .grad_mode import no_grad, state
 
 _next_node_id = itertools.count(1)
@@ -137,8 +138,9 @@ class Node:
 
     # --- presentation ------------------------------------------------------
     def name(self):
-        """``MulBackward``: the op's class name and ``Backward``."""
-        return self.op.__name__ + "Backward"
+        """PyTorch's name for this node: ``MulBackward0``, ``AddmmBackward0``; a custom
+        Function's is its class name and ``Backward`` (see :mod:`vizgrad.autograd.names`)."""
+        return grad_fn_name(self)
 
     @property
     def next_functions(self):

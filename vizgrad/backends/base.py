@@ -14,7 +14,7 @@ STANDARD_NAMES = (
     "asin", "asinh", "astype", "atan", "atan2", "atanh", "broadcast_arrays", "broadcast_to",
     "ceil", "clip", "concat", "cos", "cosh", "cumulative_sum", "empty", "equal", "exp", "expm1",
     "expand_dims", "eye", "flip", "floor", "full", "full_like", "greater", "greater_equal",
-    "isfinite", "isinf", "isnan", "less", "less_equal", "linspace", "log", "log1p", "logical_and",
+    "isfinite", "isinf", "isnan", "less", "less_equal", "linspace", "log", "log1p", "log2", "log10", "logical_and",
     "logical_not", "logical_or", "logical_xor", "matmul", "matrix_transpose", "max", "maximum",
     "mean", "min", "minimum", "moveaxis", "multiply", "negative", "nonzero", "not_equal",
     "ones", "ones_like", "permute_dims", "pow", "prod", "repeat", "reshape", "round", "sign",

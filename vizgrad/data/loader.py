@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import ShapeError, format_shape
 from ..tensor import Tensor
 
 
@@ -28,7 +28,7 @@ class TensorDataset(Dataset):
         lengths = {t.shape[0] if t.ndim else None for t in tensors}
         if len(lengths) != 1 or None in lengths:
             raise ShapeError("TensorDataset: every tensor must have the same first dimension; got shapes "
-                             + ", ".join(str(t.shape) for t in tensors))
+                             + ", ".join(format_shape(t.shape) for t in tensors))
         self.tensors = tensors
 
     def __getitem__(self, index):
@@ -94,48 +94,91 @@ def default_collate(samples):
 
 
 class DataLoader:
-    """Iterate over a dataset in batches.
+    """Iterate over a dataset in batches, with PyTorch's signature.
 
     Args:
         dataset: a :class:`Dataset`.
-        batch_size: samples per batch.
+        batch_size: samples per batch; None yields the samples one by one, uncollated.
         shuffle: a new random order every epoch (drawn from ``generator``, else vizgrad's seed).
-        drop_last: skip the last, smaller batch.
+        sampler: an iterable of dataset indices, the order instead of ``shuffle``.
+        batch_sampler: an iterable of lists of indices, one list per batch (instead of
+            ``batch_size``, ``shuffle``, ``sampler`` and ``drop_last``).
+        num_workers: accepted for PyTorch's code; vizgrad loads in this process, so batches are
+            the same as with 0 workers. ``worker_init_fn(worker_id)`` still runs for each worker
+            id at the start of every epoch.
         collate_fn: turns a list of samples into a batch (default: :func:`default_collate`).
+        pin_memory, timeout, prefetch_factor, persistent_workers, ...: accepted, no effect.
+        drop_last: skip the last, smaller batch.
+        generator: the :class:`vizgrad.Generator` that shuffles.
 
     A :class:`TensorDataset` is batched by indexing its tensors once per batch, without
     building per-sample tensors.
 
     Example::
 
-        loader = DataLoader(TensorDataset(X, y), batch_size=32, shuffle=True)
+        loader = DataLoader(TensorDataset(X, y), batch_size=32, shuffle=True, num_workers=2)
         for xb, yb in loader: ...
     """
 
-    def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False, collate_fn=None, generator=None):
-        if batch_size is None or batch_size < 1:
-            raise ValueError(f"DataLoader: batch_size must be a positive integer, got {batch_size}")
-        self.dataset, self.batch_size, self.shuffle, self.drop_last = dataset, batch_size, shuffle, drop_last
+    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
+                 collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
+                 multiprocessing_context=None, generator=None, *, prefetch_factor=None, persistent_workers=False,
+                 pin_memory_device="", in_order=True):
+        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
+                                       or batch_size < 1):
+            raise ValueError(f"DataLoader: batch_size should be a positive integer value, but got "
+                             f"batch_size={batch_size!r}")
+        if not isinstance(num_workers, int) or num_workers < 0:
+            raise ValueError("DataLoader: num_workers option should be non-negative; use num_workers=0 to "
+                             f"disable multiprocessing, got {num_workers!r}")
+        if sampler is not None and shuffle:
+            raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
+        if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None or drop_last):
+            raise ValueError("DataLoader: batch_sampler option is mutually exclusive with batch_size, shuffle, "
+                             "sampler, and drop_last")
+        self.dataset, self.batch_size, self.shuffle, self.drop_last = dataset, batch_size, bool(shuffle), drop_last
+        self.sampler, self.batch_sampler = sampler, batch_sampler
+        self.num_workers, self.worker_init_fn = num_workers, worker_init_fn
+        self.pin_memory, self.timeout = pin_memory, timeout
         self.collate_fn = collate_fn
         self.generator = generator
 
     def __len__(self):
-        count = len(self.dataset)
+        if self.batch_sampler is not None:
+            return len(self.batch_sampler)
+        count = len(self.sampler) if self.sampler is not None else len(self.dataset)
+        if self.batch_size is None:
+            return count
         return count // self.batch_size if self.drop_last else math.ceil(count / self.batch_size)
 
     def _order(self):
         from ..creation import default_generator
+        if self.sampler is not None:
+            return np.asarray([int(i) for i in self.sampler], dtype=np.int64)
         count = len(self.dataset)
         if self.shuffle:
             return (self.generator or default_generator)._rng.permutation(count)
         return np.arange(count)
 
-    def __iter__(self):
+    def _batches(self):
+        if self.batch_sampler is not None:
+            yield from (np.asarray([int(i) for i in batch], dtype=np.int64) for batch in self.batch_sampler)
+            return
         order = self._order()
         for start in range(0, len(order), self.batch_size):
             indices = order[start:start + self.batch_size]
             if self.drop_last and len(indices) < self.batch_size:
                 return
+            yield indices
+
+    def __iter__(self):
+        if self.worker_init_fn is not None:
+            for worker_id in range(self.num_workers):
+                self.worker_init_fn(worker_id)
+        if self.batch_size is None and self.batch_sampler is None:
+            yield from (self.dataset[int(i)] for i in self._order())
+            return
+        for indices in self._batches():
             if isinstance(self.dataset, TensorDataset) and self.collate_fn is None:
                 from ..creation import tensor
                 index = tensor(indices, device=self.dataset.tensors[0].device)

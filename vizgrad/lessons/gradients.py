@@ -24,6 +24,7 @@ from typing import Optional
 import numpy as np
 
 from ..autograd import BackwardError, Function, grad as autograd_grad, no_grad
+from ..creation import tensor
 from ..tensor import Tensor
 from ..trace import Graph, GraphEdge, GraphNode
 from .figures import GraphFigure
@@ -45,7 +46,7 @@ def close(a, b, rtol=RTOL, atol=ATOL):
 
 
 def _float64(array, requires_grad=False, name=None):
-    return Tensor(np.array(array, dtype=np.float64), requires_grad=requires_grad, name=name)
+    return tensor(np.array(array, dtype=np.float64), requires_grad=requires_grad, name=name)
 
 
 def numerical_vjp(forward, args, wrt, v, eps=1e-6):
@@ -241,7 +242,7 @@ def check_function(cls, args, names=None, seed=0, candidates=None):
     engine_error = None
     with learner_code(f"{cls.__name__}.backward"):
         try:
-            autograd_grad(out, [inputs[i] for i in wrt], Tensor(v), allow_unused=True)
+            autograd_grad(out, [inputs[i] for i in wrt], tensor(v), allow_unused=True)
         except BackwardError as error:
             engine_error = error
     if not returned:

@@ -2,7 +2,7 @@
 (see :mod:`vizgrad.ops.registry`)."""
 
 from . import (activation, binary, compare, conversion, conv, index, linalg, loss, normalization, pooling,
-               reduce, shape, unary)
+               histogram, reduce, shape, sorting, unary)
 from .registry import OPS
 
 __all__ = sorted(OPS)

@@ -6,7 +6,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd.function import Op
 from ..tensor import Tensor
-from .registry import Sample, register
+from .registry import Sample, bind_method, register
 from .samples import binary, booleans, values
 
 
@@ -186,3 +186,83 @@ def isinf(input):
 def isfinite(input):
     """Elementwise test for finite values (not NaN, not infinite)."""
     return Isfinite.apply(input)
+
+
+class IsClose(Op):
+    """``|a - b| <= atol + rtol·|b|``, equal values (infinities included) always close,
+    NaNs close to each other only with ``equal_nan``."""
+
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, b, rtol, atol, equal_nan, floating):
+        xp = ctx.xp
+        close = xp.equal(a, b)
+        if floating:
+            finite = xp.logical_and(xp.isfinite(a), xp.isfinite(b))
+            finite_a, finite_b = xp.where(finite, a, 0.0), xp.where(finite, b, 0.0)   # no inf - inf
+            within = xp.abs(finite_a - finite_b) <= atol + rtol * xp.abs(finite_b)
+            close = xp.logical_or(close, xp.logical_and(finite, within))
+            if equal_nan:
+                close = xp.logical_or(close, xp.logical_and(xp.isnan(a), xp.isnan(b)))
+        return close
+
+
+def _isclose_samples(rng):
+    a = values(rng, (6,))
+    b = a + np.array([0.0, 1e-9, 1e-3, -1e-6, 0.5, 2e-5])
+    yield Sample((a, b), name="near and far")
+    yield Sample((a, b), {"rtol": 0.0, "atol": 1e-4}, name="atol only")
+    special = np.array([np.nan, np.inf, -np.inf, 1.0])
+    yield Sample((special, special.copy()), name="nan and inf")
+    yield Sample((special, special.copy()), {"equal_nan": True}, name="equal_nan")
+
+
+def _check_same_dtype(op, input, other):
+    if isinstance(other, Tensor) and input.dtype is not other.dtype:
+        raise TypeError(f"{op}(): expected both inputs to have the same dtype, but got {input.dtype.name} and "
+                        f"{other.dtype.name}")
+
+
+@register(np.isclose, _isclose_samples, differentiable=False)
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise ``|input - other| <= atol + rtol·|other|`` as a bool tensor (equal values,
+    infinities included, are close; NaNs only with ``equal_nan=True``).
+
+    Example::
+
+        vizgrad.isclose(vizgrad.tensor([1.0, 2.0]), vizgrad.tensor([1.0 + 1e-9, 2.1]))   # tensor([ True, False])
+    """
+    _check_same_dtype("isclose", input, other)
+    return IsClose.apply(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                         floating=input.is_floating_point())
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True when every element of ``input`` is close to ``other`` (see :func:`isclose`;
+    broadcasting as PyTorch does).
+
+    Example::
+
+        vizgrad.allclose(vizgrad.tensor([1.0, 2.0]), vizgrad.tensor([1.0, 2.0 + 1e-7]))   # True
+    """
+    _check_same_dtype("allclose", input, other)
+    return bool(isclose(input, other, rtol, atol, equal_nan).all().item())
+
+
+def equal(input, other):
+    """True when both tensors have the same shape and the same values (NaN is never equal).
+
+    Example::
+
+        vizgrad.equal(vizgrad.tensor([1, 2]), vizgrad.tensor([1, 2]))   # True
+    """
+    if not isinstance(other, Tensor):
+        raise TypeError(f"equal(): argument 'other' must be a Tensor, not {type(other).__name__}")
+    if tuple(input.shape) != tuple(other.shape):
+        return False
+    return bool(eq(input, other).all().item())
+
+
+bind_method("allclose", allclose)
+bind_method("equal", equal)

@@ -125,7 +125,7 @@ def _key_entry(input, item, op):
         return "slice", item
     if isinstance(item, (bool, np.bool_)):
         raise IndexError(f"{op}: a bool scalar is not a supported index; use a bool tensor as a mask")
-    if isinstance(item, (Tensor, list, tuple, np.ndarray)) or is_array(item):
+    if isinstance(item, (Tensor, list, tuple, range, np.ndarray)) or is_array(item):
         array = _as_index_array(input, item, op, allow_bool=True)
         if array.dtype == input._backend().xp.bool:
             if array.ndim == 0:

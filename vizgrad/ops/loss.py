@@ -4,8 +4,11 @@ The classification losses are ops of their own where it matters: ``nll_loss`` (o
 node that picks ``-w[y]·x[n, y]`` and scatters its gradient back), and the elementwise
 ``binary_cross_entropy`` (log clamped at -100 as PyTorch) and
 ``binary_cross_entropy_with_logits`` (stable: ``max(x, 0) - x·y + log(1 + e^-|x|)``).
-``cross_entropy`` is ``log_softmax`` followed by ``nll_loss`` (plus label smoothing);
-the regression losses are short compositions of differentiable ops.
+``cross_entropy`` is ``log_softmax`` followed by ``nll_loss`` (plus label smoothing),
+``l1_loss`` is ``mean(abs(x - y))``: the nodes PyTorch records for them. The losses PyTorch
+computes as one function (``mse_loss``, ``huber_loss``, ``smooth_l1_loss``, the binary
+cross entropies) are one op each, reduction included, so ``grad_fn`` is ``MseLossBackward0``
+with the inputs' nodes next, as in PyTorch.
 """
 
 import warnings
@@ -64,6 +67,24 @@ def _warn_if_broadcast(op, input, target):
                       "broadcasting. Please ensure they have the same size.", UserWarning, stacklevel=3)
 
 
+def _reduced(xp, ctx, loss, reduction):
+    """Apply ``reduction`` to an elementwise loss array inside a loss op's forward (what
+    :func:`_unreduced` needs is kept on ``ctx``)."""
+    ctx.loss_shape, ctx.reduction = tuple(loss.shape), reduction
+    if reduction == "mean":
+        return xp.mean(loss)
+    return xp.sum(loss) if reduction == "sum" else loss
+
+
+def _unreduced(xp, grad, ctx):
+    """The gradient of each element of the loss before its reduction."""
+    if ctx.reduction == "none":
+        return grad
+    if ctx.reduction == "mean":
+        grad = grad / max(int(np.prod(ctx.loss_shape)), 1)
+    return xp.broadcast_to(grad, ctx.loss_shape)
+
+
 def _np_reduce(loss, reduction):
     return {"mean": np.mean, "sum": np.sum}.get(reduction, np.asarray)(loss)
 
@@ -87,6 +108,25 @@ def _pair_samples(reductions=_REDUCTIONS, low=-2.0, high=2.0, gap=None, **extra)
 
 # --- regression losses ---------------------------------------------------------------------
 
+class MseLoss(Op):
+    """``(x - y)²`` elementwise, then reduced: d/dx = 2(x - y), d/dy = -2(x - y)."""
+
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx, x, y, reduction):
+        ctx.save_for_backward(x, y)
+        d = x - y
+        return _reduced(ctx.xp, ctx, d * d, reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        grad_x = _unreduced(ctx.xp, grad, ctx) * (x - y) * 2
+        needs_x, needs_y = ctx.needs_input_grad
+        return grad_x if needs_x else None, -grad_x if needs_y else None
+
+
 @register(lambda x, y, size_average=None, reduce=None, reduction="mean": _np_reduce((x - y) ** 2, reduction),
           _pair_samples(), method=False)
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
@@ -100,7 +140,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     _check_tensors("mse_loss", input=input, target=target)
     _check_reduction("mse_loss", reduction)
     _warn_if_broadcast("mse_loss", input, target)
-    return _reduce(unary.square(input - target), reduction)
+    return MseLoss.apply(input, target, reduction=reduction)
 
 
 @register(lambda x, y, size_average=None, reduce=None, reduction="mean": _np_reduce(np.abs(x - y), reduction),
@@ -120,28 +160,34 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean"):
 
 
 class Huber(Op):
-    """``scale · (½d² if |d| < delta else delta (|d| - ½ delta))`` for d = x - y, elementwise."""
+    """``scale · (½d² if |d| < delta else delta (|d| - ½ delta))`` for d = x - y, elementwise,
+    then reduced (PyTorch's HuberLoss, and SmoothL1Loss with scale = 1/delta)."""
 
     broadcasts = True
 
     @staticmethod
-    def forward(ctx, x, y, delta, scale):
+    def forward(ctx, x, y, delta, scale, reduction):
         xp = ctx.xp
         ctx.delta, ctx.scale = delta, scale
         ctx.save_for_backward(x, y)
         d = x - y
         size = xp.abs(d)
         out = xp.where(size < delta, d * d * 0.5, (size - delta * 0.5) * delta)
-        return out * scale if scale != 1 else out
+        return _reduced(xp, ctx, out * scale if scale != 1 else out, reduction)
 
     @staticmethod
     def backward(ctx, grad):
         x, y = ctx.saved_tensors
         xp = ctx.xp
+        grad = _unreduced(xp, grad, ctx)
         slope = xp.clip(x - y, -ctx.delta, ctx.delta)           # d/dd: d inside, ±delta outside
         grad = grad * slope * ctx.scale if ctx.scale != 1 else grad * slope
         needs_x, needs_y = ctx.needs_input_grad
         return grad if needs_x else None, -grad if needs_y else None
+
+
+class SmoothL1(Huber):
+    """Huber's loss over delta (its own class, so the node is ``SmoothL1LossBackward0``)."""
 
 
 def _huber_reference(x, y, reduction="mean", delta=1.0):
@@ -168,7 +214,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
     if delta <= 0:
         raise ValueError(f"huber_loss: delta must be positive, got {delta}")
     _warn_if_broadcast("huber_loss", input, target)
-    return _reduce(Huber.apply(input, target, delta=delta, scale=1.0), reduction)
+    return Huber.apply(input, target, delta=delta, scale=1.0, reduction=reduction)
 
 
 def _smooth_l1_reference(x, y, size_average=None, reduce=None, reduction="mean", beta=1.0):
@@ -201,7 +247,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     _warn_if_broadcast("smooth_l1_loss", input, target)
     if beta == 0:
         return _reduce(unary.abs(input - target), reduction)
-    return _reduce(Huber.apply(input, target, delta=beta, scale=1.0 / beta), reduction)
+    return SmoothL1.apply(input, target, delta=beta, scale=1.0 / beta, reduction=reduction)
 
 
 # --- classification ------------------------------------------------------------------
@@ -473,24 +519,32 @@ class BinaryCrossEntropy(Op):
     broadcasts = True
 
     @staticmethod
-    def forward(ctx, x, y):
+    def forward(ctx, x, y, weight, reduction):
         xp = ctx.xp
-        ctx.save_for_backward(x, y)
+        ctx.save_for_backward(x, y, weight)
         log_x, log_rest = _clamped_logs(xp, x)
-        return -(y * log_x + (1 - y) * log_rest)
+        loss = -(y * log_x + (1 - y) * log_rest)
+        return _reduced(xp, ctx, loss if weight is None else loss * weight, reduction)
 
     @staticmethod
     def backward(ctx, grad):
-        x, y = ctx.saved_tensors
+        x, y, weight = ctx.saved_tensors
         xp = ctx.xp
-        needs_x, needs_y = ctx.needs_input_grad
+        needs_x, needs_y, needs_weight = ctx.needs_input_grad
+        grad = _unreduced(xp, grad, ctx)
+        grad_weight = None
+        if needs_weight:                              # the unweighted loss
+            log_x, log_rest = _clamped_logs(xp, x)
+            grad_weight = -grad * (y * log_x + (1 - y) * log_rest)
+        if weight is not None:
+            grad = grad * weight
         grad_x = grad_y = None
         if needs_x:                                   # (x - y) / (x (1 - x)), the denominator kept >= 1e-12
             grad_x = grad * (x - y) / xp.maximum((1 - x) * x, 1e-12)
         if needs_y:
             log_x, log_rest = _clamped_logs(xp, x)
             grad_y = grad * (log_rest - log_x)
-        return grad_x, grad_y
+        return grad_x, grad_y, grad_weight
 
 
 def _clamped_logs(xp, x):
@@ -536,10 +590,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise DTypeError(f"binary_cross_entropy: input must be floating point, got {input.dtype.name}")
     if input.numel() and (_any(input < 0) or _any(input > 1)):
         raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1")
-    loss = BinaryCrossEntropy.apply(input, target.to(input.dtype))
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return BinaryCrossEntropy.apply(input, target.to(input.dtype), weight, reduction=reduction)
 
 
 def _any(mask):
@@ -553,23 +604,31 @@ class BinaryCrossEntropyWithLogits(Op):
     broadcasts = True
 
     @staticmethod
-    def forward(ctx, x, y, pos_weight):
+    def forward(ctx, x, y, weight, pos_weight, reduction):
         xp = ctx.xp
-        ctx.save_for_backward(x, y, pos_weight)
+        ctx.save_for_backward(x, y, weight, pos_weight)
         soft = xp.maximum(-x, 0.0) + xp.log1p(xp.exp(-xp.abs(x)))       # softplus(-x), stable
         if pos_weight is None:
-            return (1 - y) * x + soft
-        return (1 - y) * x + ((pos_weight - 1) * y + 1) * soft
+            loss = (1 - y) * x + soft
+        else:
+            loss = (1 - y) * x + ((pos_weight - 1) * y + 1) * soft
+        return _reduced(xp, ctx, loss if weight is None else loss * weight, reduction)
 
     @staticmethod
     def backward(ctx, grad):
-        x, y, pos_weight = ctx.saved_tensors
+        x, y, weight, pos_weight = ctx.saved_tensors
         xp = ctx.xp
-        needs_x, needs_y, needs_p = ctx.needs_input_grad
+        needs_x, needs_y, needs_weight, needs_p = ctx.needs_input_grad
+        grad = _unreduced(xp, grad, ctx)
         below = (xp.tanh(x * 0.5) - 1) * 0.5                              # d softplus(-x)/dx = σ(x) - 1
-        grad_x = grad_y = grad_p = None
-        if needs_y or needs_p:
+        grad_x = grad_y = grad_p = grad_weight = None
+        if needs_y or needs_p or needs_weight:
             soft = xp.maximum(-x, 0.0) + xp.log1p(xp.exp(-xp.abs(x)))
+        if needs_weight:                                                   # the unweighted loss
+            positive = soft if pos_weight is None else ((pos_weight - 1) * y + 1) * soft
+            grad_weight = grad * ((1 - y) * x + positive)
+        if weight is not None:
+            grad = grad * weight
         if pos_weight is None:
             if needs_x:
                 grad_x = grad * ((1 - y) + below)
@@ -583,7 +642,7 @@ class BinaryCrossEntropyWithLogits(Op):
                 grad_y = grad * ((pos_weight - 1) * soft - x)
             if needs_p:
                 grad_p = grad * y * soft
-        return grad_x, grad_y, grad_p
+        return grad_x, grad_y, grad_weight, grad_p
 
 
 def _bce_logits_reference(x, y, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None):
@@ -622,10 +681,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if tuple(target.shape) != tuple(input.shape):
         raise ShapeError(f"binary_cross_entropy_with_logits: target size ({format_shape(target.shape)}) must be "
                          f"the same as input size ({format_shape(input.shape)})")
-    loss = BinaryCrossEntropyWithLogits.apply(input, target.to(input.dtype), pos_weight)
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+    return BinaryCrossEntropyWithLogits.apply(input, target.to(input.dtype), weight, pos_weight,
+                                              reduction=reduction)
 
 
 # --- divergences and similarities -------------------------------------------------

@@ -20,7 +20,7 @@ import numpy as np
 from ..autograd.function import Op
 from ..autograd.grad_mode import no_grad
 from ..errors import DTypeError, ShapeError, format_shape
-from . import reduce, shape
+from . import reduce
 from .registry import Sample, register
 from .samples import values
 
@@ -82,6 +82,43 @@ class Normalize(Op):
         if needs_b:
             grad_b = xp.reshape(_sum_over(xp, grad, ctx.param_axes), ctx.param_shape)
         return grad_x, grad_w, grad_b
+
+
+class NormalizeWithStatistics(Op):
+    """``(x - m)·s·γ + β`` with s = 1/√(v + ε), for given statistics m and v (batch_norm in
+    evaluation; PyTorch's node is NativeBatchNormBackward0 there too). With x̂ = (x - m)·s:
+    d/dx = g γ s, d/dγ = Σ g x̂, d/dβ = Σ g, d/dm = -Σ g γ s, d/dv = -½ Σ g γ x̂ s²
+    (sums over every dim but the channel's)."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, mean, var, eps, view, param_axes):
+        xp = ctx.xp
+        ctx.eps, ctx.view, ctx.param_axes = eps, view, param_axes
+        ctx.save_for_backward(x, weight, mean, var)
+        out = (x - xp.reshape(mean, view)) * xp.reshape((var + eps) ** -0.5, view)
+        if weight is not None:
+            out = out * xp.reshape(weight, view)
+        if bias is not None:
+            out = out + xp.reshape(bias, view)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight, mean, var = ctx.saved_tensors
+        xp = ctx.xp
+        needs_x, needs_w, needs_b, needs_m, needs_v = ctx.needs_input_grad
+        view, axes = ctx.view, ctx.param_axes
+        inv_std = xp.reshape((var + ctx.eps) ** -0.5, view)
+        normalized = (x - xp.reshape(mean, view)) * inv_std
+        scaled = grad if weight is None else grad * xp.reshape(weight, view)      # g γ
+        channel = (x.shape[1],)
+        grad_x = scaled * inv_std if needs_x else None
+        grad_w = xp.reshape(_sum_over(xp, grad * normalized, axes), channel) if needs_w else None
+        grad_b = xp.reshape(_sum_over(xp, grad, axes), channel) if needs_b else None
+        grad_m = -xp.reshape(_sum_over(xp, scaled * inv_std, axes), channel) if needs_m else None
+        grad_v = (xp.reshape(_sum_over(xp, scaled * normalized * inv_std * inv_std, axes), channel) * -0.5
+                  if needs_v else None)
+        return grad_x, grad_w, grad_b, grad_m, grad_v
 
 
 def _sum_over(xp, value, axes):
@@ -209,14 +246,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if not training:
         if running_mean is None or running_var is None:
             raise ValueError("batch_norm: running_mean and running_var are needed when training=False")
-        # y = x·s + t with s = γ/√(r_var + ε), t = β - r_mean·s: the running statistics are constants here
-        scale = (running_var + eps).rsqrt()
-        if weight is not None:
-            scale = scale * weight
-        shift = -running_mean * scale
-        if bias is not None:
-            shift = shift + bias
-        return input * shape.reshape(scale, view) + shape.reshape(shift, view)
+        lead_axes = tuple(d for d in range(input.ndim) if d != 1)
+        return NormalizeWithStatistics.apply(input, weight, bias, running_mean, running_var, eps=eps, view=view,
+                                             param_axes=lead_axes)
     count = input.numel() // channels if channels else 0
     if count <= 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input size "

@@ -509,6 +509,7 @@ class Interpolate(Op):
     @staticmethod
     def forward(ctx, x, size, scales, mode, align_corners):
         xp = ctx.xp
+        ctx.mode = mode      # (names the node as PyTorch does: UpsampleBilinear2DBackward0, ...)
         d = len(size)
         if mode in ("nearest", "nearest-exact"):
             matrices = [_nearest_matrix(xp, n, count, scale, mode == "nearest-exact", x.dtype, x.device)

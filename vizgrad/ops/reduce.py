@@ -11,6 +11,7 @@ second derivatives come out right.
 
 import builtins
 import collections
+import functools
 import math
 import numbers
 
@@ -31,6 +32,20 @@ _MinResult = collections.namedtuple("min", ("values", "indices"))
 
 
 # --- dims ---------------------------------------------------------------------
+
+
+def numpy_names(function):
+    """Accept NumPy's ``axis=`` and ``keepdims=`` for ``dim=`` and ``keepdim=``, as PyTorch's
+    reductions do (``x.sum(axis=0, keepdims=True)``)."""
+    @functools.wraps(function)
+    def reduction(*args, **kwargs):
+        for numpy_name, name in (("axis", "dim"), ("keepdims", "keepdim")):
+            if numpy_name in kwargs:
+                if name in kwargs:
+                    raise TypeError(f"{function.__name__}() got both {name}= and its alias {numpy_name}=")
+                kwargs[name] = kwargs.pop(numpy_name)
+        return function(*args, **kwargs)
+    return reduction
 
 def _axes(op, input, dim):
     """``dim`` as a sorted tuple of non-negative axes of ``input``.
@@ -163,6 +178,7 @@ def _sum_reference(x, dim=None, keepdim=False, dtype=None):
 
 
 @register(_sum_reference, _samples((None, 0, -1, (0, 2), (-1, 0))))
+@numpy_names
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum of the elements over ``dim`` (all of them when None).
 
@@ -194,6 +210,7 @@ class Mean(Op):
 
 @register(lambda x, dim=None, keepdim=False, dtype=None: np.mean(x, axis=_np_axis(x, dim), keepdims=keepdim),
           _samples((None, 0, -1, (0, 2), (-1, 0))))
+@numpy_names
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Arithmetic mean over ``dim`` (all dims when None); floating inputs only.
 
@@ -248,6 +265,7 @@ def _prod_samples(rng):
 
 @register(lambda x, dim=None, keepdim=False, dtype=None: np.prod(x, axis=_np_axis(x, dim), keepdims=keepdim),
           _prod_samples)
+@numpy_names
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product of the elements over ``dim`` (all of them when None).
 
@@ -341,6 +359,7 @@ def _var_samples(rng):
 
 
 @register(_var_reference, _var_samples)
+@numpy_names
 def var(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     """Variance over ``dim`` (all dims when None), with Bessel's ``correction``.
 
@@ -362,6 +381,7 @@ def _std_reference(x, dim=None, *, correction=1, keepdim=False, unbiased=None):
 
 
 @register(_std_reference, _var_samples)
+@numpy_names
 def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     """Standard deviation over ``dim``: the square root of :func:`var` (same arguments).
 
@@ -458,6 +478,7 @@ _extremum_reduction_samples = _samples(((), 0, -1, (0, 2), (-1, 0)), zero_d=((),
 
 
 @register(_amax_reference, _extremum_reduction_samples, smooth=False)
+@numpy_names
 def amax(input, dim=(), keepdim=False):
     """The largest element over ``dim`` (every dim when ``()``, the default).
 
@@ -475,6 +496,7 @@ def amax(input, dim=(), keepdim=False):
 
 
 @register(_amin_reference, _extremum_reduction_samples, smooth=False)
+@numpy_names
 def amin(input, dim=(), keepdim=False):
     """The smallest element over ``dim`` (every dim when ``()``, the default); the
     gradient is split evenly among ties, as in :func:`amax`.
@@ -531,6 +553,7 @@ def _extremum_samples(rng):
 
 
 @register(_max_reference, _extremum_samples, smooth=False)
+@numpy_names
 def max(input, dim=None, keepdim=False):
     """The largest element, as PyTorch's three forms:
 
@@ -549,6 +572,7 @@ def max(input, dim=None, keepdim=False):
 
 
 @register(_min_reference, _extremum_samples, smooth=False)
+@numpy_names
 def min(input, dim=None, keepdim=False):
     """The smallest element, in :func:`max`'s three forms: ``min(input)``,
     ``min(input, dim, keepdim=False) -> (values, indices)`` and ``min(input, other)``.
@@ -595,6 +619,7 @@ def _arg_axis(op, input, dim):
 
 @register(lambda x, dim=None, keepdim=False: np.argmax(x, axis=_np_axis(x, dim), keepdims=keepdim),
           _samples((None, 0, -1)), differentiable=False)
+@numpy_names
 def argmax(input, dim=None, keepdim=False):
     """The index of the largest element along ``dim``; with ``dim=None``, the index into
     the flattened tensor. The first one wins ties. Not differentiable (int64 result).
@@ -609,6 +634,7 @@ def argmax(input, dim=None, keepdim=False):
 
 @register(lambda x, dim=None, keepdim=False: np.argmin(x, axis=_np_axis(x, dim), keepdims=keepdim),
           _samples((None, 0, -1)), differentiable=False)
+@numpy_names
 def argmin(input, dim=None, keepdim=False):
     """The index of the smallest element along ``dim`` (of the flattened tensor when
     None). Not differentiable.
@@ -660,6 +686,7 @@ def _logsumexp_samples(rng):
 
 
 @register(_logsumexp_reference, _logsumexp_samples)
+@numpy_names
 def logsumexp(input, dim, keepdim=False):
     """``log Σ exp(x)`` over ``dim``, computed stably (the maximum is factored out).
 
@@ -810,6 +837,7 @@ def _cumsum_samples(rng):
 
 
 @register(_cumsum_reference, _cumsum_samples)
+@numpy_names
 def cumsum(input, dim, *, dtype=None):
     """Running sum along ``dim``: outⱼ = Σ_{i≤j} xᵢ.
 
@@ -862,6 +890,7 @@ def _count_samples(rng):
 
 @register(lambda x, dim=None, keepdim=False: np.all(x, axis=_np_axis(x, dim), keepdims=keepdim),
           _logical_samples, differentiable=False)
+@numpy_names
 def all(input, dim=None, keepdim=False):
     """Whether every element over ``dim`` is non-zero (True), as a bool tensor.
 
@@ -874,6 +903,7 @@ def all(input, dim=None, keepdim=False):
 
 @register(lambda x, dim=None, keepdim=False: np.any(x, axis=_np_axis(x, dim), keepdims=keepdim),
           _logical_samples, differentiable=False)
+@numpy_names
 def any(input, dim=None, keepdim=False):
     """Whether some element over ``dim`` is non-zero (True), as a bool tensor.
 
@@ -885,6 +915,7 @@ def any(input, dim=None, keepdim=False):
 
 
 @register(lambda x, dim=None: np.count_nonzero(x, axis=_np_axis(x, dim)), _count_samples, differentiable=False)
+@numpy_names
 def count_nonzero(input, dim=None):
     """The number of non-zero elements over ``dim`` (all dims when None), as int64.
 

@@ -101,6 +101,52 @@ def log(input):
     return Log.apply(input)
 
 
+class Log2(Op):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return ctx.xp.log2(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad / (a * math.log(2.0))
+
+
+@register(np.log2, unary(0.2, 3.0))
+def log2(input):
+    """Elementwise base-2 logarithm.  d(log₂ x)/dx = 1/(x ln 2).
+
+    Example::
+
+        vizgrad.tensor([1.0, 8.0]).log2()   # tensor([0., 3.])
+    """
+    return Log2.apply(input)
+
+
+class Log10(Op):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return ctx.xp.log10(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad / (a * math.log(10.0))
+
+
+@register(np.log10, unary(0.2, 3.0))
+def log10(input):
+    """Elementwise base-10 logarithm.  d(log₁₀ x)/dx = 1/(x ln 10).
+
+    Example::
+
+        vizgrad.tensor([1.0, 100.0]).log10()   # tensor([0., 2.])
+    """
+    return Log10.apply(input)
+
+
 class Log1p(Op):
     promotes, int_to_float = (0,), True   # integers give the default float dtype
 

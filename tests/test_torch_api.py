@@ -1,0 +1,428 @@
+"""The PyTorch API that tutorials use, with PyTorch's semantics: values, gradients and errors,
+PyTorch as the oracle where it is installed."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import vizgrad as vg
+import vizgrad.nn.functional as F
+from vizgrad.errors import BackwardError, DeviceError, ShapeError
+
+
+def close(a, b, atol=1e-6):
+    np.testing.assert_allclose(np.asarray(a.detach().numpy() if hasattr(a, "detach") else a, dtype=np.float64),
+                               np.asarray(b.detach().numpy() if hasattr(b, "detach") else b, dtype=np.float64),
+                               atol=atol, rtol=1e-6)
+
+
+# --- legacy constructors and types -------------------------------------------------------
+
+def test_legacy_tensor_constructor():
+    assert vg.Tensor(2, 3).shape == (2, 3) and vg.Tensor(2, 3).dtype is vg.float32
+    assert vg.Tensor([1, 2]).dtype is vg.float32 and vg.Tensor([1, 2]).tolist() == [1.0, 2.0]
+    assert vg.Tensor().shape == (0,) and vg.Tensor(vg.Size([4])).shape == (4,)
+    assert vg.Tensor((2, 3)).tolist() == [2.0, 3.0]          # a tuple is data, as in PyTorch
+    with pytest.raises(TypeError, match="sizes"):
+        vg.Tensor([1], 2)
+
+
+def test_legacy_tensor_types_and_type_method():
+    assert vg.FloatTensor([1, 2]).dtype is vg.float32 and vg.LongTensor(2, 3).shape == (2, 3)
+    assert vg.LongTensor([1.7]).tolist() == [1]
+    assert isinstance(vg.tensor([1.0]), vg.FloatTensor) and not isinstance(vg.tensor([1]), vg.FloatTensor)
+    assert isinstance(vg.tensor([1]), vg.LongTensor) and isinstance(vg.tensor([True]), vg.BoolTensor)
+    assert vg.tensor([1.0]).type() == "vizgrad.FloatTensor" and vg.tensor([1]).type() == "vizgrad.LongTensor"
+    assert vg.tensor([1.0]).double().type() == "vizgrad.DoubleTensor"
+    assert vg.tensor([1.5]).type(vg.int64).tolist() == [1]
+    assert vg.tensor([1.5]).type(vg.LongTensor).dtype is vg.int64
+    assert vg.tensor([1.5]).type("torch.DoubleTensor").dtype is vg.float64
+    x = vg.tensor([1.0])
+    assert x.type(vg.float32) is x
+
+
+def test_metadata_helpers():
+    x = vg.zeros(2, 3)
+    assert x.nelement() == x.numel() == 6 and x.ndimension() == 2
+    assert vg.is_tensor(x) and not vg.is_tensor([1.0]) and vg.is_tensor(vg.nn.Parameter(vg.ones(1)))
+    assert x.is_floating_point() and not vg.tensor([1]).is_floating_point()
+
+
+def test_new_factories_follow_the_tensor():
+    x = vg.ones(2, dtype=vg.float64)
+    for made in (x.new_zeros(3), x.new_ones((3,)), x.new_empty(3), x.new_full((3,), 7.0), x.new_tensor([1, 2, 3])):
+        assert made.dtype is vg.float64 and made.shape == (3,)
+    assert x.new_full((2,), 7.0).tolist() == [7.0, 7.0] and x.new_zeros(2, 2, dtype=vg.int64).dtype is vg.int64
+    assert not x.new_tensor(x * 1).requires_grad
+
+
+def test_view_as_reshape_as_expand_as_and_transposes():
+    x = vg.arange(6.0, requires_grad=True)
+    target = vg.zeros(2, 3)
+    assert x.view_as(target).shape == (2, 3) and x.reshape_as(target).shape == (2, 3)
+    m = x.view(2, 3)
+    assert m.t().shape == (3, 2) and m.t().tolist() == m.T.tolist()
+    assert x.t().shape == (6,)
+    (m.t() * vg.arange(6.0).view(3, 2)).sum().backward()
+    close(x.grad, [0, 2, 4, 1, 3, 5])
+    with pytest.raises(ShapeError, match="<= 2 dimensions"):
+        vg.zeros(2, 2, 2).t()
+    y = vg.arange(6.0).view(2, 3)
+    assert y.t_() is y and y.shape == (3, 2) and y.tolist() == [[0, 3], [1, 4], [2, 5]]
+
+
+# --- creation ------------------------------------------------------------------------------
+
+def test_size_keyword_on_factories():
+    for factory in (vg.zeros, vg.ones, vg.empty, vg.rand, vg.randn):
+        assert factory(size=(2, 3)).shape == (2, 3)
+    with pytest.raises(TypeError, match="either"):
+        vg.zeros(2, size=(2,))
+
+
+def test_generator_drives_every_random_function():
+    def draws(generator):
+        return [vg.rand(3, generator=generator), vg.randn(3, generator=generator),
+                vg.randint(0, 10, (3,), generator=generator), vg.randperm(5, generator=generator),
+                vg.normal(0.0, 1.0, (3,), generator=generator),
+                vg.multinomial(vg.ones(4), 2, generator=generator)]
+    first, again = draws(vg.Generator().manual_seed(5)), draws(vg.Generator().manual_seed(5))
+    for a, b in zip(first, again):
+        assert a.tolist() == b.tolist()
+    g = vg.Generator()
+    assert g.manual_seed(3) is g and g.initial_seed() == 3 and g.device == "cpu"
+
+
+def test_multinomial_with_and_without_replacement():
+    g = vg.Generator().manual_seed(0)
+    weights = vg.tensor([0.1, 0.0, 0.9])
+    draws = vg.multinomial(weights, 5000, replacement=True, generator=g)
+    assert draws.dtype is vg.int64 and draws.shape == (5000,)
+    counts = np.bincount(draws.numpy(), minlength=3) / 5000
+    np.testing.assert_allclose(counts, [0.1, 0.0, 0.9], atol=0.02)
+    rows = vg.tensor([[1.0, 1.0, 1.0, 1.0], [0.0, 5.0, 1.0, 0.0]])
+    picked = rows.multinomial(2, generator=g)
+    assert picked.shape == (2, 2) and len(set(picked[0].tolist())) == 2 and set(picked[1].tolist()) == {1, 2}
+    assert sorted(vg.multinomial(vg.ones(6), 6).tolist()) == list(range(6))
+
+
+def test_multinomial_errors_in_pytorchs_words():
+    with pytest.raises(ValueError, match="n_sample"):
+        vg.multinomial(vg.ones(2), 3)
+    with pytest.raises(ValueError, match="element < 0"):
+        vg.multinomial(vg.tensor([-1.0, 2.0]), 1)
+    with pytest.raises(ValueError, match="sum of probabilities <= 0"):
+        vg.multinomial(vg.zeros(2), 1)
+    with pytest.raises(ShapeError, match="1 or 2 dim"):
+        vg.multinomial(vg.ones(2, 2, 2), 1)
+
+
+def test_normal_overloads_statistics_and_gradients():
+    g = vg.Generator().manual_seed(1)
+    assert vg.normal(2.0, 3.0, size=(2, 3)).shape == (2, 3)
+    many = vg.normal(2.0, 3.0, (20000,), generator=g).numpy()
+    assert abs(many.mean() - 2.0) < 0.1 and abs(many.std() - 3.0) < 0.1
+    mean = vg.zeros(4, 1, requires_grad=True)
+    std = vg.tensor([1.0, 2.0, 3.0])
+    sample = vg.normal(mean, std, generator=g)
+    assert sample.shape == (4, 3) and sample.grad_fn.name() == "NormalBackward3"
+    sample.sum().backward()
+    close(mean.grad, np.zeros((4, 1)))                     # PyTorch's normal has zero gradients
+    assert vg.normal(vg.zeros(3, dtype=vg.float64)).dtype is vg.float64
+    assert vg.normal(1.0, vg.ones(2)).shape == (2,)
+    with pytest.raises(ValueError, match="std >= 0"):
+        vg.normal(vg.zeros(2), -1.0)
+    with pytest.raises(TypeError, match="size"):
+        vg.normal(0.0, 1.0)
+
+
+def test_default_device():
+    assert vg.get_default_device() == "cpu"
+    vg.set_default_device("strict")          # the portable Array API backend stands in for a GPU here
+    try:
+        made = [vg.zeros(2), vg.tensor([1.0]), vg.randn(2), vg.arange(3), vg.Tensor(2), vg.ones(1).new_zeros(1)]
+        assert all(t.device == "strict" for t in made)
+        assert repr(vg.zeros(2)) == "tensor([0., 0.])"                  # the default device is not named
+        assert repr(vg.zeros(2).cpu()) == "tensor([0., 0.], device='cpu')"
+    finally:
+        vg.set_default_device(None)
+    assert vg.get_default_device() == "cpu" and vg.zeros(1).device == "cpu"
+    with pytest.raises(DeviceError, match="unknown device type"):
+        vg.set_default_device("tpu")
+
+
+def test_out_keyword():
+    out = vg.empty(2)
+    assert vg.add(vg.ones(2), 2, out=out) is out and out.tolist() == [3.0, 3.0]
+    grown = vg.empty(0)
+    vg.cat([vg.ones(2), vg.zeros(1)], out=grown)
+    assert grown.tolist() == [1.0, 1.0, 0.0]
+    vg.matmul(vg.ones(2, 3), vg.ones(3, 2), out=out)
+    assert out.shape == (2, 2) and out.sum().item() == 12.0
+    integers = vg.zeros(2, dtype=vg.int64)
+    vg.add(integers, 1, out=integers)
+    assert integers.tolist() == [1, 1]
+    with pytest.raises(BackwardError, match="out="):
+        vg.mul(vg.ones(2, requires_grad=True), 2, out=vg.empty(2))
+    with pytest.raises(TypeError, match="can't be cast"):
+        vg.add(vg.ones(2), 0.5, out=vg.zeros(2, dtype=vg.int64))
+
+
+# --- elementwise, reductions, indexing -----------------------------------------------------
+
+def test_log2_log10_against_pytorch():
+    torch = pytest.importorskip("torch")
+    values = np.array([0.5, 1.0, 8.0, 100.0], dtype=np.float32)
+    for name in ("log2", "log10"):
+        ours, theirs = vg.tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
+        getattr(ours, name)().sum().backward()
+        getattr(theirs, name)().sum().backward()
+        close(getattr(vg, name)(vg.tensor(values)), getattr(torch, name)(torch.tensor(values)).numpy())
+        close(ours.grad, theirs.grad.numpy())
+
+
+def test_numpy_keyword_aliases_on_reductions():
+    x = vg.arange(6.0).view(2, 3)
+    assert x.sum(axis=1, keepdims=True).tolist() == [[3.0], [12.0]]
+    assert vg.mean(x, axis=0).tolist() == [1.5, 2.5, 3.5]
+    assert x.max(axis=1).values.tolist() == [2.0, 5.0] and x.argmax(axis=1).tolist() == [2, 2]
+    assert x.std(axis=1, keepdims=True).shape == (2, 1) and x.cumsum(axis=1)[1].tolist() == [3.0, 7.0, 12.0]
+    with pytest.raises(TypeError, match="alias"):
+        x.sum(dim=0, axis=0)
+
+
+def test_indexing_with_a_range():
+    x = vg.arange(10.0, requires_grad=True)
+    y = x[range(2, 5)]
+    assert y.tolist() == [2.0, 3.0, 4.0] and y.grad_fn.name() == "IndexBackward0"
+    y.sum().backward()
+    assert x.grad.tolist() == [0, 0, 1, 1, 1, 0, 0, 0, 0, 0]
+    assert vg.arange(4).view(2, 2)[range(2), range(2)].tolist() == [0, 3]
+
+
+def test_isclose_allclose_equal_against_pytorch():
+    torch = pytest.importorskip("torch")
+    a = np.array([1.0, 2.0, np.nan, np.inf, 1e-9, 3.0], dtype=np.float32)
+    b = np.array([1.0 + 1e-7, 2.1, np.nan, np.inf, 0.0, 3.0001], dtype=np.float32)
+    for kwargs in ({}, {"equal_nan": True}, {"rtol": 0.0, "atol": 1e-3}):
+        assert vg.isclose(vg.tensor(a), vg.tensor(b), **kwargs).tolist() == \
+            torch.isclose(torch.tensor(a), torch.tensor(b), **kwargs).tolist()
+    assert vg.allclose(vg.tensor([1.0, 2.0]), vg.tensor([1.0, 2.0 + 1e-7]))
+    assert not vg.tensor([1.0, 2.0]).allclose(vg.tensor([1.0, 2.1]))
+    assert vg.equal(vg.tensor([1, 2]), vg.tensor([1, 2])) and not vg.equal(vg.tensor([1]), vg.tensor([1, 1]))
+    assert not vg.tensor([float("nan")]).equal(vg.tensor([float("nan")]))
+    with pytest.raises(TypeError, match="same dtype"):
+        vg.isclose(vg.tensor([1.0]), vg.tensor([1]))
+
+
+def test_histograms_against_pytorch():
+    torch = pytest.importorskip("torch")
+    values = np.random.default_rng(0).normal(size=50).astype(np.float32)
+    close(vg.histc(vg.tensor(values), bins=7), torch.histc(torch.tensor(values), bins=7).numpy())
+    close(vg.histc(vg.tensor(values), bins=4, min=-1, max=1), torch.histc(torch.tensor(values), 4, -1, 1).numpy())
+    ours = vg.histogram(vg.tensor(values), bins=5, range=(-2.0, 2.0), density=True)
+    theirs = torch.histogram(torch.tensor(values), bins=5, range=(-2.0, 2.0), density=True)
+    close(ours.hist, theirs.hist.numpy(), 1e-5)
+    close(ours.bin_edges, theirs.bin_edges.numpy())
+    hist, edges = vg.tensor(values).histogram(vg.tensor([-3.0, 0.0, 0.5, 3.0]))
+    close(hist, torch.histogram(torch.tensor(values), torch.tensor([-3.0, 0.0, 0.5, 3.0])).hist.numpy())
+    counts = vg.bincount(vg.tensor([0, 1, 1, 3]), minlength=6)
+    assert counts.tolist() == [1, 2, 0, 1, 0, 0] and counts.dtype is vg.int64
+    weighted = vg.bincount(vg.tensor([0, 1, 1, 3]), weights=vg.tensor([1.0, 2.0, 3.0, 4.0]))
+    assert weighted.tolist() == [1.0, 5.0, 0.0, 4.0] and weighted.dtype is vg.float32
+    with pytest.raises(ValueError, match="non-negative"):
+        vg.bincount(vg.tensor([-1, 2]))
+
+
+# --- sorting ---------------------------------------------------------------------------------
+
+def test_sort_topk_argsort_against_pytorch():
+    torch = pytest.importorskip("torch")
+    values = np.array([[3.0, 1.0, 2.0, 1.0, 5.0], [0.5, 0.5, -1.0, 2.0, 0.5]], dtype=np.float32)
+    for kwargs in ({}, {"descending": True}, {"dim": 0}, {"dim": 0, "descending": True}):
+        ours = vg.sort(vg.tensor(values), stable=True, **kwargs)
+        theirs = torch.sort(torch.tensor(values), stable=True, **kwargs)
+        assert ours.values.tolist() == theirs.values.tolist() and ours.indices.tolist() == theirs.indices.tolist()
+        assert vg.tensor(values).argsort(stable=True, **kwargs).tolist() == \
+            torch.tensor(values).argsort(stable=True, **kwargs).tolist()
+    distinct = np.array([[3.0, 1.0, 2.0, 4.0], [0.5, 0.7, -1.0, 2.0]], dtype=np.float32)
+    for kwargs in ({}, {"largest": False}, {"dim": 0}):
+        ours, theirs = vg.tensor(distinct, requires_grad=True), torch.tensor(distinct, requires_grad=True)
+        k = 1 if kwargs.get("dim") == 0 else 2
+        top, their_top = ours.topk(k, **kwargs), theirs.topk(k, **kwargs)
+        assert top.values.tolist() == their_top.values.tolist()
+        assert top.indices.tolist() == their_top.indices.tolist()
+        (top.values * vg.arange(float(top.values.numel())).view(top.values.shape)).sum().backward()
+        (their_top.values * torch.arange(float(their_top.values.numel())).view(their_top.values.shape)).sum() \
+            .backward()
+        close(ours.grad, theirs.grad.numpy())
+
+
+def test_sort_gradient_and_named_result():
+    x = vg.tensor([3.0, 1.0, 2.0], requires_grad=True)
+    result = x.sort()
+    values, indices = result
+    assert type(result).__name__ == "sort" and values is result.values and indices.tolist() == [1, 2, 0]
+    assert values.grad_fn.name() == "SortBackward0" and not indices.requires_grad
+    (values * vg.tensor([1.0, 10.0, 100.0])).sum().backward()
+    assert x.grad.tolist() == [100.0, 1.0, 10.0]
+    with pytest.raises(ShapeError, match="out of range"):
+        x.topk(4)
+
+
+# --- autograd ------------------------------------------------------------------------------
+
+def test_variable_is_a_tensor():
+    from vizgrad.autograd import Variable
+    x = Variable(vg.ones(2), requires_grad=True)
+    assert isinstance(x, vg.Tensor) and isinstance(x, Variable) and x.is_leaf and x.requires_grad
+    assert isinstance(vg.zeros(1), Variable) and not isinstance(1.0, Variable)
+    with pytest.raises(TypeError, match="has to be a tensor"):
+        Variable([1.0])
+
+
+def test_grad_accepts_only_inputs():
+    x = vg.tensor([1.0, 2.0], requires_grad=True)
+    (dx,) = vg.autograd.grad((x * x).sum(), x, only_inputs=True)
+    assert dx.tolist() == [2.0, 4.0]
+    with pytest.warns(FutureWarning, match="only_inputs"):
+        vg.autograd.grad((x * x).sum(), [x], None, None, False, False)
+
+
+def _hook_program(lib):
+    order = []
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3 + x * x
+    x.register_hook(lambda g: order.append(("x1", g.tolist())))
+    x.register_hook(lambda g: (order.append("x2"), g * 2)[1])
+    x.register_hook(lambda g: order.append(("x3", g.tolist())))
+    x.register_post_accumulate_grad_hook(lambda t: order.append(("post", t.grad.tolist())))
+    y.register_hook(lambda g: order.append("y1"))
+    y.retain_grad()
+    y.register_hook(lambda g: (order.append("y2"), g * 10)[1])
+    y.sum().backward()
+    return order, x.grad.tolist(), y.grad.tolist()
+
+
+def test_hook_order_matches_pytorch():
+    expected = (["y1", "y2", ("x1", [50.0, 70.0]), "x2", ("x3", [100.0, 140.0]), ("post", [100.0, 140.0])],
+                [100.0, 140.0], [10.0, 10.0])
+    assert _hook_program(vg) == expected
+    torch = pytest.importorskip("torch")
+    assert _hook_program(torch) == expected
+
+
+def test_custom_function_may_return_trailing_nones():
+    class Scale(vg.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, k):
+            ctx.k = k
+            return a * k
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * ctx.k, None, None
+
+    a = vg.tensor([1.0], requires_grad=True)
+    Scale.apply(a, 2.0).sum().backward()
+    assert a.grad.tolist() == [2.0]
+
+    class TooMany(Scale):
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, None, grad
+
+    with pytest.raises(BackwardError, match="returned 3 gradients but forward took 2"):
+        TooMany.apply(vg.tensor([1.0], requires_grad=True), 2.0).sum().backward()
+
+
+def test_single_node_losses_match_pytorch_values_and_gradients():
+    torch = pytest.importorskip("torch")
+    import torch.nn.functional as torch_F
+    rng = np.random.default_rng(3)
+    x = rng.uniform(0.1, 0.9, size=(4, 3)).astype(np.float32)
+    y = rng.uniform(0.0, 1.0, size=(4, 3)).astype(np.float32)
+    w = rng.uniform(0.5, 2.0, size=(3,)).astype(np.float32)
+    calls = [("mse_loss", {}), ("mse_loss", {"reduction": "sum"}), ("huber_loss", {"delta": 0.3}),
+             ("smooth_l1_loss", {"beta": 0.2, "reduction": "none"}), ("binary_cross_entropy", {}),
+             ("binary_cross_entropy_with_logits", {"pos_weight": "w"}), ("binary_cross_entropy", {"weight": "w"})]
+    for name, kwargs in calls:
+        ours_x, theirs_x = vg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        ours = getattr(F, name)(ours_x, vg.tensor(y), **{k: vg.tensor(w) if v == "w" else v
+                                                         for k, v in kwargs.items()})
+        theirs = getattr(torch_F, name)(theirs_x, torch.tensor(y), **{k: torch.tensor(w) if v == "w" else v
+                                                                      for k, v in kwargs.items()})
+        close(ours, theirs.detach().numpy(), 1e-5)
+        assert ours.grad_fn.name() == theirs.grad_fn.name(), name
+        ours.sum().backward()
+        theirs.sum().backward()
+        close(ours_x.grad, theirs_x.grad.numpy(), 1e-5)
+
+
+def test_batch_norm_in_evaluation_is_one_node_with_pytorchs_gradients():
+    torch = pytest.importorskip("torch")
+    import torch.nn.functional as torch_F
+    rng = np.random.default_rng(4)
+    arrays = [rng.standard_normal((5, 3, 2)).astype(np.float32), rng.standard_normal(3).astype(np.float32),
+              rng.standard_normal(3).astype(np.float32), rng.standard_normal(3).astype(np.float32),
+              rng.uniform(0.5, 2.0, 3).astype(np.float32)]
+    ours = [vg.tensor(a, requires_grad=i < 3) for i, a in enumerate(arrays)]
+    theirs = [torch.tensor(a, requires_grad=i < 3) for i, a in enumerate(arrays)]
+    out = F.batch_norm(ours[0], ours[3], ours[4], ours[1], ours[2], training=False)
+    their_out = torch_F.batch_norm(theirs[0], theirs[3], theirs[4], theirs[1], theirs[2], training=False)
+    assert out.grad_fn.name() == their_out.grad_fn.name() == "NativeBatchNormBackward0"
+    close(out, their_out.detach().numpy(), 1e-5)
+    (out * out).sum().backward()
+    (their_out * their_out).sum().backward()
+    for mine, their in zip(ours[:3], theirs[:3]):
+        close(mine.grad, their.grad.numpy(), 1e-4)
+
+
+# --- data and checkpoints ------------------------------------------------------------------
+
+def test_utils_data_path_and_loader_options():
+    from vizgrad.utils.data import DataLoader, Dataset, Subset, TensorDataset, random_split
+    assert DataLoader is vg.data.DataLoader and Dataset is vg.data.Dataset and Subset is vg.data.Subset
+    assert vg.utils.data.random_split is random_split
+    dataset = TensorDataset(vg.arange(10.0), vg.arange(10))
+
+    def batches(**options):
+        loader = DataLoader(dataset, batch_size=3, shuffle=True, generator=vg.Generator().manual_seed(2), **options)
+        return [tuple(t.tolist() for t in batch) for batch in loader]
+    plain = batches()
+    assert batches(num_workers=4, pin_memory=True, persistent_workers=True, prefetch_factor=2) == plain
+    assert len(batches(drop_last=True)) == 3
+    started = []
+    list(DataLoader(dataset, batch_size=5, num_workers=2, worker_init_fn=started.append))
+    assert started == [0, 1]
+    assert [b[0].tolist() for b in DataLoader(dataset, batch_size=4, sampler=[9, 8, 7, 6, 5])] == \
+        [[9.0, 8.0, 7.0, 6.0], [5.0]]
+    assert [b[1].tolist() for b in DataLoader(dataset, batch_sampler=[[0, 1], [5]])] == [[0, 1], [5]]
+    singles = list(DataLoader(dataset, batch_size=None))
+    assert len(singles) == 10 and singles[3][0].shape == ()
+    collated = list(DataLoader(dataset, batch_size=5, collate_fn=lambda samples: len(samples)))
+    assert collated == [5, 5]
+    with pytest.raises(ValueError, match="num_workers"):
+        DataLoader(dataset, num_workers=-1)
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        DataLoader(dataset, sampler=[0], shuffle=True)
+
+
+def test_load_accepts_pytorchs_keywords(tmp_path):
+    path = tmp_path / "model.vzg"
+    vg.save({"w": vg.ones(2), "step": 3}, path)
+    assert vg.load(path, weights_only=True)["step"] == 3
+    assert vg.load(path, map_location="cpu")["w"].tolist() == [1.0, 1.0]
+    assert vg.load(path, map_location={"cpu": "cpu"})["w"].device == "cpu"
+    seen = []
+    loaded = vg.load(path, map_location=lambda tensor, location: (seen.append(location), tensor * 2)[1])
+    assert seen == ["cpu"] and loaded["w"].tolist() == [2.0, 2.0]
+    with pytest.raises(TypeError, match="never pickled"):
+        vg.load(path, encoding="latin1")
+
+
+def test_printing_warnings_free():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        repr(vg.tensor([float("nan"), 0.0, float("inf")]))

@@ -1,0 +1,115 @@
+"""PyTorch's names for the ``grad_fn`` nodes of vizgrad's ops: ``MulBackward0``, ``AddmmBackward0``.
+
+PyTorch names a node after the ATen function that made it, numbered by that function's
+overload (``SumBackward0`` sums everything, ``SumBackward1`` over dims). A vizgrad op that
+computes the same function gets the same name, chosen here from what the node recorded;
+an op PyTorch has no single function for keeps its own class name plus ``Backward0``.
+Custom :class:`~vizgrad.autograd.Function` nodes are ``<ClassName>Backward``, as in PyTorch.
+The graph views label nodes by op (``Mul``); these names are what ``repr`` and errors show.
+"""
+
+
+def _reduced_all(node):
+    return set(node.axes) == set(range(len(node.shape))) and not node.keepdim
+
+
+def _overload(full, along):
+    """A reduction's name: overload 0 over every dim, 1 along dims (Sum, Mean, Prod)."""
+    return lambda node: full if _reduced_all(node) else along
+
+
+def _pow(node):
+    base, exponent = node.saved[0], node.saved[1]
+    if isinstance(exponent, (int, float)):
+        return "PowBackward0"
+    return "PowBackward2" if isinstance(base, (int, float)) else "PowBackward1"
+
+
+def _matmul(node):
+    a, b = node.saved[0], node.saved[1]
+    dims = (getattr(a, "ndim", 0), getattr(b, "ndim", 0))
+    return {(2, 2): "MmBackward0", (2, 1): "MvBackward0", (1, 1): "DotBackward0"}.get(dims, "UnsafeViewBackward0")
+
+
+def _linear(node):
+    with_bias = node.input_meta[2] is not None
+    if node.saved[0].ndim == 2:
+        return "AddmmBackward0" if with_bias else "MmBackward0"
+    return "AddBackward0" if with_bias else "UnsafeViewBackward0"
+
+
+def _getitem(node):
+    entries = [entry for entry in node.key if entry is not None and entry is not Ellipsis]
+    if any(not isinstance(entry, (int, slice)) for entry in entries):
+        return "IndexBackward0"
+    if any(isinstance(entry, int) for entry in entries):
+        return "SelectBackward0"
+    return "SliceBackward0"
+
+
+def _normalize(node):
+    if node.stats_shape is not None:
+        return "NativeGroupNormBackward0"
+    return "NativeBatchNormBackward0" if 0 in node.axes else "NativeLayerNormBackward0"
+
+
+_UPSAMPLE = {"nearest": "UpsampleNearest", "nearest-exact": "_UpsampleNearestExact", "linear": "UpsampleLinear",
+             "bilinear": "UpsampleBilinear", "bicubic": "UpsampleBicubic", "trilinear": "UpsampleTrilinear"}
+
+
+def _interpolate(node):
+    return f"{_UPSAMPLE[node.mode]}{len(node.input_meta[0][0]) - 2}DBackward0"
+
+
+def _pool(kind):
+    """``MaxPool2DWithIndicesBackward0``, ``AvgPool1DBackward0``: numbered by the spatial dims."""
+    return lambda node: kind.format(len(node.input_meta[0][0]) - 2)
+
+
+_NAMES = {
+    "Sum": _overload("SumBackward0", "SumBackward1"),
+    "Mean": _overload("MeanBackward0", "MeanBackward1"),
+    "Prod": _overload("ProdBackward0", "ProdBackward1"),
+    "Max": "MaxBackward1", "Min": "MinBackward1", "MaxDim": "MaxBackward0", "MinDim": "MinBackward0",
+    "Norm": "LinalgVectorNormBackward0",
+    "Pow": _pow,
+    "Square": "PowBackward0",
+    "RoundedDiv": "DivBackward2",
+    "ToDtype": "ToCopyBackward0", "ToDevice": "ToCopyBackward0", "Contiguous": "CloneBackward0",
+    "Clamp": "ClampBackward1",
+    "Reshape": "ViewBackward0", "View": "ViewBackward0", "Narrow": "SliceBackward0", "Select": "SelectBackward0",
+    "GetItem": _getitem,
+    "Pad": "ConstantPadNdBackward0",
+    "MaxPool": _pool("MaxPool{}DWithIndicesBackward0"), "AvgPool": _pool("AvgPool{}DBackward0"),
+    "Log1p": "Log1PBackward0",
+    "Unfold": "Im2ColBackward0", "Fold": "Col2ImBackward0",
+    "Conv": "ConvolutionBackward0", "ConvTranspose": "ConvolutionBackward0",
+    "Linear": _linear,
+    "Interpolate": _interpolate,
+    "MatMul": _matmul,
+    "Normalize": _normalize, "NormalizeWithStatistics": "NativeBatchNormBackward0",
+    "Huber": "HuberLossBackward0", "SmoothL1": "SmoothL1LossBackward0",
+    "Dropout": "MulBackward0", "Normal": lambda node: f"NormalBackward{node.overload}",
+    "AdaptiveAvgPool": _pool("AdaptiveAvgPool{}DBackward0"),
+}
+
+
+def grad_fn_name(node):
+    """The name PyTorch gives the node of the same op (see the module docstring)."""
+    op = node.op
+    if op.takes_tensors:   # a user's Function: PyTorch's <Name>Backward
+        return op.__name__ + "Backward"
+    name = _NAMES.get(op.__name__)
+    if name is None:
+        return op.__name__ + "Backward0"
+    if callable(name):
+        pinned = getattr(node, "pinned_name", None)
+        return pinned if pinned is not None else name(node)
+    return name
+
+
+def pin_name(node):
+    """Fix the name of a node whose name reads its saved values, before backward frees them."""
+    name = _NAMES.get(node.op.__name__)
+    if callable(name) and not node.op.takes_tensors:
+        node.pinned_name = name(node)

@@ -1,0 +1,123 @@
+"""Counting values: ``bincount``, ``histc``, ``histogram``. No gradients (counts are
+piecewise constant). The counting runs on the host with NumPy, whose histogram rules are
+PyTorch's (bins closed on the left, the last one on both sides); results come back on the
+input's device."""
+
+import collections
+
+import numpy as np
+
+from ..errors import DTypeError, ShapeError, format_shape
+from ..tensor import Tensor
+from .registry import Sample, bind_method, register
+
+HistogramResult = collections.namedtuple("histogram", ("hist", "bin_edges"))
+
+
+def _host(tensor):
+    return np.asarray(tensor._backend().to_numpy(tensor._array))
+
+
+def _like(host, input, dtype=None):
+    target = input.device
+    array = target.backend.asarray(np.ascontiguousarray(host if dtype is None else host.astype(dtype)), None,
+                                   target.index or 0)
+    return Tensor._make(array)
+
+
+def _bincount_samples(rng):
+    yield Sample((rng.integers(0, 5, size=(12,)),), name="counts")
+    yield Sample((rng.integers(0, 5, size=(12,)),), {"minlength": 8}, name="minlength")
+    yield Sample((rng.integers(0, 5, size=(6,)), rng.uniform(0.0, 2.0, size=(6,))), name="weights")
+    yield Sample((np.zeros(0, dtype=np.int64),), name="empty")
+
+
+@register(lambda x, weights=None, minlength=0: np.bincount(x, weights, minlength), _bincount_samples,
+          differentiable=False)
+def bincount(input, weights=None, minlength=0):
+    """How often each value 0, 1, ..., max(input) occurs in a 1-d tensor of non-negative
+    integers (at least ``minlength`` bins); with ``weights``, their sum per value instead.
+
+    Example::
+
+        vizgrad.bincount(vizgrad.tensor([0, 1, 1, 3]))    # tensor([1, 2, 0, 1])
+    """
+    if input.ndim != 1 or input.is_floating_point() or input.dtype.name == "bool":
+        raise DTypeError(f"bincount only supports 1-d non-negative integral inputs, got dtype {input.dtype.name} "
+                         f"and shape {format_shape(input.shape)}")
+    values = _host(input)
+    if values.size and values.min() < 0:
+        raise ValueError(f"bincount only supports 1-d non-negative integral inputs, got the value {values.min()}")
+    if weights is not None and tuple(weights.shape) != tuple(input.shape):
+        raise ShapeError(f"bincount: weights of shape {format_shape(weights.shape)} should have the same shape "
+                         f"as input {format_shape(input.shape)}")
+    counts = np.bincount(values, None if weights is None else _host(weights), minlength)
+    return _like(counts, input, np.int64 if weights is None else weights.dtype.numpy)
+
+
+def _range(op, values, low, high):
+    if low > high:
+        raise ValueError(f"{op}: max must be larger than min, got min={low} and max={high}")
+    if low == high and values.size:
+        low, high = float(values.min()), float(values.max())
+    if low == high:
+        low, high = low - 1, high + 1
+    return low, high
+
+
+def _floating(op, input):
+    if not input.is_floating_point():
+        raise DTypeError(f"{op}: input must be floating point, got {input.dtype.name}")
+
+
+def _histc_samples(rng):
+    yield Sample((rng.uniform(-2.0, 2.0, size=(20,)),), {"bins": 5}, name="own range")
+    yield Sample((rng.uniform(-2.0, 2.0, size=(4, 5)),), {"bins": 4, "min": -1, "max": 1}, name="clipped range")
+
+
+def _histc_reference(x, bins=100, min=0, max=0):
+    low, high = _range("histc", x, min, max)
+    inside = x[(x >= low) & (x <= high)]
+    return np.histogram(inside, bins, (low, high))[0].astype(x.dtype)
+
+
+@register(_histc_reference, _histc_samples, differentiable=False)
+def histc(input, bins=100, min=0, max=0):
+    """Counts of the values in ``bins`` equal-width bins from ``min`` to ``max`` (both 0:
+    the data's own range); values outside are ignored. Returns ``input``'s dtype.
+
+    Example::
+
+        vizgrad.histc(vizgrad.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3)   # tensor([0., 2., 1., 0.])
+    """
+    _floating("histc", input)
+    values = _host(input).reshape(-1)
+    return _like(_histc_reference(values, bins, min, max), input)
+
+
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
+    """A histogram of ``input`` as a named tuple ``(hist, bin_edges)``: ``bins`` equal-width
+    bins over ``range`` (default: the data's range), or the edges given as a 1-d tensor.
+    ``weight`` weighs each value; ``density=True`` normalises to a density.
+
+    Example::
+
+        hist, edges = vizgrad.histogram(vizgrad.tensor([1.0, 2.0, 1.0]), bins=4, range=(0.0, 3.0))
+    """
+    _floating("histogram", input)
+    values = _host(input).reshape(-1)
+    if isinstance(bins, Tensor):
+        edges_in = _host(bins)
+    else:
+        edges_in = bins
+        if range is None:
+            range = _range("histogram", values, 0, 0) if values.size == 0 or values.min() == values.max() \
+                else (float(values.min()), float(values.max()))
+    weights = None if weight is None else _host(weight).reshape(-1)
+    hist, edges = np.histogram(values, edges_in, None if isinstance(bins, Tensor) else range, weights=weights,
+                               density=density)
+    dtype = input.dtype.numpy
+    return HistogramResult(_like(hist, input, dtype), _like(edges, input, dtype))
+
+
+bind_method("histogram", histogram)
