@@ -214,7 +214,8 @@ def _repeated_rows(got, want, index, upstream_rows):
     if not repeated.size or not close(got[single], want[single]):
         return None
     lost = [r for r in repeated if not close(got[r], want[r])]
-    one_use = all(any(close(got[r], written) for written in [*upstream_rows[flat == r], upstream_rows[flat == r].mean(0)])
+    one_use = all(any(close(got[r], written) for written in [*upstream_rows[flat == r],
+                                                             upstream_rows[flat == r].mean(0)])
                   for r in lost)
     return lost if lost and one_use else None
 
