@@ -1,7 +1,8 @@
-"""The checkers of lesson 10 (vizgrad/lessons/exercises_language.py): the reference solutions
-pass, a fresh stub is "not done", and each classic mistake is caught, named (its
+"""Lesson 10's tools. The checkers (vizgrad/lessons/exercises_language.py): the reference
+solutions pass, a fresh stub is "not done", and each classic mistake is caught, named (its
 ``mistake`` kind), given a hint, and pointed at: the feedback's figure highlights the
-learner's node in the graph, and the message names it."""
+learner's node in the graph, and the message names it. The live EmbeddingMap, and the
+lesson's place in the index."""
 
 import json
 import re
@@ -11,7 +12,8 @@ import numpy as np
 import pytest
 
 import vizgrad as vg
-from vizgrad.lessons import check
+from vizgrad.errors import ShapeError
+from vizgrad.lessons import EmbeddingMap, check
 from vizgrad.lessons.framework import EXERCISES, ensure_loaded
 from vizgrad.lessons.solutions import load_solution
 
@@ -176,3 +178,76 @@ def test_embedding_backward_sign_and_forward():
         return weight[index.T]
     result = check.exercise_10_2(function(transposed_forward, lambda ctx, g: (None, None), "Embedding"))
     assert result.mistake == "shape", str(result)
+
+
+# --- the live embedding map ---------------------------------------------------------------------------------
+LETTERS = ".abcdefghijklmnopqrstuvwxyz"
+
+
+def test_embedding_map_draws_a_two_dimensional_table_as_it_is():
+    table = vg.randn(27, 2, generator=vg.Generator().manual_seed(1))
+    picture = EmbeddingMap(table, LETTERS, groups={"a": 1, ".": 2}, title="C", note="step 0")
+    np.testing.assert_allclose(picture.points, table.numpy(), rtol=1e-6)
+    svg = picture._repr_svg_()
+    assert svg.count("<circle") == 27 and ">step 0</text>" in svg and ">C</text>" in svg
+    assert '#d62728">a</text>' in svg and '#2ca02c">.</text>' in svg and '#4c72b0">b</text>' in svg
+    xs = [float(x) for x in re.findall(r'<circle cx="([\d.]+)"', svg)]
+    assert min(xs) >= 0 and max(xs) <= picture.size          # every point inside the picture
+
+
+def test_embedding_map_projects_wider_tables_on_their_principal_plane():
+    rng = np.random.default_rng(0)
+    plane = rng.standard_normal((27, 2)) * [5.0, 2.0]
+    table = np.concatenate([plane, rng.standard_normal((27, 8)) * 1e-3], axis=1)
+    picture = EmbeddingMap(vg.tensor(table), LETTERS)
+    def distances(points):
+        return np.linalg.norm(points[:, None] - points[None], axis=-1)
+    np.testing.assert_allclose(distances(picture.points), distances(plane), atol=1e-2)   # the plane, rotated
+    spread = picture.points.var(axis=0)
+    assert spread[0] >= spread[1]                            # the first axis carries the most variance
+
+
+def test_embedding_map_keeps_its_orientation_between_updates(monkeypatch):
+    table = vg.randn(27, 5, generator=vg.Generator().manual_seed(2))
+    picture = EmbeddingMap(table, LETTERS)
+    before = picture.points.copy()
+    svd = np.linalg.svd
+    monkeypatch.setattr(np.linalg, "svd", lambda a, **kw: tuple(-part if i == 2 else part
+                                                                for i, part in enumerate(svd(a, **kw))))
+    picture.update(table)                                    # the decomposition now flips both axes
+    np.testing.assert_allclose(picture.points, before, atol=1e-9)
+
+
+def test_embedding_map_updates_its_displayed_output(monkeypatch):
+    import IPython.display
+
+    class Handle:
+        def __init__(self):
+            self.shown = []
+
+        def update(self, obj):
+            self.shown.append(obj._repr_svg_())
+    handle = Handle()
+    monkeypatch.setattr(IPython.display, "display", lambda obj, display_id=False: handle if display_id else None)
+    C = vg.randn(27, 2, generator=vg.Generator().manual_seed(3))
+    picture = EmbeddingMap(C, LETTERS).show()
+    picture.update(C * 2, note="step 200")
+    assert len(handle.shown) == 1 and "step 200" in handle.shown[0] and picture.updates == 2
+    assert "update 2, step 200" in repr(picture)
+
+
+def test_embedding_map_needs_one_row_per_label():
+    with pytest.raises(ShapeError, match=r"EmbeddingMap.update: weight must have shape \(27, D\).*\(26, 2\)"):
+        EmbeddingMap(vg.zeros(26, 2), LETTERS)
+
+
+# --- the lesson is listed -------------------------------------------------------------------------------------
+def test_lesson_10_is_in_the_index_with_a_binder_link():
+    name = next(ROOT.glob("lessons/10-*.ipynb")).name
+    index = (ROOT / "lessons" / "README.md").read_text(encoding="utf-8")
+    assert f"]({name})" in index
+    assert f"urlpath=lab/tree/lessons/{name}" in index
+    assert f"urlpath=lab/tree/lessons/{name}" in (ROOT / "README.md").read_text(encoding="utf-8")
+    from vizgrad.lessons import lab
+    argv, _ = lab.lab_command("10", no_browser=True)
+    assert argv[4].endswith(name)
