@@ -251,3 +251,10 @@ def test_lesson_10_is_in_the_index_with_a_binder_link():
     from vizgrad.lessons import lab
     argv, _ = lab.lab_command("10", no_browser=True)
     assert argv[4].endswith(name)
+
+
+def test_check_solutions_runs_lesson_10(capsys):
+    from vizgrad import cli
+    assert cli.main(["lessons", "check-solutions", "--only", *LANGUAGE]) == 0
+    output = capsys.readouterr().out
+    assert re.search(r"^\s+10\.1\s+ok\b", output, re.M) and re.search(r"^\s+10\.2\s+ok\b", output, re.M), output
