@@ -169,6 +169,14 @@ def test_embedding_backward_that_does_not_scatter():
     assert_points_at_node(result, "not-scattered", "Embedding")
 
 
+def test_embedding_backward_with_an_unflattened_index():
+    def unflattened(grad, index, rows):
+        return vg.zeros(rows, grad.shape[-1], dtype=grad.dtype).index_add_(0, index, grad)
+    result = check.exercise_10_2(embedding(unflattened))
+    assert result.mistake == "index-not-flat" and "reshape(-1)" in result.hint, str(result)
+    assert "(16, 3)" in result.message, str(result)
+
+
 def test_embedding_backward_sign_and_forward():
     result = check.exercise_10_2(embedding(lambda grad, index, rows: -looped(grad, index, rows)))
     assert_points_at_node(result, "sign", "Embedding")

@@ -12,12 +12,12 @@ red.
 import numpy as np
 
 from .. import creation
-from ..errors import BackwardError
+from ..errors import BackwardError, ShapeError
 from ..nn import functional as F
 from ..tensor import Tensor
 from . import expect
 from .figures import GraphFigure
-from .framework import Mistake, exercise, learner_code
+from .framework import LearnerError, Mistake, exercise, learner_code
 from .gradients import Diagnosis, as_numpy, close, diagnose, record_graph
 
 VOCABULARY, BLOCK, DIM, HIDDEN = 27, 3, 2, 8      # the lesson's MLP, in miniature
@@ -71,16 +71,16 @@ class _Capture:
         self.probe = type(cls.__name__, (cls,), {"backward": staticmethod(backward), "__module__": cls.__module__})
 
 
-def _run_in_graph(cls, build, args, upstream):
-    """Record ``build(probe, *args)`` (a scalar loss), run its backward with gradient ``upstream``,
-    and return ``(graph, node id of the learner's Function, what its backward returned, error)``."""
+def _run_in_graph(cls, build, args):
+    """Record ``build(probe, *args)`` (a scalar loss) and run its backward; return ``(graph, the
+    learner's Function's node id, what its backward returned, the engine's error or None)``."""
     capture = _Capture(cls)
     output, graph, applications = record_graph(lambda *values: build(capture.probe, *values), args)
     node_id = next((node for node, op, _ in applications if op is capture.probe), None)
     engine_error = None
     with learner_code(f"{cls.__name__}.backward"):
         try:
-            output.backward(_t(upstream))
+            output.backward()
         except BackwardError as error:       # e.g. a gradient of the wrong shape: the capture has it
             engine_error = error
     returned = capture.returned[0] if capture.returned else None
@@ -163,7 +163,7 @@ def exercise_10_1(CrossEntropy):
     tensors = [_t(params[k], requires_grad=True, name=k) for k in ("C", "W1", "W2")]
     graph, node_id, returned, engine_error = _run_in_graph(
         cls, lambda op, *args: _mlp_loss(op, *args) * upstream,
-        (*tensors, _ints(index, "context"), _ints(targets, "targets")), 1.0)
+        (*tensors, _ints(index, "context"), _ints(targets, "targets")))
     got = _gradient_for_first_input(cls, returned, engine_error, "logits", "targets")
     hidden = np.tanh(params["C"][index].reshape(n, -1) @ params["W1"])
     logits = hidden @ params["W2"]
@@ -241,11 +241,18 @@ def exercise_10_2(Embedding):
     index, targets = _contexts(rng, n), rng.integers(0, VOCABULARY, n)
     params = _network(rng)
     tensors = [_t(params[k], requires_grad=True, name=k) for k in ("C", "W1", "W2")]
-    graph, node_id, returned, engine_error = _run_in_graph(
-        cls, _embedding_loss, (*tensors, _ints(index, "context"), _ints(targets, "targets")), 1.0)
+    try:
+        graph, node_id, returned, engine_error = _run_in_graph(
+            cls, _embedding_loss, (*tensors, _ints(index, "context"), _ints(targets, "targets")))
+    except LearnerError as error:
+        if isinstance(error.error, ShapeError) and error.what == f"{cls.__name__}.backward":
+            raise Mistake(f"`{cls.__name__}.backward` raised a ShapeError for an index of shape {index.shape} and "
+                          f"a `grad_output` of shape {index.shape + (DIM,)}: {error.error}",
+                          "Flatten both first, `index.reshape(-1)` and `grad_output.reshape(-1, D)`: then row k of "
+                          "the gradient goes back to row `index[k]` of weight.", kind="index-not-flat") from None
+        raise
     got = _gradient_for_first_input(cls, returned, engine_error, "weight", "index")
-    C = _t(params["C"], requires_grad=True)
-    embedded = C[_ints(index)].detach().requires_grad_()
+    embedded = _t(params["C"][index], requires_grad=True)
     hidden = (embedded.view(n, -1) @ _t(params["W1"])).tanh()
     F.cross_entropy(hidden @ _t(params["W2"]), _ints(targets)).backward()
     upstream = as_numpy(embedded.grad).reshape(-1, DIM)        # the gradient at each looked-up row
