@@ -58,6 +58,7 @@ Adding exercises (lessons 05-09 and later)
    that raises ``NotImplementedError``, so a fresh notebook runs top to bottom.
 """
 
+from .embedding_map import EmbeddingMap
 from .figures import DecisionBoundary, GraphFigure, LossCurve
 from .framework import (ERROR, EXERCISES, FAILED, NOT_DONE, PASSED, Checks, Exercise, LearnerError, Mistake,
                         NotDone, Result, call, exercise, learner_code)
@@ -66,6 +67,6 @@ from .handgraph import Scalar
 
 check = Checks()
 
-__all__ = ["check", "Checks", "DecisionBoundary", "ERROR", "EXERCISES", "Exercise", "FAILED", "GraphFigure",
-           "LearnerError", "LossCurve", "Mistake", "NOT_DONE", "NotDone", "PASSED", "Result", "Scalar", "call",
-           "check_function", "diagnose", "exercise", "find_wrong_nodes", "learner_code", "numerical_vjp"]
+__all__ = ["check", "Checks", "DecisionBoundary", "EmbeddingMap", "ERROR", "EXERCISES", "Exercise", "FAILED",
+           "GraphFigure", "LearnerError", "LossCurve", "Mistake", "NOT_DONE", "NotDone", "PASSED", "Result", "Scalar",
+           "call", "check_function", "diagnose", "exercise", "find_wrong_nodes", "learner_code", "numerical_vjp"]
