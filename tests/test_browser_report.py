@@ -45,7 +45,7 @@ def open_page(browser):
         page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
         page.on("dialog", lambda dialog: (problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
         page.on("request", lambda request: problems.append(f"network request: {request.url[:120]}")
-                if not request.url.startswith(("file:", "data:", "about:")) else None)
+                if not request.url.startswith(("file:", "data:", "about:", "blob:")) else None)
         page.goto(Path(path).as_uri())
         return page
 
