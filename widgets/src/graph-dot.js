@@ -485,3 +485,17 @@ function groupColour(item, nodesById, scale) {
   }
   return worst === null ? "" : `, color="${colourFor(worst, scale)}", penwidth=3`;
 }
+
+/** Nodes whose name, label, op or id contains ``query`` (case-insensitive): exact matches first, then prefixes. */
+export function searchNodes(graph, query, limit = 12) {
+  const needle = query.trim().toLowerCase();
+  if (!needle) return [];
+  const scored = [];
+  for (const node of graph.nodes) {
+    const fields = [node.name, node.label, node.op, node.id].filter(Boolean).map((text) => String(text).toLowerCase());
+    const exact = fields.some((text) => text === needle);
+    const start = fields.some((text) => text.startsWith(needle) || text.includes(`.${needle}`));
+    if (exact || start || fields.some((text) => text.includes(needle))) scored.push([exact ? 0 : start ? 1 : 2, node]);
+  }
+  return scored.sort((a, b) => a[0] - b[0]).slice(0, limit).map(([, node]) => node);
+}

@@ -7,26 +7,10 @@
 
 import { h, listen } from "./dom.js";
 import {
-  ancestors, collapseGroup, expandGroup, graphDot, groupTree, legendCells, nodeTitle, openPath, reveal, runMembers,
+  ancestors, collapseGroup, expandGroup, graphDot, groupTree, legendCells, nodeTitle, openPath, reveal, runMembers, searchNodes,
 } from "./graph-dot.js";
 import { mountGraph } from "./graph-view.js";
 import { layoutSvg } from "./layout.js";
-
-const MAX_MATCHES = 12;
-
-/** Nodes whose name, label or op contains ``query`` (case-insensitive), best first. */
-export function searchNodes(graph, query, limit = MAX_MATCHES) {
-  const needle = query.trim().toLowerCase();
-  if (!needle) return [];
-  const scored = [];
-  for (const node of graph.nodes) {
-    const fields = [node.name, node.label, node.op, node.id].filter(Boolean).map((text) => String(text).toLowerCase());
-    const exact = fields.some((text) => text === needle);
-    const start = fields.some((text) => text.startsWith(needle) || text.includes(`.${needle}`));
-    if (exact || start || fields.some((text) => text.includes(needle))) scored.push([exact ? 0 : start ? 1 : 2, node]);
-  }
-  return scored.sort((a, b) => a[0] - b[0]).slice(0, limit).map(([, node]) => node);
-}
 
 /**
  * @param {HTMLElement} host where the explorer goes
