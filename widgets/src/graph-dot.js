@@ -5,8 +5,8 @@
 //
 // Groups come from the graph's "groups" list when it has one (vizgrad.trace writes it);
 // older graphs get them from each node's "module" (a qualified name) and a parameter's
-// qualified name. Nodes outside every group are cut into chunks of consecutive nodes
-// when there are many, so that nothing is ever laid out as thousands of loose nodes.
+// qualified name. When the top level holds too many items (loose nodes, groups), runs of
+// them become chunks, so that nothing is ever laid out as thousands of boxes at once.
 // Which groups are collapsed is a list of group keys (a module's qualified name; the id
 // of any other group): the same list the GraphView widget keeps in its "collapsed" trait.
 
@@ -14,8 +14,10 @@ import { formatNumber, shapeText } from "./node-info.js";
 
 /** Graphs with more nodes than this are drawn with every top-level group collapsed. */
 export const GROUP_ABOVE = 40;
-/** Loose nodes (outside every group) are cut into chunks of this many once there are more. */
+/** More than twice this many top-level items (groups, loose nodes) are cut into chunks of this many. */
 export const CHUNK = 60;
+/** Drawings with more items than this have no shape labels on their edges (the nodes' tooltips say them). */
+export const EDGE_LABELS_UP_TO = 150;
 export const PALETTE = ["#313695", "#4575b4", "#74add1", "#abd9e9", "#e0f3f8", "#fee090", "#fdae61", "#f46d43", "#d73027"];
 export const ALARM = "#d62728";
 const STYLES = {
@@ -71,7 +73,7 @@ function usesOf(graph) {
 
 /**
  * The graph's groups as a tree.
- * @returns {{groups: Map<string, object>, roots: string[], nodeGroup: Map<string, string|null>, rootNodes: string[]}}
+ * @returns {{groups: Map<string, object>, roots: string[], nodeGroup: Map<string, string|null>}}
  *   groups by key: {key, id, kind ("module"|"function"|"chunk"), name, type, label, parent, signature,
  *   repeat, children: keys, nodes: direct member ids, size: all member nodes, ops, params: [{name, shape}]};
  *   roots: top-level group keys in drawing order; nodeGroup: each node's innermost group key.
@@ -139,29 +141,49 @@ export function groupTree(graph) {
     group.children.sort((a, b) => first(a) - first(b));
     group.signature ??= derivedSignature(group, groups, nodesById);
   }
-  const roots = [...groups.values()].filter((group) => group.parent === null || !groups.has(group.parent))
+  let roots = [...groups.values()].filter((group) => group.parent === null || !groups.has(group.parent))
     .map((group) => group.key).sort((a, b) => first(a) - first(b));
   const rootNodes = graph.nodes.filter((node) => nodeGroup.get(node.id) === null).map((node) => node.id);
-  // many loose nodes: consecutive runs become chunks
-  if (graph.nodes.length > GROUP_ABOVE && rootNodes.length > CHUNK) {
-    for (let start = 0; start < rootNodes.length; start += CHUNK) {
-      const ids = rootNodes.slice(start, start + CHUNK);
+  // too many top-level items (loose nodes, groups) to lay out at once: runs of them become chunks
+  const items = [...roots.map((key) => ({ key, at: first(key) })), ...rootNodes.map((id) => ({ id, at: position.get(id) }))]
+    .sort((a, b) => a.at - b.at);
+  if (graph.nodes.length > GROUP_ABOVE && items.length > 2 * CHUNK) {
+    roots = [];
+    for (let start = 0; start < items.length; start += CHUNK) {
       const key = `chunk:${start / CHUNK}`;
-      const ops = new Map();
-      for (const id of ids) {
-        const op = nodesById.get(id).op;
-        if (op) ops.set(op, (ops.get(op) ?? 0) + 1);
+      const chunk = add({ key, id: key, kind: "chunk", name: key, type: null, label: "", parent: null, signature: null, repeat: null });
+      for (const item of items.slice(start, start + CHUNK)) {
+        if (item.key !== undefined) {
+          groups.get(item.key).parent = key;
+          chunk.children.push(item.key);
+        } else {
+          chunk.nodes.push(item.id);
+          nodeGroup.set(item.id, key);
+        }
       }
-      const common = [...ops].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([op, count]) => `${op}×${count}`).join(" ");
-      add({ key, id: key, kind: "chunk", name: key, type: null, label: `nodes ${position.get(ids[0])}–${position.get(ids.at(-1))}: ${common}`,
-        parent: null, signature: null, repeat: null, nodes: ids, size: ids.length, ops: [...ops.values()].reduce((a, b) => a + b, 0) });
-      for (const id of ids) nodeGroup.set(id, key);
       roots.push(key);
     }
-    roots.sort((a, b) => first(a) - first(b));
+    const chunkOps = new Map(roots.map((key) => [key, new Map()]));
+    const span = new Map();
+    for (const node of graph.nodes) {
+      let top = nodeGroup.get(node.id);
+      while (groups.get(top)?.parent !== null && groups.get(top)?.parent !== undefined) top = groups.get(top).parent;
+      const chunk = groups.get(top);
+      chunk.size += 1;
+      const at = position.get(node.id);
+      span.set(top, [Math.min(span.get(top)?.[0] ?? at, at), Math.max(span.get(top)?.[1] ?? at, at)]);
+      if (node.op) {
+        chunk.ops += 1;
+        chunkOps.get(top).set(node.op, (chunkOps.get(top).get(node.op) ?? 0) + 1);
+      }
+    }
+    for (const key of roots) {
+      const common = [...chunkOps.get(key)].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([op, count]) => `${op}×${count}`).join(" ");
+      groups.get(key).label = `nodes ${span.get(key)[0]}–${span.get(key)[1]}: ${common}`;
+    }
   }
   findRepeats(groups, roots);
-  return { groups, roots, nodeGroup, rootNodes: rootNodes.filter((id) => nodeGroup.get(id) === null) };
+  return { groups, roots, nodeGroup };
 }
 
 /** A group's structure when the graph does not say: its type, its ops in order, its children's. */
@@ -256,7 +278,7 @@ export function openPath(tree, collapsed) {
   const visit = (keys) => {
     for (const key of keys) {
       const group = tree.groups.get(key);
-      if (closed.has(key) || group.kind === "chunk") continue;
+      if (closed.has(key)) continue;
       paths.push(ancestors(tree, key));
       visit(group.children);
     }
@@ -380,7 +402,9 @@ export function graphDot(graph, { collapsed = [], unfolded = [], tree = groupTre
     const key = `${source}->${target}`;
     if (drawn.has(key)) continue;
     drawn.add(key);
-    edgeLines.push(`  ${quote(source)} -> ${quote(target)} [label=${quote(shapeText(edge.shape))}];`);
+    // shapes on edges only in small drawings: Graphviz lays each edge label out as a node of its own
+    edgeLines.push(items.size <= EDGE_LABELS_UP_TO ? `  ${quote(source)} -> ${quote(target)} [label=${quote(shapeText(edge.shape))}];`
+      : `  ${quote(source)} -> ${quote(target)};`);
   }
 
   const nodeLine = (id, indent) => {

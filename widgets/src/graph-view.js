@@ -19,6 +19,8 @@ const MAX_FIT_SCALE = 1.6; // screen pixels per layout point when a small graph 
 const READABLE_PX = 8; // node labels (LABEL_PT in the layout) smaller than this on screen become glyphs
 const LABEL_PT = 12; // graph-dot.js's node font size; edge labels are 10
 const MINIMAP_WIDTH = 150;
+const LAYER_SCALE_LIMIT = 1.25; // a painted layer scaled more than this is painted afresh...
+const LAYER_SHIFT_LIMIT = 0.3; // ...and one moved by more than this part of the view
 let viewCount = 0;
 
 /**
@@ -271,6 +273,8 @@ function createViewport(svg, content, onChange = () => {}) {
   const home = fitted();
   let box = start();
   let frame = 0;
+  let committed = { ...box };
+  let layered = false;
   apply();
 
   /** The first view: the fitted one when its labels are readable, else the top of the graph at a readable size. */
@@ -285,8 +289,15 @@ function createViewport(svg, content, onChange = () => {}) {
     return { x, y: home.y, width, height };
   }
 
+  /** Draw the graph at ``box``: the viewBox, the semantic zoom's classes, no layer transform. */
   function apply() {
+    cancelAnimationFrame(frame);
+    frame = 0;
     svg.setAttribute("viewBox", `${box.x} ${box.y} ${box.width} ${box.height}`);
+    svg.style.transform = "";
+    svg.classList.remove("vg-layered");
+    layered = false;
+    committed = { ...box };
     const scale = pixelsPerUnit();
     svg.classList.toggle("vg-glyphs", scale > 0 && LABEL_PT * scale < READABLE_PX);
     svg.classList.toggle("vg-small-text", scale > 0 && (LABEL_PT - 2) * scale < READABLE_PX);
@@ -300,6 +311,32 @@ function createViewport(svg, content, onChange = () => {}) {
     });
   }
 
+  /**
+   * Show ``box`` by moving and scaling the drawing last painted (at ``committed``) as a
+   * layer: no repaint of the graph, so drags and wheel zooms keep the frame rate. The
+   * drawing is painted afresh (commit) when the drag ends, the pointer moves on, or the
+   * layer is scaled or moved past LAYER_SCALE_LIMIT or LAYER_SHIFT_LIMIT.
+   */
+  function showLayer() {
+    const width = svg.clientWidth;
+    const height = svg.clientHeight;
+    const was = Math.min(width / committed.width, height / committed.height);
+    const now = Math.min(width / box.width, height / box.height);
+    const k = now / was;
+    const x = (width - box.width * now) / 2 + (committed.x - box.x) * now - ((width - committed.width * was) / 2) * k;
+    const y = (height - box.height * now) / 2 + (committed.y - box.y) * now - ((height - committed.height * was) / 2) * k;
+    // past these the layer would blur or show too much of the unpainted margin: paint afresh
+    if (k > LAYER_SCALE_LIMIT || k < 1 / LAYER_SCALE_LIMIT || Math.abs(x) > width * LAYER_SHIFT_LIMIT
+      || Math.abs(y) > height * LAYER_SHIFT_LIMIT) {
+      apply();
+      return;
+    }
+    svg.style.transform = `translate(${x}px, ${y}px) scale(${k})`;
+    svg.classList.add("vg-layered");
+    layered = true;
+    onChange();
+  }
+
   /** Screen pixels per layout unit (the viewBox is fitted into the element: "meet"). */
   function pixelsPerUnit() {
     if (!svg.clientWidth || !svg.clientHeight) return 0;
@@ -308,7 +345,7 @@ function createViewport(svg, content, onChange = () => {}) {
 
   /** A client (screen) point in the SVG's user units; the view's centre when unknown. */
   function toSvg(clientX, clientY) {
-    const rect = svg.getBoundingClientRect();
+    const rect = svg.parentElement.getBoundingClientRect(); // the stage: the svg's place before any layer transform
     const scale = pixelsPerUnit();
     if (!scale || clientX === undefined) return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
     // "meet" centres the viewBox in the element
@@ -320,8 +357,11 @@ function createViewport(svg, content, onChange = () => {}) {
   return {
     get box() { return box; },
     get content() { return content; },
-    /** Zoom by ``factor`` (> 1 zooms in) keeping the point under (clientX, clientY) still. */
-    zoom(factor, clientX, clientY) {
+    /**
+     * Zoom by ``factor`` (> 1 zooms in) keeping the point under (clientX, clientY) still;
+     * ``layer``: by moving the painted layer (a wheel turn), committed later.
+     */
+    zoom(factor, clientX, clientY, layer = false) {
       const width = Math.min(home.width * MAX_ZOOM_OUT, Math.max(home.width / MAX_ZOOM_IN, box.width / factor));
       const applied = box.width / width;
       const point = toSvg(clientX, clientY);
@@ -331,13 +371,20 @@ function createViewport(svg, content, onChange = () => {}) {
         width,
         height: box.height / applied,
       };
-      schedule();
+      if (layer) showLayer();
+      else schedule();
     },
-    /** Move the picture by a drag of (dx, dy) screen pixels. */
+    /** Move the picture by a drag of (dx, dy) screen pixels (as a layer: see commit). */
     pan(dx, dy) {
       const scale = pixelsPerUnit() || 1;
       box = { ...box, x: box.x - dx / scale, y: box.y - dy / scale };
-      schedule();
+      showLayer();
+    },
+    /** Paint the graph where the layer moved it (after a drag, once the pointer moves on after a wheel zoom). */
+    commit() {
+      if (!layered) return;
+      layered = false;
+      apply();
     },
     /** Centre the view on the point (x, y) in user units. */
     centre(x, y) {
@@ -443,11 +490,13 @@ function attachPanZoom(svg, viewport, onClick) {
   let press = null;
   const down = (event) => {
     if (event.button !== 0) return;
+    viewport.commit();
     press = { id: event.pointerId, startX: event.clientX, startY: event.clientY, x: event.clientX, y: event.clientY,
       target: event.target, dragging: false };
-    svg.setPointerCapture(event.pointerId);
+    if (event.isTrusted) svg.setPointerCapture(event.pointerId); // a dispatched event has no pointer to capture
   };
   const move = (event) => {
+    if (!press) viewport.commit(); // the pointer moves on after a wheel zoom: paint the graph afresh
     if (!press || event.pointerId !== press.id) return;
     if (!press.dragging && Math.hypot(event.clientX - press.startX, event.clientY - press.startY) < DRAG_THRESHOLD) return;
     press.dragging = true;
@@ -459,13 +508,14 @@ function attachPanZoom(svg, viewport, onClick) {
   const up = (event) => {
     if (!press || event.pointerId !== press.id) return;
     if (!press.dragging && event.type === "pointerup") onClick(press.target);
+    if (press.dragging) viewport.commit();
     svg.classList.remove("vg-panning");
     press = null;
   };
   const wheel = (event) => {
     event.preventDefault();
     const pixels = event.deltaMode === 1 ? event.deltaY * 16 : event.deltaY;
-    viewport.zoom(Math.exp(-pixels * 0.0015), event.clientX, event.clientY);
+    viewport.zoom(Math.exp(-pixels * 0.0015), event.clientX, event.clientY, true);
   };
   const removers = [
     listen(svg, "pointerdown", down),

@@ -108,7 +108,7 @@ test("a shared parameter is drawn once: one edge, a 'used N×' badge, a line on 
   assert.match(dot, /"n2" \[label="MatMul\\n\(4, 8\)\\n\+ cell.weight \(shared\)"/);
 });
 
-test("many loose nodes become chunks of consecutive nodes", () => {
+test("many top-level items become chunks of consecutive items", () => {
   const nodes = [];
   const edges = [];
   for (let i = 0; i < 3 * CHUNK; i++) {
@@ -121,6 +121,15 @@ test("many loose nodes become chunks of consecutive nodes", () => {
   const drawing = graphDot(graph, { collapsed: defaultCollapsed(graph, tree), tree });
   assert.equal(drawing.visible, 3);
   assert.match(drawing.dot, /nodes 0–59: Mul×30 Tanh×30/);
+  const blocks = blocksGraph(3 * CHUNK);       // 180 top-level blocks... inside one Sequential
+  blocks.groups[0].parent = null;
+  for (const group of blocks.groups) if (group.parent === "g0") group.parent = null; // ...now each at the top
+  blocks.groups.shift();
+  const top = groupTree(blocks);
+  assert.equal(top.roots.length, 4);            // the input and 180 blocks, the constant, the output: 183 items
+  assert.deepEqual(top.groups.get("chunk:0").children.slice(0, 2), ["blocks.0", "blocks.1"]);
+  assert.deepEqual(top.groups.get("chunk:0").nodes, ["n0"]);
+  assert.equal(top.groups.get("blocks.0").parent, "chunk:0");
 });
 
 test("search finds nodes by name and op, exact matches first", () => {

@@ -84,14 +84,13 @@ function groupsPanel(tree, collapsed, onToggle) {
   const removers = [];
   const order = [];
   const visit = (keys) => keys.forEach((key) => {
-    if (tree.groups.get(key).kind === "chunk") return;
-    order.push(key);
+    if (tree.groups.get(key).kind !== "chunk") order.push(key);
     visit(tree.groups.get(key).children);
   });
   visit(tree.roots);
   const items = order.map((key) => {
     const group = tree.groups.get(key);
-    const path = ancestors(tree, key);
+    const path = ancestors(tree, key).filter((outer) => tree.groups.get(outer).kind !== "chunk");
     const hidden = path.slice(0, -1).some((outer) => closed.has(outer));
     const box = h("input", { type: "checkbox", checked: closed.has(key), disabled: hidden, "aria-label": `collapse ${group.name}` });
     removers.push(listen(box, "change", () => onToggle(key)));
