@@ -19,6 +19,7 @@ const MAX_FIT_SCALE = 1.6; // screen pixels per layout point when a small graph 
 const READABLE_PX = 8; // node labels (LABEL_PT in the layout) smaller than this on screen become glyphs
 const LABEL_PT = 12; // graph-dot.js's node font size; edge labels are 10
 const MINIMAP_WIDTH = 150;
+const MINIMAP_HEIGHT = 160;
 const LAYER_SCALE_LIMIT = 1.25; // a painted layer scaled more than this is painted afresh...
 const LAYER_SHIFT_LIMIT = 0.3; // ...and one moved by more than this part of the view
 let viewCount = 0;
@@ -75,6 +76,8 @@ export function mountGraph(container, graph, svg, drawing, { onSelect = () => {}
   ];
   overview.update();
 
+  let shownStep;
+
   /** The element drawing node ``id``: its own, or the collapsed group's box that holds it. */
   const elementOf = (id) => nodeElements.get(id) ?? groupElements.get(drawing.itemOfNode.get(id)) ?? null;
 
@@ -111,8 +114,10 @@ export function mountGraph(container, graph, svg, drawing, { onSelect = () => {}
       for (const edge of edgeElements) {
         edge.classList.toggle("vg-flow", activeItem !== null && edge.dataset.target === activeItem);
       }
-      // the replay never leaves the view: an active node outside it is brought to the centre
-      const activeElement = activeItem === null ? null : nodeElements.get(activeItem) ?? groupElements.get(activeItem);
+      // the replay never leaves the view: as the step moves, an active node outside it is brought to the centre
+      const moved = shownStep !== undefined && step !== shownStep;
+      shownStep = step;
+      const activeElement = activeItem === null || !moved ? null : nodeElements.get(activeItem) ?? groupElements.get(activeItem);
       if (activeElement) {
         const target = boxIn(svg, activeElement);
         const view = viewport.box;
@@ -179,7 +184,7 @@ function takeTitle(element) {
 /**
  * Tag Graphviz's output with what the views need: graph nodes get data-node-id and
  * classes vg-node and vg-kind-<kind>; collapsed groups vg-group, data-group (the group's
- * key) and data-module (the same, for modules); open groups' clusters data-group and
+ * key), data-size (how many graph nodes it holds) and data-module (the same, for modules); open groups' clusters data-group and
  * data-module; edges data-source and data-target (DOT ids: a node's id or a group box's).
  */
 function prepareSvg(svg, nodes, drawing) {
@@ -205,6 +210,7 @@ function prepareSvg(svg, nodes, drawing) {
       element.classList.add("vg-group", `vg-group-${group.kind}`);
       element.dataset.group = item.key;
       element.dataset.itemId = key;
+      element.dataset.size = String(item.nodes.length); // the graph nodes the box stands for
       if (group.kind === "module") element.dataset.module = item.key;
       groupElements.set(key, element);
     }
@@ -420,11 +426,11 @@ function createMinimap(canvas, svg, viewport) {
   function measure() {
     const shapes = svg.querySelectorAll("g.node, g.cluster");
     boxes = [...shapes].map((element) => [boxIn(svg, element), element.classList.contains("cluster")]);
-    const height = Math.max(30, Math.min(110, (MINIMAP_WIDTH * content.height) / content.width));
-    const scale = Math.min(MINIMAP_WIDTH / content.width, height / content.height);
-    geometry = { scale, width: MINIMAP_WIDTH, height };
-    canvas.width = MINIMAP_WIDTH;
-    canvas.height = Math.round(height);
+    // the graph's own proportions, within MINIMAP_WIDTH × MINIMAP_HEIGHT
+    const scale = Math.min(MINIMAP_WIDTH / content.width, MINIMAP_HEIGHT / content.height);
+    geometry = { scale };
+    canvas.width = Math.max(24, Math.ceil(content.width * scale));
+    canvas.height = Math.max(24, Math.ceil(content.height * scale));
   }
   function draw() {
     const context = canvas.getContext("2d");
