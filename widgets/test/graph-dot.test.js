@@ -143,3 +143,29 @@ test("user strings cannot break out of DOT literals; long names keep their end",
   assert.equal(quote('a"b\\c\nd'), '"a\\"b\\\\c\\nd"');
   assert.equal(shortName("encoder.layers.11.self_attention.q_proj.weight", 24), "…q_proj.weight");
 });
+
+test("a composite function (a function group) is one box that opens like a module", () => {
+  const nodes = [node("n0", { kind: "leaf", label: "x", name: "x" })];
+  const edges = [];
+  const ops = ["Mean", "Sub", "Pow", "Mean", "Add", "Rsqrt", "Mul", "Mul", "Add"];
+  ops.forEach((op, i) => {
+    nodes.push(node(`n${i + 1}`, { op, label: op, group: "g1" }));
+    edges.push(edge(`n${i}`, `n${i + 1}`));
+  });
+  const graph = {
+    nodes, edges, backward_order: [],
+    groups: [
+      { id: "g0", kind: "module", name: "norm", type: "LayerNorm", label: "LayerNorm(8)", parent: null, signature: "N", repeat: null },
+      { id: "g1", kind: "function", name: "layer_norm", type: "layer_norm", label: "layer_norm", parent: "g0", signature: "F", repeat: null },
+    ],
+  };
+  const tree = groupTree(graph);
+  assert.deepEqual(tree.groups.get("norm").children, ["g1"]);  // a function group is keyed by its id
+  const open = expandGroup(["norm"], "norm", tree);
+  assert.deepEqual(open, ["g1"]);
+  const drawing = graphDot(graph, { collapsed: open, tree });
+  assert.equal([...drawing.items.values()].filter((item) => item.kind === "group").length, 1);
+  assert.match(drawing.dot, /label="layer_norm\\n9 ops · click to open"/);
+  const inside = graphDot(graph, { collapsed: expandGroup(open, "g1", tree), tree });
+  assert.equal(inside.visible, 10);                             // opened: its nine primitive ops and the input
+});
