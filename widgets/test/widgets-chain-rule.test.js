@@ -139,4 +139,5 @@ test("renaming touches whole symbols only", () => {
   assert.equal(userName({ label: "Tanh", op: "Tanh", kind: "op" }), null);
   assert.equal(userName({ label: "leaf", kind: "leaf" }), null);
   assert.equal(userName({ name: "blocks.0.attn.q.weight" }), "q.weight");
+  assert.equal(userName({ name: "blocks.2.mlp.2.weight" }), "mlp.2.weight");
 });

@@ -166,12 +166,16 @@ export function isBad(stats) {
 
 /**
  * The user's name for a node, to write in formulas: its ``name`` (a parameter's last two
- * dotted parts), else a label that reads like a variable (not the op's or kind's name);
+ * dotted parts, three when the middle one is an index), else a label that reads like a variable (not the op's or kind's name);
  * null when it has none.
  */
 export function userName(node) {
   if (!node) return null;
-  if (node.name) return node.name.split(".").slice(-2).join(".");
+  if (node.name) {
+    const parts = node.name.split(".");
+    const keep = parts.length > 2 && /^\d+$/.test(parts.at(-2)) ? 3 : 2; // "mlp.2.weight", not "2.weight"
+    return parts.slice(-keep).join(".");
+  }
   const label = node.label ?? "";
   const generic = [node.op, node.kind, "leaf", "parameter", "output", "constant"];
   return /^[A-Za-z_][A-Za-z0-9_]*$/.test(label) && !generic.includes(label) ? label : null;
