@@ -64,7 +64,9 @@ def show(obj, **dot_options):
         obj: a :class:`vizgrad.Graph`, a tensor (its autograd history, as
             :func:`vizgrad.graph`), a ``vizgrad.trace()`` block or a Recorder.
         dot_options: passed to :func:`vizgrad.render.dot.to_dot` (``collapse``,
-            ``max_nodes``, ``rankdir``, ...).
+            ``max_nodes``, ``rankdir``, ...) for the DOT kept in the output's metadata and
+            for the page written outside notebooks; the notebook's interactive view lays the
+            graph out itself (grouped by module above 40 nodes, opened by clicking).
 
     Returns:
         None in a notebook; elsewhere the path of the page written.
