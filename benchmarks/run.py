@@ -759,6 +759,223 @@ def report():
     return {VIZGRAD: vizgrad_setup}
 
 
+# --- B8, B9: graphs displayed ------------------------------------------------------
+def _display_models():
+    """The graphs of B8 and B9, as tensors (with their backward pass run): an unrolled RNN
+    (40 steps, one cell's weights shared by every step, ~250 nodes), a CNN with BatchNorm,
+    and a Sequential of Linear + Tanh blocks of about ``blocks * 4`` nodes."""
+    import vizgrad as vg
+    from vizgrad import nn
+    import vizgrad.nn.functional as F
+
+    def rnn():
+        vg.manual_seed(0)
+        ih, hh, out = nn.Linear(4, 16), nn.Linear(16, 16), nn.Linear(16, 1)
+        xs, h = vg.randn(3, 40, 4), vg.zeros(3, 16)
+        for t in range(40):
+            h = (ih(xs[:, t]) + hh(h)).tanh()
+        loss = out(h).pow(2).mean()
+        loss.backward()
+        return loss
+
+    def cnn():
+        vg.manual_seed(0)
+        model = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(), nn.MaxPool2d(2),
+                              nn.Conv2d(8, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+                              nn.Flatten(), nn.Linear(16 * 7 * 7, 10))
+        loss = F.cross_entropy(model(vg.randn(8, 1, 28, 28)), vg.tensor([0, 1, 2, 3, 4, 5, 6, 7]))
+        loss.backward()
+        return loss
+
+    def blocks(count):
+        vg.manual_seed(0)
+        model = nn.Sequential(*[layer for _ in range(count) for layer in (nn.Linear(8, 8), nn.Tanh())])
+        loss = model(vg.randn(16, 8)).square().mean()
+        loss.backward()
+        return loss
+
+    return {"RNN, 40 steps, shared weights": rnn, "CNN with BatchNorm": cnn, "5,000 nodes": lambda: blocks(1250)}
+
+
+@benchmark("B8", "graph_display", "ms", 1e3, references=(), target=100)
+def graph_display():
+    """In the kernel: GraphView(tensor) or vg.show(tensor) until the display call returns."""
+    def view_setup(make):
+        def setup():
+            from vizgrad.widgets import GraphView
+            loss = make()
+
+            def step():
+                view = GraphView(loss)
+                data, _ = view._repr_mimebundle_()       # what IPython's display() asks for
+                view.close()
+                return float(len(data))
+            return step
+        return setup
+
+    def show_setup(make):
+        def setup():
+            from vizgrad.render import notebook
+            loss = make()
+
+            def step():                                  # vg.show in a notebook: the bundle, then display()
+                data, _ = notebook.mimebundle(notebook.as_graph(loss))
+                return float(len(data))
+            return step
+        return setup
+
+    setups = {}
+    for name, make in _display_models().items():
+        setups[f"GraphView: {name}"] = view_setup(make)
+        setups[f"vg.show: {name}"] = show_setup(make)
+    return setups
+
+
+B9_FRAMES = 120
+
+
+class _Chromium:
+    """Debian's Chromium driven by Playwright, started once for B9 and closed by its teardown."""
+    playwright = browser = None
+
+    @classmethod
+    def page(cls):
+        executable = "/usr/bin/chromium"
+        if not os.path.exists(executable):
+            raise Skipped(f"no Chromium at {executable}")
+        try:
+            from playwright.sync_api import sync_playwright
+        except ImportError:
+            raise Skipped("Playwright is not installed (pip install -e '.[dev]')") from None
+        if cls.browser is None:
+            cls.playwright = sync_playwright().start()
+            cls.browser = cls.playwright.chromium.launch(executable_path=executable, args=[
+                "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--no-first-run"])
+        return cls.browser.new_page(viewport={"width": 1280, "height": 720})
+
+    @classmethod
+    def close(cls):
+        if cls.browser is not None:
+            cls.browser.close()
+            cls.playwright.stop()
+        cls.playwright = cls.browser = None
+
+
+def _chains(count=13, length=25):
+    """``count`` modules, each a chain of ``length`` (x @ w).tanh() * 1.01 steps: ~1,000 nodes in 13 groups."""
+    import vizgrad as vg
+
+    class Chain(vg.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = vg.nn.Parameter(vg.randn(8, 8) * 0.3)
+
+        def forward(self, x):
+            for _ in range(length):
+                x = (x @ self.w).tanh() * 1.01
+            return x
+
+    return vg.nn.Sequential(*[Chain() for _ in range(count)])
+
+
+def _report_of(blocks=None):
+    """A report page (file URI) and node count: Linear + Tanh blocks (about ``blocks * 4``
+    nodes), or with no ``blocks`` the ~1,000-node graph of :func:`_chains`."""
+    import vizgrad as vg
+    vg.manual_seed(0)
+    if blocks is None:
+        model = _chains()
+    else:
+        model = vg.nn.Sequential(*[layer for _ in range(blocks) for layer in (vg.nn.Linear(8, 8), vg.nn.Tanh())])
+    with vg.trace() as recording:
+        model(vg.randn(16, 8)).square().mean().backward()
+    path = os.path.join(tempfile.mkdtemp(prefix="vizgrad-b9-"), "graph.html")
+    recording.graph.to_html(path)
+    return Path(path).as_uri(), len(recording.graph.nodes)
+
+
+_FIRST_PAINT = "new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+
+
+def _paint_setup(blocks):
+    def setup():
+        uri, nodes = _report_of(blocks)
+        page = _Chromium.page()
+
+        def step():                                      # the page opens: data in, layout, first complete paint
+            page.goto(uri, wait_until="commit")
+            page.wait_for_selector("#vizgrad-report[data-ready], #vizgrad-report[data-error]", timeout=60_000)
+            error = page.get_attribute("#vizgrad-report", "data-error")
+            if error:
+                raise RuntimeError(f"the report could not draw its graph: {error}")
+            page.evaluate(_FIRST_PAINT)
+            return float(nodes)
+        return step
+    return setup
+
+
+@benchmark("B9", "graph_paint_1000", "ms", 1e3, references=(), teardown=_Chromium.close, target=1000)
+def graph_paint_1000():
+    """In Chromium: a 1,000-node graph's page, from the data arriving to the first complete paint."""
+    return {"report (Chromium, Playwright)": _paint_setup(250)}
+
+
+@benchmark("B9L", "graph_paint_5000", "ms", 1e3, references=(), teardown=_Chromium.close, target=3000)
+def graph_paint_5000():
+    """In Chromium: a 5,000-node graph's page, from the data arriving to the first complete paint."""
+    return {"report (Chromium, Playwright)": _paint_setup(1250)}
+
+
+# Pans (drags) or zooms (wheel) the drawn graph once per animation frame, as a person would.
+_PAN_ZOOM = """async ([frames, zoom]) => {
+  const svg = document.querySelector("svg.vg-graph");
+  const box = svg.getBoundingClientRect();
+  const at = (i) => ({ clientX: box.left + box.width / 2 + 200 * Math.sin(i / 15), clientY: box.top + box.height / 2 + 120 * Math.cos(i / 19) });
+  const frame = () => new Promise((done) => requestAnimationFrame(done));
+  for (let i = 0; i < frames; i++) {
+    if (zoom) svg.dispatchEvent(new WheelEvent("wheel", { ...at(i), deltaY: i % 60 < 30 ? 30 : -30, bubbles: true, cancelable: true }));
+    else svg.dispatchEvent(new PointerEvent("pointermove", { ...at(i), pointerId: 1, buttons: 1, bubbles: true }));
+    await frame();
+  }
+}"""
+
+
+@benchmark("B9F", "graph_pan_zoom_1000", "ms/frame", 1e3 / B9_FRAMES, references=(), teardown=_Chromium.close,
+           target=1000 / 60)
+def graph_pan_zoom():
+    """In Chromium: frame time while panning and zooming a 1,000-node graph drawn whole (60 fps = 16.7 ms)."""
+    def setup(zoom):
+        uri, nodes = _report_of()
+        page = _Chromium.page()
+        page.goto(uri)
+        page.wait_for_selector("#vizgrad-report[data-ready]", timeout=60_000)
+        drawing = "svg.vg-graph > g"                     # each new drawing has a new id
+        while page.locator("g.vg-group").count():        # open every group (a folded run first): all nodes drawn
+            before = page.get_attribute(drawing, "id")
+            page.locator("g.vg-group").first.dispatch_event("pointerdown", {"button": 0})
+            page.locator("g.vg-group").first.dispatch_event("pointerup", {"button": 0})
+            page.wait_for_function("([selector, before]) => document.querySelector(selector)?.id !== before",
+                                   arg=[drawing, before], timeout=60_000)
+        drawn = page.locator("g.vg-node").count()
+        if drawn < 900:
+            raise RuntimeError(f"only {drawn} nodes drawn")
+        box = page.locator("svg.vg-graph").bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.get_by_role("button", name="zoom in").click()   # part of the graph in view, its labels readable
+        page.get_by_role("button", name="zoom in").click()
+
+        def step():
+            if not zoom:
+                page.mouse.down()                        # a real press: the moves that follow drag
+            page.evaluate(_PAN_ZOOM, [B9_FRAMES, zoom])
+            if not zoom:
+                page.mouse.up()
+            return float(nodes)
+        return step
+    return {"pan (drag)": lambda: setup(False), "zoom (wheel)": lambda: setup(True)}
+
+
 # --- measuring (in the worker process) -----------------------------------------
 @dataclass
 class Result:

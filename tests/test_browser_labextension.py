@@ -22,6 +22,7 @@ import nbformat
 import pytest
 
 import chromium
+import graph_models
 import vizgrad as vg
 from lab_server import KERNEL_DISPLAY_NAME, running_jupyterlab
 from vizgrad import nn
@@ -48,13 +49,24 @@ def saved_graph():
     return recording.graph
 
 
+def transformer_output():
+    """The 4-block transformer's graph output, with the Graph JSON groups (tests/graph_models.py)."""
+    model, graph = graph_models.traced("transformer")
+    data, metadata = graph._repr_mimebundle_()
+    data[MIME] = graph_models.with_groups(model, graph)
+    return data, metadata
+
+
 def saved_notebook(graph):
     """A notebook as a teacher would hand it out: run, saved, its output kept."""
     data, metadata = graph._repr_mimebundle_()
+    transformer, transformer_metadata = transformer_output()
     cells = [
         nbformat.v4.new_markdown_cell("# A saved vizgrad graph"),
         nbformat.v4.new_code_cell("vg.show(recording)", execution_count=1, outputs=[
             nbformat.v4.new_output("display_data", data=data, metadata=metadata)]),
+        nbformat.v4.new_code_cell("vg.show(transformer_step)", execution_count=2, outputs=[
+            nbformat.v4.new_output("display_data", data=transformer, metadata=transformer_metadata)]),
     ]
     cells += [nbformat.v4.new_markdown_cell(f"Paragraph {i}: " + "text to scroll past. " * 30) for i in range(FILLER_CELLS)]
     notebook = nbformat.v4.new_notebook(cells=cells, metadata={
@@ -184,6 +196,41 @@ def test_a_saved_graph_output_is_interactive_with_no_kernel(page, lab, graph):
     assert lab.request("api/kernels") == []
 
 
+def test_a_saved_transformer_output_opens_by_group_replays_and_searches_with_no_kernel(page, lab):
+    open_notebook(page, lab, "saved.ipynb")
+    output = page.locator(f"{ACTIVE_NOTEBOOK} {OUTPUT}").nth(1)
+    output.scroll_into_view_if_needed()
+    output.locator(DRAWN).wait_for(timeout=60_000)
+    groups = output.locator("svg g.vg-group").evaluate_all("boxes => boxes.map((b) => b.dataset.group)")
+    assert groups == ["embed", "blocks", "head"]               # 140 nodes: grouped by default
+
+    def redrawn(action):
+        before = output.locator("svg.vg-graph > g").get_attribute("id")
+        action()
+        page.wait_for_function("([el, before]) => el.querySelector('svg.vg-graph > g')?.id !== before",
+                               arg=[output.element_handle(), before], timeout=30_000)
+
+    redrawn(lambda: output.locator('g.vg-group[data-group="blocks"]').click())
+    assert output.locator("svg g.vg-group text", has_text="Block ×4").count() == 1
+    assert output.locator('[data-testid="vg-crumb"]').all_inner_texts() == ["graph", "Sequential"]
+    # the replay lights the folded blocks' box while backward is inside them
+    slider = output.locator('[data-testid="vg-step-slider"]')
+    slider.fill("40")
+    output.locator("svg g.vg-group.vg-active").wait_for()
+    assert "Block ×4" in output.locator("svg g.vg-group.vg-active").text_content()
+    screenshot(page, "transformer-output-blocks.png")
+
+    output.locator('[data-testid="vg-search"]').fill("softmax")
+    result = output.locator('[data-testid="vg-search-result"]').first
+    target = result.get_attribute("data-node-id")
+    redrawn(lambda: result.click())
+    found = output.locator(f'svg g.vg-node[data-node-id="{target}"]')
+    assert "vg-selected" in found.get_attribute("class")
+    output.locator(f'[data-testid="vg-inspector"][data-node-id="{target}"]').wait_for()
+    screenshot(page, "transformer-output-search.png")
+    assert lab.request("api/kernels") == []
+
+
 def test_open_in_vizgrad_panel_keeps_the_graph_in_view(page, lab, graph):
     open_notebook(page, lab, "saved.ipynb")
     output = page.locator(f"{ACTIVE_NOTEBOOK} {OUTPUT}").first
@@ -250,7 +297,7 @@ def test_the_pinned_panel_follows_the_latest_graph_output(page, lab):
     assert "Exp" in ops and "Tanh" not in ops
 
 
-def test_the_panel_comes_back_after_a_reload(page, lab, graph):
+def test_the_panel_comes_back_after_a_reload(page, lab):
     open_notebook(page, lab, "saved.ipynb", workspace="reload")   # nothing restored from the other tests
     page.locator(f"{ACTIVE_NOTEBOOK} {OUTPUT}").first.locator(DRAWN).wait_for(timeout=60_000)
     # JupyterLab saves the layout to the server's workspace shortly after it changes
@@ -265,7 +312,9 @@ def test_the_panel_comes_back_after_a_reload(page, lab, graph):
     assert panel.is_visible()
     assert panel.get_attribute("data-pinned") == "true"
     assert panel.locator('[data-testid="vg-lab-panel-source"]').inner_text() == "following saved.ipynb"
-    assert sorted(node_ids(panel)) == sorted(node.id for node in graph.nodes)
+    # the notebook's latest graph output: the transformer, grouped by module
+    groups = panel.locator("svg g.vg-group").evaluate_all("boxes => boxes.map((box) => box.dataset.group)")
+    assert groups == ["embed", "blocks", "head"]
     screenshot(page, "panel-after-reload.png")
 
 

@@ -171,8 +171,9 @@ def _wait_for_all_cells(page, lab):
 
 def _time_the_drawing(page, index):
     """Before the cells run: watch cell ``index`` and note when its GraphView's root
-    appears (the widget's render has started) and when its SVG has all the graph's
-    nodes, plus two animation frames so that they were painted."""
+    appears (the widget's render has started) and when its SVG shows all the graph's
+    nodes (drawn, or inside a collapsed group's box: its data-size), plus two animation
+    frames so that they were painted."""
     page.evaluate(
         """([index, root, count]) => {
             const timing = window.__vgLayoutTiming = {};
@@ -181,7 +182,8 @@ def _time_the_drawing(page, index):
                 const view = cell && cell.querySelector(root);
                 if (!view) return;
                 timing.rendering ??= performance.now();
-                if (view.querySelectorAll('svg g.node').length >= count) {
+                const shown = [...view.querySelectorAll('svg g.node')].reduce((sum, node) => sum + Number(node.dataset.size ?? 1), 0);
+                if (shown >= count) {
                     timing.nodesDrawn = performance.now();
                     observer.disconnect();
                     requestAnimationFrame(() => requestAnimationFrame(() => { timing.painted = performance.now(); }));
@@ -565,14 +567,35 @@ def test_a_300_node_graph_lays_out_and_draws_quickly(notebook):
     view = notebook.widget("big_graph", "vg-graph-widget")
     _wait_until_drawn(view)
     notebook.screenshot("big_graph")
-    drawn = view.locator("svg g.node").count()
-    assert drawn == BIG_GRAPH_NODES, f"the GraphView drew {drawn} of the graph's {BIG_GRAPH_NODES} nodes"
+    # 300 loose nodes start as chunks of consecutive nodes (src/graph-dot.js): every node is in one box
+    sizes = view.locator("svg g.vg-group").evaluate_all("boxes => boxes.map((box) => Number(box.dataset.size))")
+    assert len(sizes) == 5 and sum(sizes) + view.locator("svg g.vg-node").count() == BIG_GRAPH_NODES
     notebook.page.wait_for_function("() => window.__vgLayoutTiming.painted !== undefined", timeout=10_000)
     timing = notebook.page.evaluate("() => window.__vgLayoutTiming")
     seconds = (timing["painted"] - timing["rendering"]) / 1000
     print(f"\na {BIG_GRAPH_NODES}-node graph: laid out and drawn in {seconds:.3f} s (from the GraphView's render "
           f"to its nodes painted; the issue asks for under 1 s, the test allows {LAYOUT_BOUND_S:.0f} s)")
     assert seconds < LAYOUT_BOUND_S
+
+    # a click opens a chunk (Python hears of it through the collapsed trait), search finds a node in another
+    drawing = view.locator("svg.vg-graph > g")
+    before = drawing.get_attribute("id")
+    view.locator('g.vg-group[data-group="chunk:0"]').click()
+    notebook.page.wait_for_function("([el, before]) => el.querySelector('svg.vg-graph > g')?.id !== before",
+                                    arg=[view.element_handle(), before], timeout=30_000)
+    assert view.locator('g.cluster[data-group="chunk:0"]').count() == 1
+    assert view.locator('[data-testid="vg-crumb"]').all_inner_texts()[:1] == ["graph"]
+    view.locator('[data-testid="vg-search"]').fill("n250")
+    before = drawing.get_attribute("id")
+    view.locator('[data-testid="vg-search-result"]').first.click()
+    notebook.page.wait_for_function("([el, before]) => el.querySelector('svg.vg-graph > g')?.id !== before",
+                                    arg=[view.element_handle(), before], timeout=30_000)
+    found = view.locator('g.vg-node[data-node-id="n250"]')
+    found.wait_for(timeout=10_000)
+    assert "vg-selected" in found.get_attribute("class")
+    notebook.page.wait_for_function("el => el.querySelector('[data-testid=\"vg-inspector\"]')?.dataset.nodeId === 'n250'",
+                                    arg=view.element_handle(), timeout=10_000)
+    notebook.screenshot("big_graph", "big_graph_search")
     notebook.assert_no_problems()
 
 

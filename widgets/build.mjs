@@ -7,8 +7,11 @@
 //   `initialize`), plus src/widgets/widgets.css -> widgets.css, the styles every widget
 //   shares. A widget module that imports CSS of its own also gets <name>-widget.css.
 //
-// Everything is inlined: Graphviz's WebAssembly comes embedded in @viz-js/viz, and no
-// bundle fetches anything from the network.
+// Graphviz lays graphs out in a Web Worker: src/layout-worker.js is bundled first (Graphviz's
+// WebAssembly comes embedded in @viz-js/viz) and written as a string into
+// src/generated/layout-worker-source.js (build output), which src/layout.js starts from a
+// Blob. The JupyterLab extension's build (`jupyter-builder`, run after this script) picks
+// the same file up. Everything is inlined: no bundle fetches anything from the network.
 import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -58,6 +61,13 @@ async function widgetEntries() {
   return Object.fromEntries(names.filter((name) => name.endsWith("-widget.js")).sort()
     .map((name) => [name.slice(0, -".js".length), join(widgetSources, name)]));
 }
+
+// the layout worker, as a string the pages start from a Blob
+const generatedDir = join(here, "src", "generated");
+await mkdir(generatedDir, { recursive: true });
+const worker = await esbuild.build({ ...common, entryPoints: [join(here, "src", "layout-worker.js")], format: "iife" });
+await writeFile(join(generatedDir, "layout-worker-source.js"),
+  `// Build output of build.mjs: the bundled src/layout-worker.js.\nexport const WORKER_SOURCE = ${JSON.stringify(worker.outputFiles[0].text)};\n`);
 
 await mkdir(reportDir, { recursive: true });
 await writeOutputs(await esbuild.build({

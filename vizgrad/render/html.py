@@ -3,8 +3,8 @@
 One file holds everything: the styles and the script inline (the bundle that
 ``make build`` writes to ``vizgrad/render/static/``, Graphviz compiled to WebAssembly
 included), and the data as JSON in ``<script type="application/json">``. The browser
-lays the graph out, so neither a server, nor a Graphviz install, nor the network is
-needed; the page's Content-Security-Policy forbids every network request.
+lays the graph out (in a worker started from the page's own script), so neither a
+server, nor a Graphviz install, nor the network is needed; the page's Content-Security-Policy forbids every network request.
 
 User strings (tensor, module and file names) reach the page only as JSON, with
 ``<``, ``>``, ``&`` and the line separators U+2028/U+2029 escaped, and the script
@@ -29,9 +29,10 @@ import zlib
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 BUNDLE = ("report.js", "report.css")
 REPORT_SCHEMA = "vizgrad.report"
-# No network at all; 'wasm-unsafe-eval' lets Graphviz's WebAssembly compile.
+# No network at all; 'wasm-unsafe-eval' lets Graphviz's WebAssembly compile, and the layout
+# runs in a worker started from a Blob of the page's own script (worker-src blob:).
 CONTENT_SECURITY_POLICY = ("default-src 'none'; script-src 'unsafe-inline' 'wasm-unsafe-eval'; "
-                           "style-src 'unsafe-inline'; img-src data:")
+                           "worker-src blob:; style-src 'unsafe-inline'; img-src data:")
 CLASS_COLOURS = ((0x4c, 0x72, 0xb0), (0xdd, 0x84, 0x52))   # the report's first two series colours
 
 _TEMPLATE = """<!DOCTYPE html>

@@ -7,9 +7,10 @@ One output carries several representations; each front end draws the best it can
   DOT layout source in the output's metadata under the same key (``{"dot": ...,
   "vizgrad": version}``). vizgrad's JupyterLab extension draws it interactively (pan, zoom,
   node details, backward replay) from the saved notebook, with no kernel running.
-- ``image/svg+xml``: the graph laid out by Graphviz (``pip install 'vizgrad[svg]'``), a
-  picture for front ends without the extension; without Graphviz, ``text/html``: the
-  self-contained interactive page in a sandboxed frame.
+- ``image/svg+xml``: a static summary for front ends without the extension
+  (:func:`vizgrad.render.svg.summary_svg`), drawn without any layout engine: displaying a
+  graph never runs Graphviz in the kernel, so it returns at once at any size (the
+  interactive views lay graphs out in the browser, in a worker).
 - ``text/plain``: the graph's repr.
 """
 
@@ -27,18 +28,10 @@ def mimebundle(graph, **dot_options):
     :func:`vizgrad.render.dot.to_dot` (``collapse``, ``max_nodes``, ``rankdir``, ...)."""
     from .. import __version__
     from .dot import to_dot
-    from .html import to_html_fragment
-    from .svg import LayoutUnavailable, layout_svg
+    from .svg import summary_svg
 
     dot = to_dot(graph, **dot_options)
-    data = {MIME_TYPE: json.loads(graph.to_json()), "text/plain": repr(graph)}
-    try:
-        svg = layout_svg(dot)
-        data["image/svg+xml"] = svg[svg.find("<svg"):]
-    except LayoutUnavailable:
-        fragment = to_html_fragment(graph, **dot_options)
-        if fragment is not None:
-            data["text/html"] = fragment
+    data = {MIME_TYPE: json.loads(graph.to_json()), "text/plain": repr(graph), "image/svg+xml": summary_svg(graph)}
     return data, {MIME_TYPE: {"dot": dot, "vizgrad": __version__}}
 
 
@@ -75,7 +68,9 @@ def show(obj, **dot_options):
             :func:`vizgrad.graph`, with the backward pass that ran, its nodes named after the
             caller's variables), a ``vizgrad.trace()`` block or a Recorder.
         dot_options: passed to :func:`vizgrad.render.dot.to_dot` (``collapse``,
-            ``max_nodes``, ``show_grads``, ``rankdir``, ``title``, ``collapse_above``).
+            ``max_nodes``, ``show_grads``, ``rankdir``, ``title``, ``collapse_above``) for the DOT kept in the output's metadata and
+            for the page written outside notebooks; the notebook's interactive view lays the
+            graph out itself (grouped by module above 40 nodes, opened by clicking).
 
     Returns:
         None in a notebook; elsewhere the path of the page written.

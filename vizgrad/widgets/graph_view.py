@@ -27,7 +27,6 @@ forward/backward iteration, the latest shown), ``GraphView(trace)`` (follows a
 most ``max_rate`` times per second.
 """
 
-import html
 import sys
 
 import traitlets
@@ -269,18 +268,9 @@ class GraphView(VizgradWidget):
         return f"<GraphView: {graph!r}>"
 
     def _fallback_svg(self):
-        from ..render.svg import LayoutUnavailable, layout_svg
-        try:
-            return layout_svg(self.dot)
-        except LayoutUnavailable:
-            return None
-
-    def _fallback_html(self):
-        from ..render.html import to_html_fragment
-        fragment = to_html_fragment(self.current_graph, max_nodes=self.max_nodes)
-        if fragment is not None:
-            return fragment
-        return f"<pre>{html.escape(self._fallback_text())}</pre>"
+        """The static summary (no Graphviz in the kernel: displaying never waits on a layout)."""
+        from ..render.svg import summary_svg
+        return summary_svg(self.current_graph, title="GraphView")
 
 
 def module_names(graph):

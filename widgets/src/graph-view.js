@@ -1,13 +1,12 @@
-// The interactive graph: lays a Graph JSON's DOT source out with Graphviz (compiled to
-// WebAssembly), then adds pan (drag), zoom (wheel, buttons, keys, fit), a hover
-// tooltip, click-to-select and the backward replay highlight (setActiveStep). The
-// gradient legend that vizgrad.render.dot draws beside the graph becomes a compact
-// colour bar in the view's corner, so the graph gets the whole stage.
+// The interactive graph: attaches pan (drag), zoom (wheel, buttons, keys, fit, fit to the
+// selection), a hover tooltip, click-to-select, semantic zoom (labels too small to read
+// give way to the node shapes, and come back on zoom), a minimap once the view shows part
+// of the graph, and the backward replay highlight (setActiveStep, which also lights a
+// collapsed group while any node inside it is visited) to the SVG that Graphviz made from
+// src/graph-dot.js's DOT (src/graph-explorer.js lays it out in a worker).
 //
 // Every listener sits on the view's own elements and every function that attaches
 // listeners returns its cleanup; view.destroy() runs them all and removes the view.
-
-import { instance } from "@viz-js/viz";
 
 import { h, listen } from "./dom.js";
 import { nodeCard } from "./node-card.js";
@@ -17,45 +16,40 @@ const DRAG_THRESHOLD = 4; // pixels a press may move and still count as a click
 const MAX_ZOOM_IN = 20;
 const MAX_ZOOM_OUT = 3;
 const MAX_FIT_SCALE = 1.6; // screen pixels per layout point when a small graph is fitted
-
-let graphvizInstance = null;
-
-/** Graphviz, started once per page (compiling the WebAssembly takes a moment). */
-export function graphviz() {
-  graphvizInstance ??= instance();
-  return graphvizInstance;
-}
+const READABLE_PX = 9; // node labels (LABEL_PT in the layout) smaller than this on screen become glyphs
+const LABEL_PT = 12; // graph-dot.js's node font size; edge labels are 10
+const MINIMAP_WIDTH = 150;
+const MINIMAP_HEIGHT = 160;
+const LAYER_SCALE_LIMIT = 1.25; // a painted layer scaled more than this is painted afresh...
+const LAYER_SHIFT_LIMIT = 0.3; // ...and one moved by more than this part of the view
+let viewCount = 0;
 
 /**
- * Render ``graph`` (Graph JSON) laid out from ``dot`` into ``container``.
+ * Attach the interactions to an SVG that Graphviz made from ``drawing.dot``.
  * @param {HTMLElement} container
- * @param {{graph: object, dot: string}} data
- * @param {{onSelect?: (node: object|null) => void, onModule?: (module: object) => void}} options
- *   onSelect: called when the selection changes; onModule: called on a click on a module
- *   (see moduleAt), which then selects nothing
- * @returns {Promise<GraphView>}
- */
-export async function renderGraph(container, { graph, dot }, options = {}) {
-  const viz = await graphviz();
-  return mountGraph(container, graph, viz.renderSVGElement(dot), options);
-}
-
-/**
- * Attach the interactions to an SVG that Graphviz made from the graph's DOT.
+ * @param {object} graph Graph JSON
+ * @param {SVGSVGElement} svg
+ * @param {{items: Map, itemOfNode: Map, clusters: Map, tree: object}} drawing what src/graph-dot.js's graphDot drew
+ * @param {{onSelect?: (node: object|null) => void, onGroup?: (key: string, action: "open"|"close") => void}} options
+ *   onSelect: called when the selection changes; onGroup: a click on a collapsed group's box ("open")
+ *   or on an open group's frame ("close")
  * @typedef {{svg: SVGSVGElement, stage: HTMLElement, setActiveStep: (step: number) => void,
  *   select: (id: string|null) => void, zoomIn: () => void, zoomOut: () => void, fit: () => void,
- *   destroy: () => void}} GraphView
+ *   fitTo: (id: string) => void, destroy: () => void}} GraphView
  */
-export function mountGraph(container, graph, svg, { onSelect = () => {}, onModule = null } = {}) {
+export function mountGraph(container, graph, svg, drawing, { onSelect = () => {}, onGroup = null } = {}) {
   const nodes = new Map(graph.nodes.map((node) => [node.id, node]));
-  const legend = takeLegend(svg);
-  const { nodeElements, edgeElements } = prepareSvg(svg, nodes);
+  const { nodeElements, groupElements, edgeElements } = prepareSvg(svg, nodes, drawing);
+  const nodesWere = nodes.size;
   const tooltip = h("div", { class: "vg-tooltip", role: "tooltip", hidden: true });
-  const stage = h("div", { class: "vg-graph-stage", tabindex: "0", "aria-label": "computation graph" },
-    [svg, legend.entries.length ? legendBar(legend) : null, tooltip]);
+  const minimap = h("canvas", { class: "vg-minimap", width: MINIMAP_WIDTH, height: 10, hidden: true, "aria-label": "overview: click to move there", "data-testid": "vg-minimap" });
+  const stage = h("div", { class: "vg-graph-stage", tabindex: "0", "aria-label": "computation graph" }, [svg, minimap, tooltip]);
   container.append(stage);
 
-  const viewport = createViewport(svg, contentBox(svg));
+  let overview = null;
+  const viewport = createViewport(svg, contentBox(svg), () => overview?.update());
+  overview = createMinimap(minimap, svg, viewport);
+  overview.viewport = viewport;
   let selected = null;
 
   function select(id) {
@@ -67,40 +61,86 @@ export function mountGraph(container, graph, svg, { onSelect = () => {}, onModul
     onSelect(selected === null ? null : nodes.get(selected));
   }
 
-  // a click on a collapsed module or on a module's cluster label goes to onModule (when given)
+  // a click on a collapsed group opens it, on an open group's frame closes it (when onGroup is given)
   const click = (target) => {
-    const module = onModule ? moduleAt(target) : null;
-    if (module) onModule(module);
+    const group = onGroup ? groupAt(target) : null;
+    if (group) onGroup(group.key, group.action);
     else select(nodeIdAt(target));
   };
   const cleanups = [
     attachPanZoom(svg, viewport, click),
-    attachTooltip(stage, svg, tooltip, nodes),
+    attachTooltip(stage, svg, tooltip, nodes, drawing),
     attachZoomKeys(stage, viewport),
+    attachMinimap(minimap, overview),
+    () => viewport.cancel(),
   ];
+  overview.update();
+
+  let shownStep;
+
+  /** The element drawing node ``id``: its own, or the collapsed group's box that holds it. */
+  const elementOf = (id) => nodeElements.get(id) ?? groupElements.get(drawing.itemOfNode.get(id)) ?? null;
 
   return {
     svg,
     stage,
-    /** Highlight the node visited at backward step ``step`` (-1: none), mark the ones before. */
+    /**
+     * Highlight the node visited at backward step ``step`` (-1: none), mark the ones before.
+     * A collapsed group is active while any node inside it is, visited once all are.
+     */
     setActiveStep(step) {
-      let activeId = null;
+      const state = (indices) => {
+        const visited = indices.filter((index) => index !== null && index !== undefined);
+        if (!visited.length) return null;
+        if (visited.includes(step)) return "active";
+        return visited.every((index) => index < step) ? "visited" : visited.some((index) => index < step) ? "active-partly" : "pending";
+      };
+      let activeItem = null;
+      const mark = (element, itemState) => {
+        element.classList.toggle("vg-active", itemState === "active");
+        element.classList.toggle("vg-visited", itemState === "visited" || itemState === "active-partly");
+        element.classList.toggle("vg-pending", itemState === "pending");
+      };
       for (const [id, element] of nodeElements) {
-        const index = nodes.get(id).backward_index;
-        const visitedByBackward = index !== null && index !== undefined;
-        element.classList.toggle("vg-active", visitedByBackward && index === step);
-        element.classList.toggle("vg-visited", visitedByBackward && index < step);
-        element.classList.toggle("vg-pending", visitedByBackward && index > step);
-        if (visitedByBackward && index === step) activeId = id;
+        const itemState = state([nodes.get(id).backward_index]);
+        mark(element, itemState);
+        if (itemState === "active") activeItem = id;
+      }
+      for (const [id, element] of groupElements) {
+        const itemState = state(drawing.items.get(id).nodes.map((member) => nodes.get(member).backward_index));
+        mark(element, itemState);
+        if (itemState === "active") activeItem = id;
       }
       for (const edge of edgeElements) {
-        edge.classList.toggle("vg-flow", activeId !== null && edge.dataset.target === activeId);
+        edge.classList.toggle("vg-flow", activeItem !== null && edge.dataset.target === activeItem);
+      }
+      // the replay never leaves the view: as the step moves, an active node outside it is brought to the centre
+      const moved = shownStep !== undefined && step !== shownStep;
+      shownStep = step;
+      const activeElement = activeItem === null || !moved ? null : nodeElements.get(activeItem) ?? groupElements.get(activeItem);
+      if (activeElement) {
+        const target = boxIn(svg, activeElement);
+        const view = viewport.box;
+        const inside = target.x >= view.x && target.y >= view.y && target.x + target.width <= view.x + view.width
+          && target.y + target.height <= view.y + view.height;
+        if (!inside) viewport.centre(target.x + target.width / 2, target.y + target.height / 2);
       }
     },
     select,
+    /** New data for the same drawing (a graph whose DOT did not change: values, gradients). */
+    setGraph(next) {
+      nodes.clear();
+      for (const node of next.nodes) nodes.set(node.id, node);
+      return nodes.size === nodesWere;
+    },
     zoomIn: () => viewport.zoom(1.25),
     zoomOut: () => viewport.zoom(0.8),
     fit: () => viewport.fit(),
+    /** Zoom to node ``id`` (or the group box that holds it), at a readable size at least. */
+    fitTo(id) {
+      const element = elementOf(id);
+      if (element) viewport.show(boxIn(svg, element));
+    },
     destroy() {
       for (const cleanup of cleanups) cleanup();
       stage.remove();
@@ -108,20 +148,28 @@ export function mountGraph(container, graph, svg, { onSelect = () => {}, onModul
   };
 }
 
+/** An element's bounding box in the SVG's user units. */
+function boxIn(svg, element) {
+  const box = element.getBBox();
+  const matrix = svg.querySelector(":scope > g")?.transform.baseVal.consolidate()?.matrix;
+  if (!matrix) return { x: box.x, y: box.y, width: box.width, height: box.height };
+  const a = new DOMPoint(box.x, box.y).matrixTransform(matrix);
+  const b = new DOMPoint(box.x + box.width, box.y + box.height).matrixTransform(matrix);
+  return { x: Math.min(a.x, b.x), y: Math.min(a.y, b.y), width: Math.abs(b.x - a.x), height: Math.abs(b.y - a.y) };
+}
+
 /** The graph node id under an event target, or null. */
 function nodeIdAt(target) {
   return target?.closest?.("g.vg-node")?.dataset.nodeId ?? null;
 }
 
-/**
- * The module under an event target: {kind: "node", key} for a collapsed module (key is its
- * DOT id, "m_..."), {kind: "cluster", name} for a module's cluster; null otherwise.
- */
-function moduleAt(target) {
-  const node = target?.closest?.("g.vg-module");
-  if (node) return { kind: "node", key: node.dataset.moduleNode };
+/** The group under an event target: {key, action: "open"} for a collapsed group's box,
+ * {key, action: "close"} for an open group's frame; null otherwise. */
+function groupAt(target) {
+  const box = target?.closest?.("g.vg-group");
+  if (box) return { key: box.dataset.group, action: "open" };
   const cluster = target?.closest?.("g.cluster");
-  if (cluster?.dataset.module) return { kind: "cluster", name: cluster.dataset.module };
+  if (cluster?.dataset.group) return { key: cluster.dataset.group, action: "close" };
   return null;
 }
 
@@ -134,82 +182,44 @@ function takeTitle(element) {
 }
 
 /**
- * Remove the gradient legend (the cluster "cluster_legend" and its legend_* nodes) from
- * Graphviz's output; returns its title and entries ({label, fill, stroke}) in order.
- */
-function takeLegend(svg) {
-  const legend = { title: "", entries: [] };
-  for (const element of svg.querySelectorAll("g.cluster")) {
-    if (element.querySelector(":scope > title")?.textContent === "cluster_legend") {
-      legend.title = element.querySelector("text")?.textContent ?? "";
-      element.remove();
-    }
-  }
-  for (const element of svg.querySelectorAll("g.node, g.edge")) {
-    const key = element.querySelector(":scope > title")?.textContent ?? "";
-    if (!key.startsWith("legend_")) continue;
-    if (element.classList.contains("node")) {
-      const shape = element.querySelector("polygon, path, ellipse");
-      legend.entries.push({
-        label: [...element.querySelectorAll("text")].map((text) => text.textContent).join(" "),
-        fill: shape?.getAttribute("fill") ?? "none",
-        stroke: shape?.getAttribute("stroke") ?? "none",
-      });
-    }
-    element.remove();
-  }
-  return legend;
-}
-
-/** The legend as a colour bar: smallest to largest gradient, then the NaN/inf mark. */
-function legendBar({ title, entries }) {
-  const scale = entries.filter((entry) => entry.fill !== "none");
-  const alarm = entries.filter((entry) => entry.fill === "none");
-  return h("div", { class: "vg-graph-legend", "aria-label": title }, [
-    h("div", { class: "vg-graph-legend-title" }, title),
-    h("div", { class: "vg-graph-legend-row" }, [
-      h("span", {}, scale[0]?.label ?? ""),
-      h("span", { class: "vg-graph-legend-bar" }, scale.map((entry) =>
-        h("span", { style: `background:${safeColour(entry.fill)}`, title: entry.label }))),
-      h("span", {}, scale.at(-1)?.label ?? ""),
-      ...alarm.map((entry) => h("span", { class: "vg-graph-legend-alarm", style: `border-color:${safeColour(entry.stroke)};color:${safeColour(entry.stroke)}` }, entry.label)),
-    ]),
-  ]);
-}
-
-/** A colour attribute as Graphviz writes it (#rrggbb or a name); anything else is dropped. */
-function safeColour(value) {
-  return /^(#[0-9a-f]{3,8}|[a-z]+)$/i.test(value) ? value : "transparent";
-}
-
-/**
  * Tag Graphviz's output with what the views need: graph nodes get data-node-id and
- * classes vg-node and vg-kind-<kind>; collapsed modules vg-module and data-module-node
- * (their DOT id); module clusters data-module (the module's name); edges data-source
- * and data-target.
+ * classes vg-node and vg-kind-<kind>; collapsed groups vg-group, data-group (the group's
+ * key), data-size (how many graph nodes it holds) and data-module (the same, for modules); open groups' clusters data-group and
+ * data-module; edges data-source and data-target (DOT ids: a node's id or a group box's).
  */
-function prepareSvg(svg, nodes) {
+function prepareSvg(svg, nodes, drawing) {
   svg.removeAttribute("width");
   svg.removeAttribute("height");
   svg.setAttribute("preserveAspectRatio", "xMidYMid meet");
   svg.classList.add("vg-graph");
+  const content = svg.querySelector(":scope > g");
+  content?.setAttribute("id", `vg-graph-${viewCount++}`);
   svg.querySelector(":scope > g > title")?.remove();
   svg.querySelector(":scope > g > polygon")?.remove(); // the white page behind the graph
   const nodeElements = new Map();
+  const groupElements = new Map();
   for (const element of svg.querySelectorAll("g.node")) {
     const key = takeTitle(element);
-    if (nodes.has(key)) {
+    const item = drawing.items.get(key);
+    if (item?.kind === "node" && nodes.has(key)) {
       element.classList.add("vg-node", `vg-kind-${nodes.get(key).kind}`);
       element.dataset.nodeId = key;
       nodeElements.set(key, element);
-    } else if (key.startsWith("m_")) {
-      element.classList.add("vg-module");
-      element.dataset.moduleNode = key;
+    } else if (item?.kind === "group") {
+      const group = drawing.tree.groups.get(item.key);
+      element.classList.add("vg-group", `vg-group-${group.kind}`);
+      element.dataset.group = item.key;
+      element.dataset.itemId = key;
+      element.dataset.size = String(item.nodes.length); // the graph nodes the box stands for
+      if (group.kind === "module") element.dataset.module = item.key;
+      groupElements.set(key, element);
     }
   }
   for (const element of svg.querySelectorAll("g.cluster")) {
-    const key = takeTitle(element);
-    if (key.startsWith("cluster_")) element.dataset.module = key.slice("cluster_".length);
+    const key = drawing.clusters.get(takeTitle(element));
+    if (key === undefined) continue;
+    element.dataset.group = key;
+    if (drawing.tree.groups.get(key).kind === "module") element.dataset.module = key;
   }
   const edgeElements = [...svg.querySelectorAll("g.edge")];
   for (const element of edgeElements) {
@@ -227,7 +237,7 @@ function prepareSvg(svg, nodes) {
     }
   }
   for (const image of svg.querySelectorAll("image")) image.remove(); // nothing is fetched
-  return { nodeElements, edgeElements };
+  return { nodeElements, groupElements, edgeElements };
 }
 
 /**
@@ -247,38 +257,117 @@ function contentBox(svg) {
   return { x: Math.min(a.x, b.x), y: Math.min(a.y, b.y), width: Math.abs(b.x - a.x), height: Math.abs(b.y - a.y) };
 }
 
-/** Zooming and panning by rewriting the SVG's viewBox; ``content`` is what "fit" shows. */
-function createViewport(svg, content) {
+/**
+ * Zooming and panning by rewriting the SVG's viewBox (at most once per animation frame);
+ * ``content`` is what "fit" shows. Labels that would be drawn smaller than READABLE_PX
+ * give way to the shapes (class vg-glyphs) and return when zoomed in. ``onChange`` runs
+ * after each change (the minimap follows).
+ */
+function createViewport(svg, content, onChange = () => {}) {
   /** The fitted view: the content with a margin, small graphs not blown up past MAX_FIT_SCALE. */
-  function fitted() {
-    const margin = Math.max(content.width, content.height) * 0.03 + 4;
-    let width = content.width + 2 * margin;
-    let height = content.height + 2 * margin;
+  function fitted(target = content, maxScale = MAX_FIT_SCALE) {
+    const margin = Math.max(target.width, target.height) * 0.03 + 4;
+    let width = target.width + 2 * margin;
+    let height = target.height + 2 * margin;
     if (svg.clientWidth && svg.clientHeight) {
-      width = Math.max(width, svg.clientWidth / MAX_FIT_SCALE);
-      height = Math.max(height, svg.clientHeight / MAX_FIT_SCALE);
+      width = Math.max(width, svg.clientWidth / maxScale);
+      height = Math.max(height, svg.clientHeight / maxScale);
     }
-    return { x: content.x + content.width / 2 - width / 2, y: content.y + content.height / 2 - height / 2, width, height };
+    return { x: target.x + target.width / 2 - width / 2, y: target.y + target.height / 2 - height / 2, width, height };
   }
 
   const home = fitted();
-  let box = { ...home };
+  let box = start();
+  let frame = 0;
+  let committed = { ...box };
+  let layered = false;
   apply();
 
+  /** The first view: the fitted one when its labels are readable, else the top of the graph at a readable size. */
+  function start() {
+    if (!svg.clientWidth || !svg.clientHeight) return { ...home };
+    const fittedScale = Math.min(svg.clientWidth / home.width, svg.clientHeight / home.height);
+    if (LABEL_PT * fittedScale >= READABLE_PX) return { ...home };
+    const scale = (READABLE_PX * 1.4) / LABEL_PT;
+    const width = svg.clientWidth / scale;
+    const height = svg.clientHeight / scale;
+    const x = width >= home.width ? home.x + home.width / 2 - width / 2 : content.x + content.width / 2 - width / 2;
+    return { x, y: home.y, width, height };
+  }
+
+  /** Draw the graph at ``box``: the viewBox, the semantic zoom's classes, no layer transform. */
   function apply() {
+    cancelAnimationFrame(frame);
+    frame = 0;
     svg.setAttribute("viewBox", `${box.x} ${box.y} ${box.width} ${box.height}`);
+    svg.style.transform = "";
+    svg.classList.remove("vg-layered");
+    layered = false;
+    committed = { ...box };
+    const scale = pixelsPerUnit();
+    svg.classList.toggle("vg-glyphs", scale > 0 && LABEL_PT * scale < READABLE_PX);
+    svg.classList.toggle("vg-small-text", scale > 0 && (LABEL_PT - 2) * scale < READABLE_PX);
+    onChange();
+  }
+  function schedule() {
+    if (frame) return;
+    frame = requestAnimationFrame(() => {
+      frame = 0;
+      apply();
+    });
+  }
+
+  /**
+   * Show ``box`` by moving and scaling the drawing last painted (at ``committed``) as a
+   * layer: no repaint of the graph, so drags and wheel zooms keep the frame rate. The
+   * drawing is painted afresh (commit) when the drag ends, the pointer moves on, or the
+   * layer is scaled or moved past LAYER_SCALE_LIMIT or LAYER_SHIFT_LIMIT.
+   */
+  function showLayer() {
+    const width = svg.clientWidth;
+    const height = svg.clientHeight;
+    const was = Math.min(width / committed.width, height / committed.height);
+    const now = Math.min(width / box.width, height / box.height);
+    const k = now / was;
+    const x = (width - box.width * now) / 2 + (committed.x - box.x) * now - ((width - committed.width * was) / 2) * k;
+    const y = (height - box.height * now) / 2 + (committed.y - box.y) * now - ((height - committed.height * was) / 2) * k;
+    // past these the layer would blur or show too much of the unpainted margin: paint afresh
+    if (k > LAYER_SCALE_LIMIT || k < 1 / LAYER_SCALE_LIMIT || Math.abs(x) > width * LAYER_SHIFT_LIMIT
+      || Math.abs(y) > height * LAYER_SHIFT_LIMIT) {
+      apply();
+      return;
+    }
+    svg.style.transform = `translate(${x}px, ${y}px) scale(${k})`;
+    svg.classList.add("vg-layered");
+    layered = true;
+    onChange();
+  }
+
+  /** Screen pixels per layout unit (the viewBox is fitted into the element: "meet"). */
+  function pixelsPerUnit() {
+    if (!svg.clientWidth || !svg.clientHeight) return 0;
+    return Math.min(svg.clientWidth / box.width, svg.clientHeight / box.height);
   }
 
   /** A client (screen) point in the SVG's user units; the view's centre when unknown. */
   function toSvg(clientX, clientY) {
-    const matrix = svg.getScreenCTM();
-    if (!matrix || clientX === undefined) return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
-    return new DOMPoint(clientX, clientY).matrixTransform(matrix.inverse());
+    const rect = svg.parentElement.getBoundingClientRect(); // the stage: the svg's place before any layer transform
+    const scale = pixelsPerUnit();
+    if (!scale || clientX === undefined) return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+    // "meet" centres the viewBox in the element
+    const offsetX = (rect.width - box.width * scale) / 2;
+    const offsetY = (rect.height - box.height * scale) / 2;
+    return { x: box.x + (clientX - rect.left - offsetX) / scale, y: box.y + (clientY - rect.top - offsetY) / scale };
   }
 
   return {
-    /** Zoom by ``factor`` (> 1 zooms in) keeping the point under (clientX, clientY) still. */
-    zoom(factor, clientX, clientY) {
+    get box() { return box; },
+    get content() { return content; },
+    /**
+     * Zoom by ``factor`` (> 1 zooms in) keeping the point under (clientX, clientY) still;
+     * ``layer``: by moving the painted layer (a wheel turn), committed later.
+     */
+    zoom(factor, clientX, clientY, layer = false) {
       const width = Math.min(home.width * MAX_ZOOM_OUT, Math.max(home.width / MAX_ZOOM_IN, box.width / factor));
       const applied = box.width / width;
       const point = toSvg(clientX, clientY);
@@ -288,19 +377,118 @@ function createViewport(svg, content) {
         width,
         height: box.height / applied,
       };
+      if (layer) showLayer();
+      else schedule();
+    },
+    /** Move the picture by a drag of (dx, dy) screen pixels (as a layer: see commit). */
+    pan(dx, dy) {
+      const scale = pixelsPerUnit() || 1;
+      box = { ...box, x: box.x - dx / scale, y: box.y - dy / scale };
+      showLayer();
+    },
+    /** Paint the graph where the layer moved it (after a drag, once the pointer moves on after a wheel zoom). */
+    commit() {
+      if (!layered) return;
+      layered = false;
       apply();
     },
-    /** Move the picture by a drag of (dx, dy) screen pixels. */
-    pan(dx, dy) {
-      const pixelsPerUnit = svg.getScreenCTM()?.a || 1;
-      box = { ...box, x: box.x - dx / pixelsPerUnit, y: box.y - dy / pixelsPerUnit };
-      apply();
+    /** Centre the view on the point (x, y) in user units. */
+    centre(x, y) {
+      box = { ...box, x: x - box.width / 2, y: y - box.height / 2 };
+      schedule();
     },
     fit() {
       box = fitted();
       apply();
     },
+    /** Show ``target`` (a box in user units), with its labels readable. */
+    show(target) {
+      const readable = Math.max(MAX_FIT_SCALE * 0.75, (READABLE_PX / LABEL_PT) * 1.25);
+      box = fitted(target, readable);
+      const wanted = fitted(target, Infinity);
+      if (wanted.width > box.width) box = wanted; // a large selection: fit it whole
+      apply();
+    },
+    cancel() {
+      cancelAnimationFrame(frame);
+    },
   };
+}
+
+/**
+ * The minimap: the whole graph's boxes drawn once on a canvas, the visible part as a frame;
+ * shown only while the view shows part of the graph.
+ */
+function createMinimap(canvas, svg, viewport) {
+  let boxes = null;
+  let geometry = null;
+  const content = viewport.content;
+  function measure() {
+    const shapes = svg.querySelectorAll("g.node, g.cluster");
+    boxes = [...shapes].map((element) => [boxIn(svg, element), element.classList.contains("cluster")]);
+    // the graph's own proportions, within MINIMAP_WIDTH × MINIMAP_HEIGHT
+    const scale = Math.min(MINIMAP_WIDTH / content.width, MINIMAP_HEIGHT / content.height);
+    geometry = { scale };
+    canvas.width = Math.max(24, Math.ceil(content.width * scale));
+    canvas.height = Math.max(24, Math.ceil(content.height * scale));
+  }
+  function draw() {
+    const context = canvas.getContext("2d");
+    const { scale } = geometry;
+    context.clearRect(0, 0, canvas.width, canvas.height);
+    context.fillStyle = "rgba(255,255,255,0.92)";
+    context.fillRect(0, 0, canvas.width, canvas.height);
+    for (const [box, cluster] of boxes) {
+      const x = (box.x - content.x) * scale;
+      const y = (box.y - content.y) * scale;
+      if (cluster) {
+        context.strokeStyle = "#b0b8c1";
+        context.strokeRect(x, y, box.width * scale, box.height * scale);
+      } else {
+        context.fillStyle = "#7b8794";
+        context.fillRect(x, y, Math.max(1, box.width * scale), Math.max(1, box.height * scale));
+      }
+    }
+    const view = viewport.box;
+    context.strokeStyle = "#e8590c";
+    context.lineWidth = 2;
+    context.strokeRect((view.x - content.x) * scale, (view.y - content.y) * scale, view.width * scale, view.height * scale);
+  }
+  return {
+    update() {
+      const view = viewport.box;
+      const partial = view.width < content.width * 0.98 || view.height < content.height * 0.98;
+      canvas.hidden = !partial;
+      if (!partial) return;
+      if (!boxes) measure();
+      draw();
+    },
+    /** The user-unit point under a click on the minimap. */
+    pointAt(offsetX, offsetY) {
+      return { x: content.x + offsetX / geometry.scale, y: content.y + offsetY / geometry.scale };
+    },
+  };
+}
+
+/** Press or drag on the minimap to move the view there. */
+function attachMinimap(canvas, overview) {
+  let dragging = false;
+  const move = (event) => {
+    const point = overview.pointAt(event.offsetX, event.offsetY);
+    overview.viewport?.centre(point.x, point.y);
+  };
+  const removers = [
+    listen(canvas, "pointerdown", (event) => {
+      event.stopPropagation();
+      dragging = true;
+      canvas.setPointerCapture(event.pointerId);
+      move(event);
+    }),
+    listen(canvas, "pointermove", (event) => dragging && move(event)),
+    listen(canvas, "pointerup", () => { dragging = false; }),
+    listen(canvas, "pointercancel", () => { dragging = false; }),
+  ];
+  return () => removers.forEach((remove) => remove());
 }
 
 /** Drag to pan, wheel to zoom; a press that does not move is a click (``onClick(target)``). */
@@ -308,11 +496,13 @@ function attachPanZoom(svg, viewport, onClick) {
   let press = null;
   const down = (event) => {
     if (event.button !== 0) return;
+    viewport.commit();
     press = { id: event.pointerId, startX: event.clientX, startY: event.clientY, x: event.clientX, y: event.clientY,
       target: event.target, dragging: false };
-    svg.setPointerCapture(event.pointerId);
+    if (event.isTrusted) svg.setPointerCapture(event.pointerId); // a dispatched event has no pointer to capture
   };
   const move = (event) => {
+    if (!press) viewport.commit(); // the pointer moves on after a wheel zoom: paint the graph afresh
     if (!press || event.pointerId !== press.id) return;
     if (!press.dragging && Math.hypot(event.clientX - press.startX, event.clientY - press.startY) < DRAG_THRESHOLD) return;
     press.dragging = true;
@@ -324,13 +514,14 @@ function attachPanZoom(svg, viewport, onClick) {
   const up = (event) => {
     if (!press || event.pointerId !== press.id) return;
     if (!press.dragging && event.type === "pointerup") onClick(press.target);
+    if (press.dragging) viewport.commit();
     svg.classList.remove("vg-panning");
     press = null;
   };
   const wheel = (event) => {
     event.preventDefault();
     const pixels = event.deltaMode === 1 ? event.deltaY * 16 : event.deltaY;
-    viewport.zoom(Math.exp(-pixels * 0.0015), event.clientX, event.clientY);
+    viewport.zoom(Math.exp(-pixels * 0.0015), event.clientX, event.clientY, true);
   };
   const removers = [
     listen(svg, "pointerdown", down),
@@ -343,21 +534,21 @@ function attachPanZoom(svg, viewport, onClick) {
 }
 
 /** The hover tooltip: a node's details next to the pointer, kept inside the stage. */
-function attachTooltip(stage, svg, tooltip, nodes) {
+function attachTooltip(stage, svg, tooltip, nodes, drawing) {
   let shown = null;
   const hide = () => {
     shown = null;
     tooltip.hidden = true;
   };
   const move = (event) => {
-    const id = event.buttons ? null : nodeIdAt(event.target);
+    const id = event.buttons ? null : nodeIdAt(event.target) ?? groupItemAt(event.target);
     if (id === null) {
       hide();
       return;
     }
     if (id !== shown) {
       shown = id;
-      tooltip.replaceChildren(nodeCard(nodes.get(id)));
+      tooltip.replaceChildren(nodes.has(id) ? nodeCard(nodes.get(id)) : groupCard(drawing, id));
       tooltip.hidden = false;
     }
     const area = stage.getBoundingClientRect();
@@ -374,6 +565,23 @@ function attachTooltip(stage, svg, tooltip, nodes) {
     removers.forEach((remove) => remove());
     hide();
   };
+}
+
+function groupItemAt(target) {
+  return target?.closest?.("g.vg-group")?.dataset.itemId ?? null;
+}
+
+/** What a collapsed group's box holds, for the tooltip. */
+function groupCard(drawing, itemId) {
+  const item = drawing.items.get(itemId);
+  const group = drawing.tree.groups.get(item.key);
+  const rows = [["kind", group.kind === "chunk" ? "consecutive nodes" : group.kind], ["name", group.name],
+    ["nodes", String(item.nodes.length)], ["ops", String(group.ops)]];
+  if (group.params.length) rows.push(["parameters", group.params.map((param) => param.name).join(", ")]);
+  return h("div", { class: "vg-card" }, [
+    h("div", { class: "vg-card-title" }, [h("span", {}, group.label), h("span", { class: "vg-card-id" }, "click to open")]),
+    h("table", { class: "vg-rows" }, rows.map(([label, value]) => h("tr", {}, [h("th", {}, label), h("td", {}, value)]))),
+  ]);
 }
 
 /** + and - zoom, 0 fits, while the graph has the keyboard focus. */

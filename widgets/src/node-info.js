@@ -44,6 +44,8 @@ export function describeNode(node) {
     ["kind", node.kind],
     ...(node.op ? [["op", node.op]] : []),
     ["shape", shapeText(node.shape)],
+    ...((node.shape ?? []).length === 0 && Array.isArray(node.value?.sample) && node.value.sample.length
+      ? [["value", formatNumber(node.value.sample[0])]] : []), // a scalar says what it is
     ["dtype", node.dtype],
     ...(node.device && node.device !== "cpu" ? [["device", node.device]] : []),
     ...(node.module ? [["module", node.module]] : []),

@@ -7,7 +7,8 @@ import "./report.css";
 
 import { barChart, lineChart, scatterOverImage, SERIES_COLOURS } from "./charts.js";
 import { h, listen, s } from "./dom.js";
-import { renderGraph } from "./graph-view.js";
+import { defaultCollapsed } from "./graph-dot.js";
+import { createExplorer } from "./graph-explorer.js";
 import { nodeCard } from "./node-card.js";
 import { gradFlowSeries, latestGradBars, lossPoints, readEmbedded, STATUS_COLOURS, stepText } from "./report-data.js";
 import { createTimeline } from "./timeline.js";
@@ -70,8 +71,8 @@ async function graphPanel(root, data) {
   const playButton = button("play the backward pass", icon("play"), () => timeline.toggle());
   const host = h("div", { class: "vg-graph-host" });
   const details = h("div", { class: "vg-details-body" });
-  let view = null;
-  const replay = h("div", { class: "vg-button-group" }, [
+  let explorer = null;
+  const replayButtons = h("div", { class: "vg-button-group" }, [
     add(button("before backward", icon("first"), () => timeline.seek(0))),
     add(button("previous step", icon("previous"), () => timeline.step(-1))),
     add(playButton),
@@ -79,13 +80,17 @@ async function graphPanel(root, data) {
     add(button("all steps", icon("last"), () => timeline.seek(timeline.length))),
   ]);
   const zoom = h("div", { class: "vg-button-group" }, [
-    add(button("zoom out", "−", () => view?.zoomOut())),
-    add(button("zoom in", "+", () => view?.zoomIn())),
-    add(button("fit the graph", "fit", () => view?.fit())),
+    add(button("zoom out", "−", () => explorer.view?.zoomOut())),
+    add(button("zoom in", "+", () => explorer.view?.zoomIn())),
+    add(button("fit the graph", "fit", () => explorer.view?.fit())),
+    add(button("zoom to the selected node", "◎", () => explorer.fitSelection())),
   ]);
+  const forwardOnly = graph.backward === null || (graph.backward && graph.backward.source === null) || !graph.backward_order.length;
+  const replay = h("div", { class: "vg-replay", hidden: forwardOnly }, [replayButtons, slider, status]);
+  const note = forwardOnly ? "forward only: no backward pass to replay" : graph.backward?.note ?? "";
   const hint = graph.truncated ? "truncated: the recorder's node budget was reached" : "drag to pan · scroll to zoom · click a node";
   const body = h("div", {}, [
-    h("div", { class: "vg-toolbar" }, [replay, slider, status, h("span", { class: "vg-spacer" }), zoom]),
+    h("div", { class: "vg-toolbar" }, [replay, note ? h("span", { class: "vg-muted" }, note) : null, h("span", { class: "vg-spacer" }), zoom]),
     h("div", { class: "vg-graph-body" }, [host, h("aside", { class: "vg-details" }, [h("h3", {}, "Details"), details])]),
   ]);
   const section = panel("Computation graph", hint, body, "vg-graph-panel");
@@ -103,7 +108,7 @@ async function graphPanel(root, data) {
     status.textContent = stepText(graph, state.activeStep);
     playButton.element.replaceChildren(icon(state.playing ? "pause" : "play"));
     playButton.element.setAttribute("aria-label", state.playing ? "pause" : "play the backward pass");
-    view?.setActiveStep(state.activeStep);
+    explorer?.setActiveStep(state.activeStep);
     showDetails();
   }
 
@@ -121,13 +126,18 @@ async function graphPanel(root, data) {
     drivePlayback(timeline),
   );
 
-  view = await renderGraph(host, data, {
-    onSelect: (node) => {
-      selected = node;
-      showDetails();
-    },
+  await new Promise((resolve, reject) => {
+    explorer = createExplorer(host, {
+      onSelect: (node) => {
+        selected = node;
+        showDetails();
+      },
+      onDrawn: resolve,
+      onError: reject,
+    });
+    explorer.update(graph, defaultCollapsed(graph));
   });
-  cleanups.push(() => view.destroy());
+  cleanups.push(() => explorer.destroy());
   update(timeline.state);
   return () => cleanups.forEach((cleanup) => cleanup());
 }

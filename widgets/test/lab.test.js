@@ -20,20 +20,19 @@ test("a saved graph's status line says what it holds", () => {
 });
 
 test("the widget state starts at the end of the replay, nothing selected, nothing collapsed", () => {
-  const state = graphState(GRAPH, { dot: "digraph { n0 }" });
+  const state = graphState(GRAPH);
   assert.deepEqual(state.timeline, ["n2", "n1", "n0"]);
   assert.equal(state.step_index, 2);
-  assert.equal(state.dot, "digraph { n0 }");
+  assert.equal(state.dot, undefined); // the page lays the graph out from its JSON
   assert.deepEqual([state.playing, state.selected, state.collapsed, state.modules, state.live], [false, null, [], [], false]);
   state.timeline.push("x");
   assert.deepEqual(GRAPH.backward_order, ["n2", "n1", "n0"]); // the saved output is never changed
 });
 
 test("an output that is not a drawable graph says why", () => {
-  assert.throws(() => graphState({ nodes: [] }, { dot: "digraph {}" }), /not a vizgrad graph/);
-  assert.throws(() => graphState(null, { dot: "digraph {}" }), /not a vizgrad graph/);
-  assert.throws(() => graphState(GRAPH, {}), /carries no layout/);
-  assert.throws(() => graphState(GRAPH, { dot: "  " }), /carries no layout/);
+  assert.throws(() => graphState({ nodes: [] }), /not a vizgrad graph/);
+  assert.throws(() => graphState(null), /not a vizgrad graph/);
+  assert.throws(() => graphState({ schema: "other", nodes: [] }), /not a vizgrad graph/);
 });
 
 test("the page model keeps state and tells its listeners of changes", () => {

@@ -45,3 +45,11 @@ test("a node's description names its op, shape, module, backward step and source
   assert.equal(info.gradIsBad, true);
   assert.equal(sourceText(null), "");
 });
+
+test("a scalar node states its value", () => {
+  const info = describeNode({ id: "n4", kind: "output", op: "Sum", label: "Sum", shape: [], dtype: "float32",
+    value: { sample: [0.123456] } });
+  assert.deepEqual(info.general.find(([label]) => label === "value"), ["value", "0.1235"]);
+  const vector = describeNode({ id: "n1", kind: "leaf", shape: [2], dtype: "float32", value: { sample: [1, 2] } });
+  assert.equal(vector.general.find(([label]) => label === "value"), undefined);
+});

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { chainRule, derivativeOf, gradientFormula, sampleText, statsSummary } from "../src/widgets/chain-rule.js";
+import { chainRule, derivativeOf, gradientFormula, renameSymbols, userName, sampleText, statsSummary } from "../src/widgets/chain-rule.js";
 
 function stats(values, shape = [values.length], extra = {}) {
   const finite = values.filter((v) => v !== null);
@@ -76,7 +76,7 @@ test("an op without formula text gets the generic chain rule", () => {
     edges: [...graph.edges, { source: "n3", target: "n9", index: 0, shape: [2] }] };
   const rule = chainRule(custom, "n9");
   assert.equal(rule.known, false);
-  assert.equal(rule.forward, "y = MyFunction(…)");
+  assert.equal(rule.forward, "y = MyFunction(x0)"); // its real inputs, by name where they have one
   assert.equal(rule.outgoing[0].formula, "∂L/∂x0 = ∂L/∂y · ∂y/∂x0  (chain rule)");
   assert.equal(rule.outgoing[0].summary, "not recorded");
   assert.equal(rule.outgoing[0].exact, false);
@@ -103,4 +103,41 @@ test("samples end with an ellipsis when the tensor has more values; NaN/inf are 
   assert.equal(statsSummary({ ...stats([1]), nan_count: 2, inf_count: 1 }), "mean 1 · norm 1 · NaN 2 · inf 1");
   const bad = { ...graph, nodes: graph.nodes.map((n) => (n.id === "n2" ? { ...n, grad: { ...n.grad, nan_count: 1 } } : n)) };
   assert.equal(chainRule(bad, "n2").incoming.bad, true);
+});
+
+test("formulas use the user's names for the inputs and the output, never colliding with them", () => {
+  const named = {
+    ...graph,
+    nodes: [
+      node("n0", { kind: "leaf", label: "h", name: "h" }),
+      node("n1", { kind: "parameter", label: "cell.hh.weight", name: "cell.hh.weight" }),
+      node("n2", { op: "MatMul", label: "MatMul" }),
+      node("n3", { op: "Tanh", label: "Tanh", name: "h_next" }),
+      node("n4", { kind: "leaf", label: "y", name: "y" }),
+      node("n5", { op: "Mul", label: "Mul" }),
+    ],
+    edges: [
+      { source: "n0", target: "n2", index: 0, shape: [2] }, { source: "n1", target: "n2", index: 1, shape: [2] },
+      { source: "n2", target: "n3", index: 0, shape: [2] },
+      { source: "n4", target: "n5", index: 0, shape: [2] }, { source: "n4", target: "n5", index: 1, shape: [2] },
+    ],
+  };
+  const matmul = chainRule(named, "n2");
+  assert.equal(matmul.forward, "Y = h @ hh.weight");
+  assert.deepEqual(matmul.outgoing.map((o) => o.formula), ["∂L/∂h = ∂L/∂Y @ hh.weightᵀ", "∂L/∂hh.weight = hᵀ @ ∂L/∂Y"]);
+  const tanh = chainRule(named, "n3");
+  assert.equal(tanh.forward, "h_next = tanh x"); // an unnamed input keeps its symbol
+  assert.equal(tanh.outgoing[0].formula, "∂L/∂x = ∂L/∂h_next ⊙ (1 − h_next²)");
+  const square = chainRule(named, "n5"); // y * y: the user's y is an input, so the output is "out"
+  assert.equal(square.forward, "out = y · b");
+  assert.equal(square.incoming.label, "∂L/∂out (the gradient this op's output received)");
+});
+
+test("renaming touches whole symbols only", () => {
+  assert.equal(renameSymbols("y = Σᵢ xᵢ", { x: "h", y: "s" }), "s = Σᵢ hᵢ");
+  assert.equal(renameSymbols("y = x̄ + ln x · exp", { x: "h" }), "y = h̄ + ln h · exp");
+  assert.equal(userName({ label: "Tanh", op: "Tanh", kind: "op" }), null);
+  assert.equal(userName({ label: "leaf", kind: "leaf" }), null);
+  assert.equal(userName({ name: "blocks.0.attn.q.weight" }), "q.weight");
+  assert.equal(userName({ name: "blocks.2.mlp.2.weight" }), "mlp.2.weight");
 });

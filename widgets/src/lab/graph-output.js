@@ -1,8 +1,7 @@
 // A graph output drawn without a kernel: the notebook output `application/vnd.vizgrad.graph+json`
-// (the Graph JSON, with the DOT layout source in the output's metadata) shown by the same
-// code as the GraphView widget, over a model that lives in the page instead of in Python.
-// Replay, zoom, pan, the chain rule and the inspector all work; what needs Python
-// (re-laying the graph with modules collapsed) is left out.
+// (the Graph JSON) shown by the same code as the GraphView widget, over a model that lives
+// in the page instead of in Python. Everything works without Python: the layout (in a
+// worker), groups opening and closing, search, replay, zoom, the chain rule, the inspector.
 
 import graphWidget from "../widgets/graph-widget.js";
 
@@ -21,20 +20,16 @@ export function statusText(graph) {
 }
 
 /**
- * The widget state for a graph output: ``graph`` is the MIME data, ``metadata`` the
- * output's metadata for the MIME type (``{dot}``). Throws when either is unusable.
+ * The widget state for a graph output: ``graph`` is the MIME data (the browser lays it
+ * out itself; the DOT in the output's metadata is for other tools). Throws when it is unusable.
  */
-export function graphState(graph, metadata) {
+export function graphState(graph) {
   if (!graph || graph.schema !== "vizgrad.graph" || !Array.isArray(graph.nodes)) {
     throw new Error("this output is not a vizgrad graph (its 'schema' is not 'vizgrad.graph')");
   }
-  const dot = metadata?.dot;
-  if (typeof dot !== "string" || !dot.trim()) {
-    throw new Error("this graph output carries no layout (metadata 'dot'); display it again with vizgrad.show");
-  }
   const timeline = [...(graph.backward_order ?? [])];
   return {
-    graph, dot, timeline,
+    graph, timeline,
     step_index: timeline.length - 1,
     playing: false,
     steps_per_second: 2,
@@ -77,10 +72,10 @@ export function pageModel(initial) {
  * Draw the graph output into ``el``; returns the cleanup. A graph that cannot be drawn
  * leaves an error box saying why (and ``data-error`` on it, for tests).
  */
-export function renderGraphOutput(el, graph, metadata) {
+export function renderGraphOutput(el, graph) {
   let state;
   try {
-    state = graphState(graph, metadata);
+    state = graphState(graph);
   } catch (error) {
     const box = document.createElement("div");
     box.className = "vg-widget vg-error";

@@ -21,7 +21,7 @@ class GraphOutput extends Widget {
   async renderModel(model) {
     this._clear();
     this.node.replaceChildren();
-    this._clear = renderGraphOutput(this.node, model.data[this._mimeType], model.metadata?.[this._mimeType]);
+    this._clear = renderGraphOutput(this.node, model.data[this._mimeType]);
   }
 
   dispose() {

@@ -45,7 +45,7 @@ export class GraphPanel extends Widget {
     this._notebook = notebook;
     this._clearGraph();
     this._body.replaceChildren();
-    this._clearGraph = renderGraphOutput(this._body, graph, metadata);
+    this._clearGraph = renderGraphOutput(this._body, graph); // laid out from the graph alone
     this._describe();
   }
 

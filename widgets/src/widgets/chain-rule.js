@@ -164,6 +164,49 @@ export function isBad(stats) {
   return Boolean(stats && (stats.nan_count || stats.inf_count));
 }
 
+/**
+ * The user's name for a node, to write in formulas: its ``name`` (a parameter's last two
+ * dotted parts, three when the middle one is an index), else a label that reads like a variable (not the op's or kind's name);
+ * null when it has none.
+ */
+export function userName(node) {
+  if (!node) return null;
+  if (node.name) {
+    const parts = node.name.split(".");
+    const keep = parts.length > 2 && /^\d+$/.test(parts.at(-2)) ? 3 : 2; // "mlp.2.weight", not "2.weight"
+    return parts.slice(-keep).join(".");
+  }
+  const label = node.label ?? "";
+  const generic = [node.op, node.kind, "leaf", "parameter", "output", "constant"];
+  return /^[A-Za-z_][A-Za-z0-9_]*$/.test(label) && !generic.includes(label) ? label : null;
+}
+
+/** ``formula`` with each standalone symbol (a key of ``names``) replaced by its name. */
+export function renameSymbols(formula, names) {
+  const symbols = Object.keys(names).filter((symbol) => names[symbol] && names[symbol] !== symbol);
+  if (!symbols.length) return formula;
+  const pattern = new RegExp(`(?<![A-Za-z0-9_.])(${symbols.map((symbol) => symbol.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})(?![A-Za-z0-9_])`, "g");
+  return formula.replace(pattern, (symbol) => names[symbol]);
+}
+
+/** What each symbol of an op's formulas stands for in this graph: inputs and output by the user's names. */
+function symbolNames(entry, node, inputs) {
+  const names = {};
+  const taken = new Set();
+  (entry?.inputs ?? []).forEach((symbol, index) => {
+    const name = userName(inputs[index]);
+    // the same tensor twice (x * x), or a name already used: keep the symbol
+    if (name && !taken.has(name)) {
+      names[symbol] = name;
+      taken.add(name);
+    }
+  });
+  const own = userName(node);
+  const output = own && !taken.has(own) ? own : ["y", "out", "result"].find((candidate) => !taken.has(candidate));
+  for (const symbol of ["y", "Y"]) if (!(entry?.inputs ?? []).includes(symbol)) names[symbol] = output === "y" ? symbol : output;
+  return names;
+}
+
 function sameShape(a = [], b = []) {
   return a.length === b.length && a.every((size, i) => size === b[i]);
 }
@@ -181,25 +224,30 @@ export function chainRule(graph, nodeId) {
   if (!node) return null;
   const entry = derivativeOf(node.op);
   const title = node.name || node.label || node.op || node.kind;
+  const edges = graph.edges.filter((edge) => edge.target === nodeId).sort((a, b) => a.index - b.index);
+  const inputs = [];
+  for (const edge of edges) inputs[edge.index] = nodes.get(edge.source);
+  const names = symbolNames(entry, node, inputs);
+  const rename = (text) => renameSymbols(text, names);
   const incoming = {
-    label: node.op ? "∂L/∂y (the gradient this op's output received)" : `∂L/∂${title}`,
+    label: node.op ? `${rename("∂L/∂y")} (the gradient this op's output received)` : `∂L/∂${title}`,
     shape: shapeText(node.grad?.shape ?? node.shape),
     summary: statsSummary(node.grad),
     sample: sampleText(node.grad),
     bad: isBad(node.grad),
   };
   const leaf = !node.op;
-  const edges = graph.edges.filter((edge) => edge.target === nodeId).sort((a, b) => a.index - b.index);
   const outgoing = leaf ? [] : edges.map((edge) => {
     const source = nodes.get(edge.source);
-    const name = entry?.inputs?.[edge.index] ?? `x${edge.index}`;
+    const symbol = entry?.inputs?.[edge.index];
+    const name = symbol ? names[symbol] ?? symbol : userName(source) ?? `x${edge.index}`;
     const stats = edge.grad ?? null;
     return {
       index: edge.index,
       name,
       source: edge.source,
       sourceTitle: source ? source.name || source.label || source.op || source.kind : edge.source,
-      formula: gradientFormula(node.op, edge.index, name),
+      formula: rename(gradientFormula(node.op, edge.index, symbol ?? name)).replace(`∂L/∂x${edge.index} `, `∂L/∂${name} `),
       shape: shapeText(stats?.shape ?? edge.shape),
       summary: stats ? statsSummary(stats) : source?.requires_grad === false ? "no gradient (does not require grad)" : "not recorded",
       sample: sampleText(stats),
@@ -214,7 +262,7 @@ export function chainRule(graph, nodeId) {
     op: node.op ?? null,
     leaf,
     forward: leaf ? `${node.name ? `${node.name} is a ${node.kind}` : `a ${node.kind}`}: the gradient it receives is accumulated into .grad`
-      : entry?.forward ?? `y = ${node.op}(…)`,
+      : rename(entry?.forward ?? `y = ${node.op}(${edges.map((edge) => userName(inputs[edge.index]) ?? `x${edge.index}`).join(", ")})`),
     known: Boolean(entry) || leaf,
     incoming,
     outgoing,

@@ -1,17 +1,19 @@
 // The GraphView widget (vizgrad/widgets/graph_view.py): the computation graph laid out
-// by Graphviz (WebAssembly, bundled), the backward replay (play, pause, step, scrub),
-// the chain rule at the active node, an inspector for the clicked node and the module
-// list (collapse/expand). State lives in the model's traits; model changes are drawn
+// by Graphviz (WebAssembly, bundled, in a worker) with its groups (modules, composite
+// functions) collapsed once the graph is large (src/graph-explorer.js: breadcrumb,
+// search, minimap), the backward replay (play, pause, step, scrub; hidden for a
+// forward-only graph), the chain rule at the active node, an inspector for the clicked
+// node and the group list (collapse/expand). State lives in the model's traits; model changes are drawn
 // at most once per animation frame; render() returns its cleanup.
 
 import { h, listen } from "../dom.js";
-import { graphviz, mountGraph } from "../graph-view.js";
+import { collapseGroup, defaultCollapsed, expandGroup, ancestors } from "../graph-dot.js";
+import { createExplorer } from "../graph-explorer.js";
 import { nodeCard } from "../node-card.js";
 import { shapeText } from "../node-info.js";
 import { stepText } from "../report-data.js";
 import { createTimeline } from "../timeline.js";
 import { chainRule } from "./chain-rule.js";
-import { isCollapsed, moduleForGroupId, toggleModule } from "./collapse.js";
 import { createFrameScheduler, drivePlayback } from "./frame.js";
 import { heatmap } from "./heatmap.js";
 import { onChange, save } from "./model.js";
@@ -74,20 +76,35 @@ export function inspectorPanel(node, onClose) {
   return { element, remove: close.remove };
 }
 
-/** The module list: one toggle per module, collapsed ones checked. */
-function modulesPanel(modules, collapsed, onToggle) {
-  if (!modules.length) return { element: null, remove: () => {} };
+/** The group list (modules and composite functions): one toggle each, collapsed ones checked. */
+function groupsPanel(tree, collapsed, onToggle) {
+  const groups = tree ? [...tree.groups.values()].filter((group) => group.kind !== "chunk") : [];
+  if (!groups.length) return { element: null, remove: () => {} };
+  const closed = new Set(collapsed);
   const removers = [];
-  const items = modules.map((name) => {
-    const depth = name.split(".").length - 1;
-    const hidden = !collapsed.includes(name) && isCollapsed(collapsed, name);
-    const box = h("input", { type: "checkbox", checked: collapsed.includes(name), disabled: hidden, "aria-label": `collapse ${name}` });
-    removers.push(listen(box, "change", () => onToggle(name)));
-    return h("label", { class: "vg-module-toggle", style: `padding-left:${depth * 12}px`, "data-testid": "vg-module-toggle", "data-module": name },
-      [box, " ", name]);
+  const order = [];
+  const visit = (keys) => keys.forEach((key) => {
+    if (tree.groups.get(key).kind !== "chunk") order.push(key);
+    visit(tree.groups.get(key).children);
   });
-  const element = section("Modules", "vg-modules", [h("div", { class: "vg-muted" }, "checked: drawn as one node"), ...items]);
+  visit(tree.roots);
+  const items = order.map((key) => {
+    const group = tree.groups.get(key);
+    const path = ancestors(tree, key).filter((outer) => tree.groups.get(outer).kind !== "chunk");
+    const hidden = path.slice(0, -1).some((outer) => closed.has(outer));
+    const box = h("input", { type: "checkbox", checked: closed.has(key), disabled: hidden, "aria-label": `collapse ${group.name}` });
+    removers.push(listen(box, "change", () => onToggle(key)));
+    return h("label", { class: "vg-module-toggle", style: `padding-left:${(path.length - 1) * 12}px`, "data-testid": "vg-module-toggle", "data-module": key },
+      [box, " ", group.label, group.label !== group.name ? h("span", { class: "vg-muted" }, ` ${group.name}`) : null]);
+  });
+  const element = section("Modules", "vg-modules", [h("div", { class: "vg-muted" }, "checked: drawn as one box"), ...items]);
   return { element, remove: () => removers.forEach((remove) => remove()) };
+}
+
+/** Whether a graph has a backward pass to replay (a graph that says it has none, or has no order, does not). */
+export function hasBackward(graph) {
+  if (graph.backward === null || (graph.backward && graph.backward.source === null)) return false;
+  return (graph.backward_order?.length ?? 0) > 0;
 }
 
 function render({ model, el }) {
@@ -97,7 +114,7 @@ function render({ model, el }) {
   const scheduler = createFrameScheduler();
   cleanups.push(() => scheduler.cancel());
   let destroyed = false;
-  let view = null;
+  let defaulted = false;
   let timeline = null;
   let stopPlayback = () => {};
   let unsubscribeTimeline = () => {};
@@ -116,24 +133,43 @@ function render({ model, el }) {
   const alert = h("span", { class: "vg-alert", role: "status", "data-testid": "vg-nan-alert", hidden: true }, "NaN/inf gradient");
   const host = h("div", { class: "vg-graph-host", "data-testid": "vg-graph-stage" });
   const side = h("aside", { class: "vg-side" });
+  const backwardNote = h("span", { class: "vg-muted vg-backward-note", "data-testid": "vg-backward-note" });
+  const replay = h("div", { class: "vg-replay" }, [
+    h("div", { class: "vg-button-group" }, [
+      add(button("before backward", icon("first"), () => timeline?.seek(0), "vg-step-first")),
+      add(button("previous step", icon("previous"), () => timeline?.step(-1), "vg-step-prev")),
+      add(playButton),
+      add(button("next step", icon("next"), () => timeline?.step(1), "vg-step-next")),
+      add(button("all steps", icon("last"), () => timeline?.seek(timeline.length), "vg-step-last")),
+    ]),
+    slider, stepLabel,
+  ]);
   root.append(
     h("div", { class: "vg-toolbar", "data-testid": "vg-timeline" }, [
+      replay, backwardNote, h("span", { class: "vg-spacer" }), alert, status,
       h("div", { class: "vg-button-group" }, [
-        add(button("before backward", icon("first"), () => timeline?.seek(0), "vg-step-first")),
-        add(button("previous step", icon("previous"), () => timeline?.step(-1), "vg-step-prev")),
-        add(playButton),
-        add(button("next step", icon("next"), () => timeline?.step(1), "vg-step-next")),
-        add(button("all steps", icon("last"), () => timeline?.seek(timeline.length), "vg-step-last")),
-      ]),
-      slider, stepLabel, h("span", { class: "vg-spacer" }), alert, status,
-      h("div", { class: "vg-button-group" }, [
-        add(button("zoom out", "−", () => view?.zoomOut(), "vg-zoom-out")),
-        add(button("zoom in", "+", () => view?.zoomIn(), "vg-zoom-in")),
-        add(button("fit the graph", "fit", () => view?.fit(), "vg-zoom-fit")),
+        add(button("zoom out", "−", () => explorer.view?.zoomOut(), "vg-zoom-out")),
+        add(button("zoom in", "+", () => explorer.view?.zoomIn(), "vg-zoom-in")),
+        add(button("fit the graph", "fit", () => explorer.view?.fit(), "vg-zoom-fit")),
+        add(button("zoom to the selected node", "◎", () => explorer.fitSelection(), "vg-zoom-selection")),
       ]),
     ]),
     h("div", { class: "vg-graph-body" }, [host, side]),
   );
+  const explorer = createExplorer(host, {
+    onCollapsed: (collapsed) => save(model, { collapsed }),
+    onSelect: (node) => {
+      const id = node?.id ?? null;
+      if (model.get("selected") !== id) save(model, { selected: id });
+    },
+    onDrawn: () => {
+      root.dataset.revision = String(model.get("revision"));
+      root.dataset.ready = "true";
+      delete root.dataset.error;
+    },
+    onError: (error) => showError(root, host, error),
+  });
+  cleanups.push(() => explorer.destroy());
 
   // --- the replay timeline (rebuilt when the number of backward steps changes) ----
   function buildTimeline() {
@@ -166,7 +202,7 @@ function render({ model, el }) {
     playButton.element.setAttribute("aria-label", state.playing ? "pause" : "play the backward pass");
     root.dataset.step = String(state.activeStep);
     root.dataset.playing = String(state.playing);
-    view?.setActiveStep(state.activeStep);
+    explorer.setActiveStep(state.activeStep);
     drawSide();
   }
 
@@ -182,72 +218,50 @@ function render({ model, el }) {
     const selectedId = model.get("selected");
     const selected = graph.nodes.find((node) => node.id === selectedId) ?? null;
     const inspector = inspectorPanel(selected, () => save(model, { selected: null }));
-    const modules = modulesPanel(model.get("modules"), model.get("collapsed"), toggle);
+    const modules = groupsPanel(explorer.tree, model.get("collapsed"), toggle);
     panelCleanups.push(inspector.remove, modules.remove);
     side.replaceChildren(...[chainRulePanel(graph, active, timeline.activeStep), inspector.element, modules.element].filter(Boolean));
   }
 
-  function toggle(name) {
-    save(model, { collapsed: toggleModule(model.get("collapsed"), name) });
+  function toggle(key) {
+    const collapsed = model.get("collapsed");
+    save(model, { collapsed: collapsed.includes(key) ? expandGroup(collapsed, key, explorer.tree) : collapseGroup(collapsed, key, explorer.tree) });
   }
 
   function drawStatus() {
     status.textContent = model.get("status");
     const graph = model.get("graph");
     alert.hidden = !(graph.nodes ?? []).some((node) => node.grad && (node.grad.nan_count || node.grad.inf_count));
+    const replayable = Boolean(graph.nodes) && hasBackward(graph);
+    replay.hidden = !replayable;
+    root.dataset.replay = String(replayable);
+    backwardNote.textContent = !graph.nodes ? "" : !replayable ? "forward only: call backward() to replay the gradients"
+      : graph.backward?.note ?? "";
   }
 
-  let laying = false;
-  let layAgain = false;
-  async function layout() {
-    if (laying) {
-      layAgain = true;
+  function layout() {
+    if (destroyed) return;
+    const graph = model.get("graph");
+    if (!graph.nodes) {
+      root.dataset.ready = "true";
+      host.querySelector(".vg-graph-canvas")?.replaceChildren(h("p", { class: "vg-muted vg-empty-graph" }, "No graph yet: run some operations."));
       return;
     }
-    laying = true;
-    try {
-      const viz = await graphviz();
-      if (destroyed) return;
-      const graph = model.get("graph");
-      const dot = model.get("dot");
-      if (!dot || !graph.nodes) {
-        view?.destroy();
-        view = null;
-        host.replaceChildren(h("p", { class: "vg-muted vg-empty-graph" }, "No graph yet: run some operations."));
-      } else {
-        const svg = viz.renderSVGElement(dot);
-        view?.destroy();
-        host.replaceChildren();
-        view = mountGraph(host, graph, svg, {
-          onSelect: (node) => {
-            const id = node?.id ?? null;
-            if (model.get("selected") !== id) save(model, { selected: id });
-          },
-          onModule: (module) => {
-            const name = moduleForGroupId(model.get("graph"), module.kind === "cluster" ? module.name : module.key.slice(2));
-            if (name !== null) toggle(name);
-          },
-        });
-        view.select(model.get("selected"));
-        view.setActiveStep(timeline.activeStep);
-      }
-      root.dataset.revision = String(model.get("revision"));
-      root.dataset.ready = "true";
-      delete root.dataset.error;
-    } catch (error) {
-      showError(root, host, error);
-    } finally {
-      laying = false;
-      if (layAgain && !destroyed) {
-        layAgain = false;
-        scheduler.schedule("layout", layout);
+    let collapsed = model.get("collapsed");
+    if (!defaulted) {
+      // the first graph: large ones start with their top-level groups collapsed, unless Python chose
+      defaulted = true;
+      if (!collapsed.length) {
+        collapsed = defaultCollapsed(graph);
+        if (collapsed.length) save(model, { collapsed });
       }
     }
+    explorer.update(graph, collapsed).then(() => scheduler.schedule("side", drawSide));
   }
 
   // --- wiring --------------------------------------------------------------------------
   cleanups.push(
-    onChange(model, ["graph", "dot"], () => scheduler.schedule("layout", layout)),
+    onChange(model, ["graph", "collapsed"], () => scheduler.schedule("layout", layout)),
     onChange(model, ["timeline"], () => {
       buildTimeline();
       scheduler.schedule("step", drawStep);
@@ -262,10 +276,9 @@ function render({ model, el }) {
       else if (!playing && timeline.playing) timeline.pause();
     }),
     onChange(model, ["selected"], () => {
-      view?.select(model.get("selected"));
+      explorer.select(model.get("selected"));
       scheduler.schedule("side", drawSide);
     }),
-    onChange(model, ["modules", "collapsed"], () => scheduler.schedule("side", drawSide)),
     onChange(model, ["status", "graph"], () => scheduler.schedule("status", drawStatus)),
     listen(slider, "input", () => timeline.seek(Number(slider.value))),
     listen(root, "keydown", (event) => {
@@ -290,7 +303,6 @@ function render({ model, el }) {
     panelCleanups.forEach((remove) => remove());
     unsubscribeTimeline();
     stopPlayback();
-    view?.destroy();
     root.remove();
   };
 }
