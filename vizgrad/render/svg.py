@@ -115,11 +115,11 @@ def _group_field(group, name):
 
 
 def _summary_rows(graph):
-    """(rows, edges, hidden): a row per node but constants, or per top-level module once the graph passes
+    """(rows, edges, hidden): a row per node but scalar constants, or per top-level module once the graph passes
     SUMMARY_MAX_ROWS nodes, in the order the forward pass made them; edges as row pairs."""
     from .dot import module_of
     labels = {_group_field(g, "name"): _group_field(g, "label") for g in (getattr(graph, "groups", None) or ())}
-    nodes = [node for node in graph.nodes if node.kind != "constant"]   # constants stay with their ops
+    nodes = [node for node in graph.nodes if node.kind != "constant" or node.shape]   # numbers stay with their ops
     grouped = len(nodes) > SUMMARY_MAX_ROWS
     rows, row_of = [], {}
     for node in nodes:
