@@ -128,7 +128,7 @@ def _summary_rows(graph):
         if key not in row_of:
             row_of[key] = len(rows)
             if top:
-                rows.append({"kind": "group", "label": labels.get(top) or top, "count": 0})
+                rows.append({"kind": "group", "label": f"{top} · {labels[top]}" if labels.get(top) else top, "count": 0})
             else:
                 rows.append({"kind": node.kind, "label": _node_summary(node), "count": 1})
         rows[row_of[key]]["count"] += top != ""
@@ -144,7 +144,8 @@ def _node_summary(node):
     title = node.name or node.label or node.op or node.kind
     sample = (node.value or {}).get("sample") if not node.shape else None
     detail = f"= {sample[0]:.4g}" if sample and sample[0] is not None else shape_text(node.shape)
-    return f"{title}{f' · {node.op}' if node.op and node.op != title else ''}  {detail}"
+    detail = "" if title.endswith(detail) else f"  {detail}"        # labels such as 'constant (4, 8)'
+    return f"{title}{f' · {node.op}' if node.op and node.op != title else ''}{detail}"
 
 
 def summary_svg(graph, title="vizgrad graph"):
