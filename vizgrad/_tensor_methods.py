@@ -12,7 +12,8 @@ under ``no_grad`` it can (that is how optimizers update parameters).
 from . import dtypes, ops
 from .autograd.grad_mode import no_grad, state
 from .errors import BackwardError, DTypeError, ShapeError, format_shape
-from .ops.inplace import AsStrided, CopySlices, overlapping_write_error, positions_in_base
+from .ops.inplace import (AsStrided, CopySlices, multi_output_view_error, overlapping_write_error,
+                          positions_in_base)
 from .tensor import Tensor
 
 
@@ -81,6 +82,8 @@ def apply_inplace(target, compute, op_name, *others, cast=False):
     :class:`~vizgrad.ops.inplace.CopySlices` node, as in PyTorch.
     """
     if _recording(target, *others):
+        if target._multi_output_view is not None:
+            raise multi_output_view_error(op_name, target)
         base = target._base
         if target.requires_grad and target.grad_fn is None:
             raise BackwardError(
@@ -110,8 +113,10 @@ def apply_inplace(target, compute, op_name, *others, cast=False):
 def _mark_written(target):
     """Count an in-place change of ``target`` (and of the memory it shares)."""
     target._bump_version()
-    if target._base is not None:
-        target._view_version = target._counter[0]   # its history (or lack of one) is current
+    if target._base is not None and target._multi_output_view is None:
+        # its history (or lack of one) is current; a piece of unbind/split/chunk written
+        # outside recording has none for itself alone, and stays stale as in PyTorch
+        target._view_version = target._counter[0]
 
 
 def _snapshot(tensor):

@@ -10,7 +10,10 @@ unsqueeze, transpose, permute, movedim, expand, broadcast_to, narrow, split, chu
 unbind) mark their result as a view of the input: they share its version counter
 (``Tensor._base``), so an in-place change to either is caught by backward through
 the other. vizgrad cannot portably tell whether the backend copied, so it always
-shares the counter; that only makes the in-place checks stricter. The other ops
+shares the counter; that only makes the in-place checks stricter. split, chunk and
+unbind return all their pieces from one node (backward joins the pieces' gradients in
+one op), and, as in PyTorch, those pieces refuse in-place writes while gradients are
+recorded. The other ops
 (repeat, flip, cat, stack, tril, triu, pad) return new memory.
 
 User mistakes raise :class:`~vizgrad.errors.ShapeError` naming the op and the shapes;
@@ -853,18 +856,45 @@ class Narrow(Op):
         return ctx.xp.pad(grad, ctx.widths, 0.0)   # zeros where the entries were left out
 
 
-class Select(Op):
-    """Entry ``index`` along ``dim``, that dim removed: one piece of :func:`unbind`."""
+class Split(Op):
+    """Consecutive pieces of ``sizes`` entries along ``dim``, each a view, all from one node
+    (PyTorch's ``SplitBackward0``): :func:`split` by a size, and :func:`chunk`.
+
+    Backward concatenates the pieces' gradients (zeros for the pieces nobody used, filled in
+    by the engine) in one array op, so taking T pieces costs O(T) in backward, not T
+    full-size padded gradients."""
 
     @staticmethod
-    def forward(ctx, a, dim, index):
+    def forward(ctx, a, dim, sizes):
         ctx.dim = dim
-        ctx.widths = tuple((index, n - index - 1) if d == dim else (0, 0) for d, n in enumerate(a.shape))
-        return a[(slice(None),) * dim + (index,) + (slice(None),) * (a.ndim - dim - 1)]
+        pieces, start = [], 0
+        for size in sizes:
+            pieces.append(a[_slice_key(a.ndim, dim, start, start + size)])
+            start += size
+        return tuple(pieces)
 
     @staticmethod
-    def backward(ctx, grad):
-        return ctx.xp.pad(ctx.xp.expand_dims(grad, axis=ctx.dim), ctx.widths, 0.0)
+    def backward(ctx, *grads):
+        return ctx.xp.concat(list(grads), axis=ctx.dim)
+
+
+class SplitWithSizes(Split):
+    """:class:`Split` given the sizes (``split([1, 4])``): PyTorch's ``SplitWithSizesBackward0``."""
+
+
+class Unbind(Op):
+    """Every entry along ``dim``, that dim removed, each a view, all from one node; backward
+    stacks the slices' gradients (zeros for the unused ones) in one array op."""
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        before, after = (slice(None),) * dim, (slice(None),) * (a.ndim - dim - 1)
+        return tuple(a[before + (index,) + after] for index in range(a.shape[dim]))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return ctx.xp.stack(list(grads), axis=ctx.dim)
 
 
 def _narrow_reference(a, dim, start, length):
@@ -906,13 +936,19 @@ def narrow(input, dim, start, length):
     return _view_of(input, Narrow.apply(input, dim=dim_, start=start, length=length))
 
 
-def _pieces(input, dim, sizes):
-    """One Narrow per piece: backward accumulates the gradients of the pieces used."""
-    pieces, start = [], 0
-    for size in sizes:
-        pieces.append(_view_of(input, Narrow.apply(input, dim=dim, start=start, length=size)))
-        start += size
-    return tuple(pieces)
+def _multi_output_views(input, pieces, function):
+    """Mark each of ``pieces`` (the outputs of one :class:`Split` or :class:`Unbind` node) as a
+    view of ``input``. As in PyTorch, such views refuse in-place writes while gradients are
+    recorded (:func:`vizgrad.ops.inplace.multi_output_view_error`)."""
+    for index, piece in enumerate(pieces):
+        piece._as_view_of(input)
+        piece._multi_output_view = (function, index, False)
+    return pieces
+
+
+def _pieces(input, dim, sizes, function, node=Split):
+    """The pieces of ``sizes`` entries along ``dim``, from one ``node``."""
+    return _multi_output_views(input, node.apply(input, dim=dim, sizes=sizes), function)
 
 
 def _split_reference(a, split_size_or_sections, dim=0):
@@ -936,10 +972,11 @@ def _split_samples(rng):
 def split(tensor, split_size_or_sections, dim=0):
     """Split ``tensor`` along ``dim`` into pieces of ``split_size_or_sections`` entries
     (the last piece may be smaller) or, given a sequence, pieces of those sizes. A
-    tuple of views.
+    tuple of views from one node; as in PyTorch they cannot be modified in place while
+    gradients are recorded (clone a piece first).
 
-    Maths: each piece is a :func:`narrow`; the input's gradient is the sum of the pieces'
-    gradients, each padded back to full size with zeros.
+    Maths: the pieces tile the input, so its gradient is the pieces' gradients concatenated
+    along ``dim`` (zeros for pieces that were not used).
 
     Example::
 
@@ -958,12 +995,11 @@ def split(tensor, split_size_or_sections, dim=0):
         if any(s < 0 for s in sizes) or sum(sizes) != n:
             raise ShapeError(f"split: sections {sizes} must be non-negative and sum to {n}, the size of dim "
                              f"{dim} (tensor of shape {format_shape(shape)})") from None
-    else:
-        if size < 0 or (size == 0 and n != 0):
-            raise ShapeError(f"split: split_size must be positive, got {size} for dim {dim} of size {n}")
-        count = max(-(-n // size), 1) if size else 1
-        sizes = (size,) * (count - 1) + (n - size * (count - 1),)
-    return _pieces(tensor, dim_, sizes)
+        return _pieces(tensor, dim_, sizes, "split", SplitWithSizes)
+    if size < 0 or (size == 0 and n != 0):
+        raise ShapeError(f"split: split_size must be positive, got {size} for dim {dim} of size {n}")
+    count = max(-(-n // size), 1) if size else 1
+    return _pieces(tensor, dim_, (size,) * (count - 1) + (n - size * (count - 1),), "split")
 
 
 def _chunk_reference(a, chunks, dim=0):
@@ -984,9 +1020,9 @@ def _chunk_samples(rng):
 def chunk(input, chunks, dim=0):
     """Split ``input`` along ``dim`` into ``chunks`` pieces of ``ceil(size / chunks)``
     entries (the last may be smaller; there may be fewer than ``chunks`` pieces, as in
-    PyTorch). A tuple of views.
+    PyTorch). A tuple of views, as from :func:`split`.
 
-    Maths: as :func:`split`: the gradient pieces are padded back and summed.
+    Maths: as :func:`split`: the pieces' gradients are concatenated.
 
     Example::
 
@@ -1001,10 +1037,10 @@ def chunk(input, chunks, dim=0):
     dim_ = _dim("chunk", dim, len(shape))
     n = shape[dim_]
     if n == 0:
-        return _pieces(input, dim_, (0,) * chunks)
+        return _pieces(input, dim_, (0,) * chunks, "chunk")
     size = -(-n // chunks)
     count = -(-n // size)
-    return _pieces(input, dim_, (size,) * (count - 1) + (n - size * (count - 1),))
+    return _pieces(input, dim_, (size,) * (count - 1) + (n - size * (count - 1),), "chunk")
 
 
 def _unbind_samples(rng):
@@ -1017,9 +1053,12 @@ def _unbind_samples(rng):
 
 @register(lambda a, dim=0: tuple(np.moveaxis(a, dim, 0)), _unbind_samples)
 def unbind(input, dim=0):
-    """The slices of ``input`` along ``dim``, that dim removed: a tuple of views.
+    """The slices of ``input`` along ``dim``, that dim removed: a tuple of views from one
+    node (``for x_t in x.unbind(0)`` over a sequence costs one stack in backward). As in
+    PyTorch they cannot be modified in place while gradients are recorded.
 
-    Maths: each slice's gradient goes back to its place; the others are zero there.
+    Maths: the input's gradient is the slices' gradients stacked along ``dim`` (zeros for
+    slices that were not used).
 
     Example::
 
@@ -1029,7 +1068,9 @@ def unbind(input, dim=0):
     if not shape:
         raise ShapeError("unbind: a 0-d tensor has no dim to unbind")
     dim_ = _dim("unbind", dim, len(shape))
-    return tuple(_view_of(input, Select.apply(input, dim=dim_, index=i)) for i in range(shape[dim_]))
+    if not shape[dim_]:
+        return ()
+    return _multi_output_views(input, Unbind.apply(input, dim=dim_), "unbind")
 
 
 # --- pad ---------------------------------------------------------------------------------
