@@ -9,6 +9,8 @@ overwritten. A leaf that requires grad cannot be changed in place while recordin
 under ``no_grad`` it can (that is how optimizers update parameters).
 """
 
+import numbers
+
 from . import dtypes, ops
 from .autograd.grad_mode import no_grad, state
 from .errors import BackwardError, DTypeError, ShapeError, format_shape
@@ -24,6 +26,14 @@ def _reflected(function):
     return method
 
 
+def _rtruediv(self, other):
+    """``other / self``; for a number ``other`` as PyTorch computes it, ``self.reciprocal() * other``
+    (so the values, and the nodes ``MulBackward0`` after ``ReciprocalBackward0``, are PyTorch's)."""
+    if isinstance(other, numbers.Number):
+        return ops.mul(ops.reciprocal(self), other)
+    return ops.div(other, self)
+
+
 def _logical(function):
     def method(self, other):
         return function(self, other)
@@ -33,11 +43,11 @@ def _logical(function):
 Tensor.__add__ = ops.add
 Tensor.__radd__ = _reflected(ops.add)
 Tensor.__sub__ = ops.sub
-Tensor.__rsub__ = _reflected(ops.sub)
+Tensor.__rsub__ = ops.rsub           # 2 - x: rsub(x, 2), PyTorch's RsubBackward1
 Tensor.__mul__ = ops.mul
 Tensor.__rmul__ = _reflected(ops.mul)
 Tensor.__truediv__ = ops.div
-Tensor.__rtruediv__ = _reflected(ops.div)
+Tensor.__rtruediv__ = _rtruediv
 Tensor.__floordiv__ = ops.floor_divide
 Tensor.__rfloordiv__ = _reflected(ops.floor_divide)
 Tensor.__mod__ = ops.remainder

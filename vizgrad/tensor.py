@@ -369,11 +369,11 @@ class Tensor:
 
     def t(self):
         """The transpose of a matrix; 0-d and 1-d tensors are returned as they are (as views)."""
-        from .ops.shape import transpose, view
+        from .ops.shape import MatrixTranspose
         if self.ndim > 2:
             raise ShapeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D "
                              f"(shape {format_shape(self.shape)}): use transpose(dim0, dim1) or .mT")
-        return transpose(self, 0, 1) if self.ndim == 2 else view(self, self.shape)
+        return MatrixTranspose.apply(self, dim0=0, dim1=self.ndim - 1 if self.ndim else 0)._as_view_of(self)
 
     def t_(self):
         """:meth:`t` in place: this tensor becomes its own transpose."""

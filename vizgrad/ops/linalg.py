@@ -14,8 +14,10 @@ import numpy as np
 from ..autograd.function import Op
 from ..errors import DTypeError, ShapeError, format_shape
 from ..tensor import Tensor, _dim_index
+from .binary import mul
 from .registry import Sample, register
 from .samples import non_contiguous, values
+from .shape import reshape
 
 
 def _tensors(op, *operands):
@@ -158,26 +160,20 @@ def dot(input, tensor):
     return MatMul.apply(input, tensor)
 
 
-class Outer(Op):
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return ctx.xp.expand_dims(a, axis=-1) * b
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        needs_a, needs_b = ctx.needs_input_grad
-        xp = ctx.xp
-        return xp.matmul(grad, b) if needs_a else None, xp.matmul(a, grad) if needs_b else None
-
-
 @register(np.outer, lambda rng: iter([Sample((values(rng, (3,)), values(rng, (4,))))]), aliases=("ger",))
 def outer(input, vec2):
-    """Outer product of two 1-D tensors: out[i, j] = a_i b_j.  dL/da = G b, dL/db = Gᵀ a."""
+    """Outer product of two 1-D tensors: out[i, j] = a_i b_j.  dL/da = G b, dL/db = Gᵀ a.
+
+    Computed as PyTorch does, ``input.reshape(-1, 1) * vec2`` (so ``grad_fn`` is
+    ``MulBackward0`` and the dtypes promote as for ``*``).
+
+    Example::
+
+        vizgrad.outer(vizgrad.tensor([1.0, 2.0]), vizgrad.tensor([1.0, 10.0]))   # [[1, 10], [2, 20]]
+    """
     _tensors("outer", input, vec2)
     _with_dims("outer", (("input", 1), ("vec2", 1)), input, vec2)
-    return Outer.apply(input, vec2)
+    return mul(reshape(input, (-1, 1)), vec2)
 
 
 # --- einsum --------------------------------------------------------------------

@@ -95,9 +95,14 @@ def _tensors(op, tensors):
 # --- reshape, view, flatten, unflatten ---------------------------------------------------
 
 class Reshape(Op):
+    """``layout`` is how PyTorch would have reshaped (it names the node, see
+    :mod:`vizgrad.autograd.names`): "view" (a contiguous input), "alias" (a view of a
+    non-contiguous input) or "copy" (a contiguous copy of the input, reshaped)."""
+
     @staticmethod
-    def forward(ctx, a, shape):
+    def forward(ctx, a, shape, layout="view"):
         ctx.input_shape = tuple(a.shape)
+        ctx.layout = layout
         return ctx.xp.reshape(a, shape)
 
     @staticmethod
@@ -151,7 +156,8 @@ def _reshape_samples(rng):
 @register(_reshape_reference, _reshape_samples)
 def reshape(input, shape, *more):
     """The same elements, in row-major order, in a new ``shape``; one size may be -1
-    (inferred). ``x.reshape(2, 3)`` and ``x.reshape((2, 3))`` are the same.
+    (inferred). ``x.reshape(2, 3)`` and ``x.reshape((2, 3))`` are the same. A view when the
+    memory allows one (always for a contiguous input), else a copy, as in PyTorch.
 
     Maths: each output entry is an input entry, so the gradient is the incoming
     gradient reshaped back to the input's shape.
@@ -162,7 +168,23 @@ def reshape(input, shape, *more):
         x.reshape(2, -1)        # shape (2, 3): [[0, 1, 2], [3, 4, 5]]
     """
     sizes = _inferred_shape("reshape", input.shape, _int_args("reshape", "shape", shape, more))
-    return _view_of(input, Reshape.apply(input, shape=sizes))
+    return _reshaped(input, sizes)
+
+
+def _reshaped(input, sizes):
+    """``input`` in the shape ``sizes`` as PyTorch's ``reshape`` makes it: a view when its memory
+    allows one, or else a contiguous copy reshaped (two nodes, as PyTorch records them: a copy,
+    ``CloneBackward0``, then ``UnsafeViewBackward0``), which is no view of ``input``."""
+    array = input._array
+    backend = input._backend()
+    if backend.is_contiguous(array):
+        return _view_of(input, Reshape.apply(input, shape=sizes))
+    try:
+        backend.xp.reshape(array, sizes, copy=False)
+    except (ValueError, AttributeError):   # the Array API's refusal to copy (AttributeError: array_api_compat)
+        from .conversion import Contiguous
+        return Reshape.apply(Contiguous.apply(input), shape=sizes, layout="copy")
+    return _view_of(input, Reshape.apply(input, shape=sizes, layout="alias"))
 
 
 @register(_reshape_reference, _reshape_samples)
@@ -200,7 +222,8 @@ def _flatten_samples(rng):
 @register(_flatten_reference, _flatten_samples)
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim`` to ``end_dim`` (inclusive) into one; a 0-d tensor becomes
-    shape (1,). When ``start_dim == end_dim`` the input is returned as it is.
+    shape (1,). When ``start_dim == end_dim`` the input is returned as it is. A view when
+    the memory allows one, else a copy (as :func:`reshape`).
 
     Maths: a reshape; the gradient is reshaped back.
 
@@ -219,8 +242,7 @@ def flatten(input, start_dim=0, end_dim=-1):
                          f"(tensor of shape {format_shape(shape)})")
     if start == end:
         return input
-    sizes = shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:]
-    return _view_of(input, Reshape.apply(input, shape=sizes))
+    return _reshaped(input, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
 
 
 def _unflatten_reference(a, dim, sizes):
@@ -269,9 +291,12 @@ def unflatten(input, dim, sizes):
 # --- squeeze, unsqueeze ------------------------------------------------------------------
 
 class Squeeze(Op):
+    """``overload`` is PyTorch's: 0 for ``squeeze()``, 1 for ``squeeze(dim)``, 2 for a tuple of dims."""
+
     @staticmethod
-    def forward(ctx, a, dims):
+    def forward(ctx, a, dims, overload):
         ctx.input_shape = tuple(a.shape)
+        ctx.overload = overload
         return ctx.xp.squeeze(a, axis=dims)
 
     @staticmethod
@@ -312,10 +337,12 @@ def squeeze(input, dim=None):
     shape = input.shape
     if dim is None:
         dims = tuple(i for i, size in enumerate(shape) if size == 1)
+        overload = 0
     else:
         dims = _dims("squeeze", _int_args("squeeze", "dim", dim, ()), len(shape))
         dims = tuple(d for d in dims if shape and shape[d] == 1)
-    return _view_of(input, Squeeze.apply(input, dims=dims))
+        overload = 2 if isinstance(dim, (tuple, list)) else 1
+    return _view_of(input, Squeeze.apply(input, dims=dims, overload=overload))
 
 
 class Unsqueeze(Op):
@@ -366,6 +393,10 @@ class Transpose(Op):
     @staticmethod
     def backward(ctx, grad):
         return ctx.xp.permute_dims(grad, ctx.order)   # a swap is its own inverse
+
+
+class MatrixTranspose(Transpose):
+    """:meth:`Tensor.t`: a transpose recorded under PyTorch's name for it, ``TBackward0``."""
 
 
 def _transpose_reference(a, dim0, dim1):
