@@ -493,10 +493,10 @@ def _wrap_outputs(out, backend, node):
     for position, array in enumerate(out):
         if type(array) is not array_type:
             array = _as_output_array(array, backend, node)
-        differentiable = node is not None and not any(array is nd for nd in non_differentiable)
+        differentiable = node is not None and not (non_differentiable and any(array is nd for nd in non_differentiable))
         outputs.append(Tensor._make(array, differentiable, node if differentiable else None, position))
     if node is not None:
-        node.output_meta = tuple((o.shape, o._array.dtype) for o in outputs)
+        node.output_meta = tuple((o._array.shape, o._array.dtype) for o in outputs)
     return tuple(outputs)
 
 
