@@ -9,12 +9,13 @@ The ops that PyTorch calls views (reshape, view, flatten, unflatten, squeeze,
 unsqueeze, transpose, permute, movedim, expand, broadcast_to, narrow, split, chunk,
 unbind) mark their result as a view of the input: they share its version counter
 (``Tensor._base``), so an in-place change to either is caught by backward through
-the other. vizgrad cannot portably tell whether the backend copied, so it always
-shares the counter; that only makes the in-place checks stricter. split, chunk and
-unbind return all their pieces from one node (backward joins the pieces' gradients in
-one op), and, as in PyTorch, those pieces refuse in-place writes while gradients are
-recorded. The other ops
-(repeat, flip, cat, stack, tril, triu, pad) return new memory.
+the other. reshape and flatten copy, as PyTorch does, when the input's memory allows
+no view (that copy is no view); otherwise vizgrad cannot portably tell whether the
+backend copied, so it always shares the counter, which only makes the in-place
+checks stricter. split, chunk and unbind return all their pieces from one node
+(backward joins the pieces' gradients in one op), and, as in PyTorch, those pieces
+refuse in-place writes while gradients are recorded. The other ops (repeat, flip,
+cat, stack, tril, triu, pad) return new memory.
 
 User mistakes raise :class:`~vizgrad.errors.ShapeError` naming the op and the shapes;
 dims out of range raise ``IndexError``, as in PyTorch.
