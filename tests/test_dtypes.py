@@ -458,3 +458,49 @@ def test_writing_a_tensor_that_requires_grad_into_an_integer_tensor():
     z[1].add_(w.detach().long())
     assert (x.tolist(), y.tolist()) == ([1, 0, 0], [1, 1, 1])
     assert not (x.requires_grad or y.requires_grad) and x.grad_fn is None and y.grad_fn is None
+
+
+# --- matrix products do not promote, as in PyTorch ----------------------------------------------
+def _matrix_products(T):
+    f32, f64, i64, b = (T.ones(2, 2, dtype=d) for d in (T.float32, T.float64, T.int64, T.bool))
+    return {
+        "matmul": lambda: T.matmul(f32, f64), "@": lambda: f32 @ f64, "mm": lambda: T.mm(f64, f32),
+        "bmm": lambda: T.bmm(f32[None], f64[None]), "mv": lambda: T.mv(f32, f64[0]),
+        "dot": lambda: T.dot(f32[0], f64[0]), "int @ float": lambda: i64 @ f32,
+        "einsum": lambda: T.einsum("ij,jk->ik", f32, f64), "tensordot": lambda: T.tensordot(f32, f64, dims=1),
+        "bool @ bool": lambda: b @ b, "Linear(int)": lambda: T.nn.Linear(2, 3)(i64),
+        "Linear(double)": lambda: T.nn.Linear(2, 3)(f64),
+        "linear, double bias": lambda: T.nn.functional.linear(f32, f32, f64[0]),
+        "int @ int": lambda: i64 @ i64, "outer": lambda: T.outer(f32[0], f64[0]),
+    }
+
+
+def _outcomes(T):
+    outcomes = {}
+    for name, product in _matrix_products(T).items():
+        try:
+            outcomes[name] = str(product().dtype).rsplit(".", 1)[-1]
+        except (RuntimeError, TypeError, NotImplementedError) as error:
+            outcomes[name] = error
+    return outcomes
+
+
+def test_matrix_products_of_mixed_dtypes_raise_naming_the_op_and_both_dtypes():
+    outcomes = _outcomes(vg)
+    assert (outcomes.pop("int @ int"), outcomes.pop("outer")) == ("int64", "float64")   # outer is a product *
+    for name, error in outcomes.items():
+        assert isinstance(error, DTypeError), name
+    assert str(outcomes["@"]).startswith("matmul: expected input and other to have the same dtype, but got: "
+                                         "float32 != float64")
+    assert "input with .to(vizgrad.float32)" in str(outcomes["int @ float"])
+    assert str(outcomes["mm"]).startswith("mm: expected input and mat2") and "float64 != float32" in str(outcomes["mm"])
+    assert "bool" in str(outcomes["bool @ bool"])
+    assert str(outcomes["Linear(int)"]) == "linear: input is int64 but weight is float32; convert one with .to()"
+    assert str(outcomes["linear, double bias"]).startswith("linear: bias is float64 but weight is float32")
+
+
+def test_matrix_products_raise_where_pytorch_raises():
+    torch = pytest.importorskip("torch")
+    ours, theirs = _outcomes(vg), _outcomes(torch)
+    assert {name: isinstance(value, str) and value for name, value in ours.items()} == \
+        {name: isinstance(value, str) and value for name, value in theirs.items()}

@@ -133,7 +133,32 @@ def _graph_programs(lib, F_):
         "batch_norm": lambda x, w, v, y: F_.batch_norm(x, None, None, v, v, training=True),
         "sort": lambda x, w, v, y: x.sort(1).values, "topk": lambda x, w, v, y: x.topk(2).values,
         "clone": lambda x, w, v, y: x.clone(), "to": lambda x, w, v, y: x.double(),
+        "t": lambda x, w, v, y: x.t(), "t_1d": lambda x, w, v, y: (v * 1).t(), "T": lambda x, w, v, y: x.T,
+        "rsub": lambda x, w, v, y: 1 - x, "rsub_tensor": lambda x, w, v, y: lib.rsub(x, v),
+        "rdiv": lambda x, w, v, y: 2 / x, "squeeze": lambda x, w, v, y: x.unsqueeze(0).squeeze(),
+        "squeeze_dim": lambda x, w, v, y: x.unsqueeze(0).squeeze(0),
+        "squeeze_dims": lambda x, w, v, y: x.unsqueeze(0).squeeze((0, 1)),
+        "outer": lambda x, w, v, y: lib.outer(v, v * 2),
+        "reshape_view": lambda x, w, v, y: x.reshape(4, 3),
+        "reshape_alias": lambda x, w, v, y: x[:, :2].reshape(3, 2, 1),
+        "reshape_copy": lambda x, w, v, y: x.t().reshape(-1), "flatten_copy": lambda x, w, v, y: x.t().flatten(),
+        "expand_reshape": lambda x, w, v, y: v.unsqueeze(1).expand(4, 3).reshape(12),
+        "unbind": lambda x, w, v, y: x.unbind(1)[2], "iterate": lambda x, w, v, y: list(x)[1],
+        "split": lambda x, w, v, y: x.split(2)[1], "split_sizes": lambda x, w, v, y: x.split([1, 2])[0],
+        "chunk": lambda x, w, v, y: x.chunk(2, 1)[1],
+        "einsum_matmul": lambda x, w, v, y: lib.einsum("ij,jk->ik", x, w),
+        "einsum_sum": lambda x, w, v, y: lib.einsum("ij->j", x),
+        "einsum_permute": lambda x, w, v, y: lib.einsum("ij->ji", x),
+        "einsum_product": lambda x, w, v, y: lib.einsum("i,j->ij", v, v),
+        "einsum_dot": lambda x, w, v, y: lib.einsum("i,i->", v, v),
+        "einsum_trace": lambda x, w, v, y: lib.einsum("ii", w),
+        "einsum_three": lambda x, w, v, y: lib.einsum("ij,jk,k->i", x, w, v),
     }
+
+
+# compared by the node alone: PyTorch's einsum reaches its result through permutes, views and
+# bmm; its Addmm takes (bias, input, weight.t())
+TOP_NODE_ONLY = ("linear", "einsum_")
 
 
 def _chain(tensor, depth=2):
@@ -164,7 +189,7 @@ def test_grad_fn_chains_match_pytorch():
     our_programs, their_programs = _graph_programs(vg, F), _graph_programs(torch, torch_F)
     for name, program in our_programs.items():
         ours_chain, theirs_chain = _chain(program(*ours)), _chain(their_programs[name](*theirs))
-        if name == "linear":    # PyTorch's Addmm takes (bias, input, weight.t()): compare the node only
+        if name.startswith(TOP_NODE_ONLY):
             ours_chain, theirs_chain = ours_chain[0], theirs_chain[0]
         assert ours_chain == theirs_chain, name
 
@@ -186,6 +211,37 @@ def test_grad_fn_names_fixed():
             return grad
 
     assert Cube.apply(x).grad_fn.name() == "CubeBackward"   # custom Functions: no number, as PyTorch
+
+
+def test_grad_fn_names_of_pytorchs_own_compositions_fixed():
+    """Where PyTorch computes one expression by another (``2 / x`` as ``x.reciprocal() * 2``,
+    ``outer`` as a reshape times a vector), its names and chains; these strings are PyTorch's."""
+    x = vg.ones(2, 3, requires_grad=True) * 2
+    v = vg.ones(3, requires_grad=True)
+    names = {
+        "x.t()": x.t(), "1 - x": 1 - x, "2 / x": 2 / x, "x.squeeze()": x.squeeze(), "x.squeeze(0)": x.squeeze(0),
+        "x.squeeze((0, 1))": x.squeeze((0, 1)), "outer": vg.outer(v, v),
+        "einsum ij,jk->ik": vg.einsum("ij,jk->ik", x, x.t()), "einsum ij->": vg.einsum("ij->", x),
+        "einsum i,j->ij": vg.einsum("i,j->ij", v, v),
+        "x.t().reshape(-1)": x.t().reshape(-1), "x[:, :2].reshape(2, 2, 1)": x[:, :2].reshape(2, 2, 1),
+        "x.unbind()": x.unbind()[0], "x.split(1)": x.split(1)[0], "x.split([1, 1])": x.split([1, 1])[0],
+    }
+    assert {label: repr(t.grad_fn) for label, t in names.items()} == {
+        "x.t()": "<TBackward0>", "1 - x": "<RsubBackward1>", "2 / x": "<MulBackward0>",
+        "x.squeeze()": "<SqueezeBackward0>", "x.squeeze(0)": "<SqueezeBackward1>",
+        "x.squeeze((0, 1))": "<SqueezeBackward2>", "outer": "<MulBackward0>",
+        "einsum ij,jk->ik": "<ViewBackward0>", "einsum ij->": "<SumBackward1>", "einsum i,j->ij": "<MulBackward0>",
+        "x.t().reshape(-1)": "<UnsafeViewBackward0>", "x[:, :2].reshape(2, 2, 1)": "<ReshapeAliasBackward0>",
+        "x.unbind()": "<UnbindBackward0>", "x.split(1)": "<SplitBackward0>",
+        "x.split([1, 1])": "<SplitWithSizesBackward0>",
+    }
+    assert _chain(2 / x, 1) == ("MulBackward0", ("ReciprocalBackward0",))
+    assert _chain(vg.outer(v, v), 1) == ("MulBackward0", ("ViewBackward0", "AccumulateGrad"))
+    assert _chain(x.t().reshape(-1), 1) == ("UnsafeViewBackward0", ("CloneBackward0",))
+    copied = x.t().reshape(-1)
+    assert copied._base is None and x[:, :2].reshape(2, 2, 1)._base is x     # a copy is no view, as in PyTorch
+    copied.add_(1)
+    assert x._version == 0
 
 
 def test_grad_fn_names_survive_backward():

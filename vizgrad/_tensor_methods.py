@@ -9,10 +9,13 @@ overwritten. A leaf that requires grad cannot be changed in place while recordin
 under ``no_grad`` it can (that is how optimizers update parameters).
 """
 
+import numbers
+
 from . import dtypes, ops
 from .autograd.grad_mode import no_grad, state
 from .errors import BackwardError, DTypeError, ShapeError, format_shape
-from .ops.inplace import AsStrided, CopySlices, overlapping_write_error, positions_in_base
+from .ops.inplace import (AsStrided, CopySlices, multi_output_view_error, overlapping_write_error,
+                          positions_in_base)
 from .tensor import Tensor
 
 
@@ -21,6 +24,14 @@ def _reflected(function):
         return function(other, self)
     method.__name__ = f"r{function.__name__}"
     return method
+
+
+def _rtruediv(self, other):
+    """``other / self``; for a number ``other`` as PyTorch computes it, ``self.reciprocal() * other``
+    (so the values, and the nodes ``MulBackward0`` after ``ReciprocalBackward0``, are PyTorch's)."""
+    if isinstance(other, numbers.Number):
+        return ops.mul(ops.reciprocal(self), other)
+    return ops.div(other, self)
 
 
 def _logical(function):
@@ -32,11 +43,11 @@ def _logical(function):
 Tensor.__add__ = ops.add
 Tensor.__radd__ = _reflected(ops.add)
 Tensor.__sub__ = ops.sub
-Tensor.__rsub__ = _reflected(ops.sub)
+Tensor.__rsub__ = ops.rsub           # 2 - x: rsub(x, 2), PyTorch's RsubBackward1
 Tensor.__mul__ = ops.mul
 Tensor.__rmul__ = _reflected(ops.mul)
 Tensor.__truediv__ = ops.div
-Tensor.__rtruediv__ = _reflected(ops.div)
+Tensor.__rtruediv__ = _rtruediv
 Tensor.__floordiv__ = ops.floor_divide
 Tensor.__rfloordiv__ = _reflected(ops.floor_divide)
 Tensor.__mod__ = ops.remainder
@@ -81,6 +92,8 @@ def apply_inplace(target, compute, op_name, *others, cast=False):
     :class:`~vizgrad.ops.inplace.CopySlices` node, as in PyTorch.
     """
     if _recording(target, *others):
+        if target._multi_output_view is not None:
+            raise multi_output_view_error(op_name, target)
         base = target._base
         if target.requires_grad and target.grad_fn is None:
             raise BackwardError(
@@ -110,8 +123,10 @@ def apply_inplace(target, compute, op_name, *others, cast=False):
 def _mark_written(target):
     """Count an in-place change of ``target`` (and of the memory it shares)."""
     target._bump_version()
-    if target._base is not None:
-        target._view_version = target._counter[0]   # its history (or lack of one) is current
+    if target._base is not None and target._multi_output_view is None:
+        # its history (or lack of one) is current; a piece of unbind/split/chunk written
+        # outside recording has none for itself alone, and stays stale as in PyTorch
+        target._view_version = target._counter[0]
 
 
 def _snapshot(tensor):

@@ -105,6 +105,7 @@ class Tensor:
     _base = None            # the tensor whose memory a view shares
     _counter = None         # the version counter, a one-element list shared with views
     _view_version = 0       # a view: the version at which its grad_fn last matched its base
+    _multi_output_view = None   # (function, output number, whether a view of it) for a piece of unbind/split/chunk
     _hooks = None           # register_hook on a leaf: {handle id: hook}
     _post_accumulate_hooks = None
     _accumulator = None     # a weak reference to the leaf's AccumulateGrad node
@@ -368,11 +369,11 @@ class Tensor:
 
     def t(self):
         """The transpose of a matrix; 0-d and 1-d tensors are returned as they are (as views)."""
-        from .ops.shape import transpose, view
+        from .ops.shape import MatrixTranspose
         if self.ndim > 2:
             raise ShapeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D "
                              f"(shape {format_shape(self.shape)}): use transpose(dim0, dim1) or .mT")
-        return transpose(self, 0, 1) if self.ndim == 2 else view(self, self.shape)
+        return MatrixTranspose.apply(self, dim0=0, dim1=self.ndim - 1 if self.ndim else 0)._as_view_of(self)
 
     def t_(self):
         """:meth:`t` in place: this tensor becomes its own transpose."""
@@ -493,6 +494,8 @@ class Tensor:
         self._share_version_counter(source)
         self._base = source._base if source._base is not None else source
         self._view_version = self._counter[0]
+        if source._multi_output_view is not None:   # a view of a piece of unbind/split/chunk
+            self._multi_output_view = source._multi_output_view[:2] + (True,)
         return self
 
     # --- Python protocol -----------------------------------------------------
@@ -506,9 +509,11 @@ class Tensor:
         return self._array.shape[0]
 
     def __iter__(self):
+        """The slices along dim 0, as PyTorch: ``unbind(0)`` (one node for all of them)."""
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._array.shape[0]))
+        from .ops.shape import unbind
+        return iter(unbind(self, 0))
 
     def __bool__(self):
         if self.numel() != 1:

@@ -237,7 +237,7 @@ class Op:
         for position, arg in enumerate(args):
             if isinstance(arg, Tensor):
                 if arg._base is not None and recording and arg._view_version != arg._counter[0]:
-                    _refresh_view(arg)
+                    _refresh_view(arg, cls.__name__.lower())
                 array = arrays[position] = arg._array
                 if backend is None:
                     # (a dict lookup first: backend_of is a call, and raises for unknown types)
@@ -334,7 +334,7 @@ class Function:
         if state.grad_enabled:
             for tensor in tensors:
                 if tensor._base is not None and tensor._view_version != tensor._counter[0]:
-                    _refresh_view(tensor)
+                    _refresh_view(tensor, f"{cls.__name__}.apply")
         if not tensors:
             raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
         backend = tensors[0]._backend()
@@ -388,11 +388,11 @@ class Function:
         return outputs[0] if single else outputs
 
 
-def _refresh_view(view):
+def _refresh_view(view, op_name):
     """Give a view whose base was written to since its history was recorded a history read
-    from the base as it is now (see :mod:`vizgrad.ops.inplace`)."""
+    from the base as it is now, before ``op_name`` uses it (see :mod:`vizgrad.ops.inplace`)."""
     from ..ops.inplace import refresh_view
-    refresh_view(view)
+    refresh_view(view, op_name)
 
 
 def _promote(cls, arrays, backend):
@@ -493,10 +493,10 @@ def _wrap_outputs(out, backend, node):
     for position, array in enumerate(out):
         if type(array) is not array_type:
             array = _as_output_array(array, backend, node)
-        differentiable = node is not None and not any(array is nd for nd in non_differentiable)
+        differentiable = node is not None and not (non_differentiable and any(array is nd for nd in non_differentiable))
         outputs.append(Tensor._make(array, differentiable, node if differentiable else None, position))
     if node is not None:
-        node.output_meta = tuple((o.shape, o._array.dtype) for o in outputs)
+        node.output_meta = tuple((o._array.shape, o._array.dtype) for o in outputs)
     return tuple(outputs)
 
 

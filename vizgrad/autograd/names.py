@@ -47,6 +47,18 @@ def _getitem(node):
     return "SliceBackward0"
 
 
+_RESHAPES = {"view": "ViewBackward0", "alias": "ReshapeAliasBackward0", "copy": "UnsafeViewBackward0"}
+
+
+def _einsum(node):
+    """The last step of PyTorch's einsum: with indices summed away, a sum (one operand) or a
+    batched product viewed back (several); without, a permutation or an elementwise product."""
+    summed = set("".join(node.terms)) - set(node.output)
+    if len(node.terms) == 1:
+        return "SumBackward1" if summed else "PermuteBackward0"
+    return "ViewBackward0" if summed else "MulBackward0"
+
+
 def _normalize(node):
     if node.stats_shape is not None:
         return "NativeGroupNormBackward0"
@@ -78,7 +90,10 @@ _NAMES = {
     "RoundedDiv": "DivBackward2",
     "ToDtype": "ToCopyBackward0", "ToDevice": "ToCopyBackward0", "Contiguous": "CloneBackward0",
     "Clamp": "ClampBackward1",
-    "Reshape": "ViewBackward0", "View": "ViewBackward0", "Narrow": "SliceBackward0", "Select": "SelectBackward0",
+    "Reshape": lambda node: _RESHAPES[node.layout], "View": "ViewBackward0", "Narrow": "SliceBackward0",
+    "Squeeze": lambda node: f"SqueezeBackward{node.overload}", "MatrixTranspose": "TBackward0",
+    "Rsub": lambda node: "RsubBackward1" if node.number_other else "RsubBackward0",
+    "Einsum": _einsum,
     "GetItem": _getitem,
     "Pad": "ConstantPadNdBackward0",
     "MaxPool": _pool("MaxPool{}DWithIndicesBackward0"), "AvgPool": _pool("AvgPool{}DBackward0"),

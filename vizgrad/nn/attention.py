@@ -201,13 +201,11 @@ class MultiheadAttention(Module):
             init.xavier_normal_(self.bias_v)
 
     def _projections(self, query, key, value, self_attention):
-        E = self.embed_dim
-        biases = (None, None, None) if self.in_proj_bias is None else \
-            (self.in_proj_bias[:E], self.in_proj_bias[E:2 * E], self.in_proj_bias[2 * E:])
+        if self._qkv_same_embed_dim and self_attention:   # one matrix product for q, k and v
+            return _linear(query, self.in_proj_weight, self.in_proj_bias).chunk(3, -1)
+        biases = (None, None, None) if self.in_proj_bias is None else self.in_proj_bias.chunk(3)
         if self._qkv_same_embed_dim:
-            if self_attention:                        # one matrix product for q, k and v
-                return _linear(query, self.in_proj_weight, self.in_proj_bias).chunk(3, -1)
-            weights = (self.in_proj_weight[:E], self.in_proj_weight[E:2 * E], self.in_proj_weight[2 * E:])
+            weights = self.in_proj_weight.chunk(3)
         else:
             weights = (self.q_proj_weight, self.k_proj_weight, self.v_proj_weight)
         return tuple(_linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases))

@@ -3,10 +3,10 @@ and their one-step cells ``RNNCell``, ``LSTMCell``, ``GRUCell``.
 
 They are built from vizgrad ops (linear maps, sigmoid/tanh, elementwise products), so the
 graph of a recurrent layer shows every time step's ops under the module, unrolled, and
-replays like any other graph. Each time step projects its input and the previous state
-and applies the gates (projecting the whole sequence at once would be one matrix product,
-but slicing the (T, N, gates) result per step costs a full-size gradient per step in
-backward):
+replays like any other graph. A layer projects the inputs of all time steps in one matrix
+product and takes the steps apart with ``unbind`` (one node, whose backward stacks the
+steps' gradients in one op); each time step then projects the previous state and applies
+the gates (the gate pieces come from one ``chunk``):
 
 - RNN: ``h' = tanh(x W_ihᵀ + b_ih + h W_hhᵀ + b_hh)`` (or relu)
 - LSTM: ``i, f, g, o = σ, σ, tanh, σ of the 4 chunks of x W_ihᵀ + b_ih + h W_hhᵀ + b_hh``;
@@ -183,11 +183,11 @@ class RNNBase(Module):
         """Run one layer in one direction over the time steps ``inputs`` (a (T, N, F) tensor):
         the outputs per time step (in time order) and the final state."""
         w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
-        steps = inputs.unbind(0)
+        steps = F.linear(inputs, w_ih, b_ih).unbind(0)    # every step's input projection at once
         order = range(len(steps) - 1, -1, -1) if direction else range(len(steps))
         outputs = [None] * len(steps)
         for t in order:
-            state = self._step(F.linear(steps[t], w_ih, b_ih), state, w_hh, b_hh, w_hr)
+            state = self._step(steps[t], state, w_hh, b_hh, w_hr)
             outputs[t] = state[0] if self.mode == "LSTM" else state
         return stack(outputs, 0), state
 
@@ -226,6 +226,8 @@ class RNNBase(Module):
             if not batched:
                 h0 = h0.unsqueeze(1)
         layer_input = input
+        h0 = h0.unbind(0)
+        c0 = c0.unbind(0) if self.mode == "LSTM" else None
         final_h, final_c = [], []
         for layer in range(self.num_layers):
             outputs = []

@@ -150,6 +150,9 @@ def linear(input, weight, bias=None):
     if input._array.dtype != weight._array.dtype:     # (the raw dtypes: Tensor.dtype costs a lookup)
         raise DTypeError(f"linear: input is {input.dtype.name} but weight is {weight.dtype.name}; "
                          "convert one with .to()")
+    if bias is not None and bias._array.dtype != weight._array.dtype:   # PyTorch promotes none of them
+        raise DTypeError(f"linear: bias is {bias.dtype.name} but weight is {weight.dtype.name}; "
+                         "convert one with .to()")
     return Linear.apply(input, weight, bias)
 
 

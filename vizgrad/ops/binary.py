@@ -95,6 +95,37 @@ def sub(input, other, *, alpha=1):
     return Sub.apply(input, other, alpha=alpha)
 
 
+class Rsub(Op):
+    """``other - alpha * input``: what Python's ``2 - x`` computes; PyTorch names its node
+    ``RsubBackward1`` when ``other`` is a number, ``RsubBackward0`` when it is a tensor."""
+
+    broadcasts = True
+    promotes = (0, 1)
+    on_bools = BoolSub
+
+    @staticmethod
+    def forward(ctx, a, b, alpha=1):
+        ctx.alpha = alpha
+        ctx.number_other = not hasattr(b, "shape")
+        return b - a if alpha == 1 else b - a * alpha
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad if ctx.alpha == 1 else grad * -ctx.alpha, grad
+
+
+@register(lambda a, b, alpha=1: b - a * alpha, binary(), method=False)
+def rsub(input, other, *, alpha=1):
+    """Elementwise ``other - alpha * input`` (``2 - x`` is ``rsub(x, 2)``), broadcasting.
+    d/dinput = -alpha, d/dother = 1.
+
+    Example::
+
+        vizgrad.rsub(vizgrad.tensor([1.0, 2.0]), 1)     # tensor([0., -1.])
+    """
+    return Rsub.apply(input, other, alpha=alpha)
+
+
 class Mul(Op):
     broadcasts = True
     promotes = (0, 1)

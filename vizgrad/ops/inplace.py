@@ -11,6 +11,11 @@ history was recorded is stale: the next op that uses it while recording first gi
 fresh history, :class:`AsStrided` of the base as it is now (:func:`refresh_view`), as
 PyTorch regenerates a view's ``grad_fn``.
 
+The pieces of a function that returns several views from one node (``unbind``, ``split``,
+``chunk``) cannot be rewritten that way: as in PyTorch, writing into one while recording,
+or using one while recording after its base changed, is an error
+(:func:`multi_output_view_error`).
+
 Positions are row-major indices into the base (``Backend.view_positions``), so one
 pair of nodes serves every kind of view (slices, reshapes, transposes, selections).
 """
@@ -18,7 +23,7 @@ pair of nodes serves every kind of view (slices, reshapes, transposes, selection
 import numpy as np
 
 from ..autograd.function import Op
-from ..errors import ShapeError, format_shape
+from ..errors import BackwardError, ShapeError, format_shape
 
 
 class AsStrided(Op):
@@ -97,13 +102,37 @@ def overlapping_write_error(op_name, tensor):
                       "before writing into it")
 
 
-def refresh_view(view):
+def multi_output_view_error(op_name, view, base_modified=False):
+    """PyTorch's refusal to let an output of a function that returns several views (or a view of
+    one) change in place while gradients are recorded, or (``base_modified``) be used while
+    recording after its base changed: one node computed all the pieces, so there is no history
+    for one piece alone to take."""
+    function, index, of_view = view._multi_output_view
+    piece = f"{'a view of ' if of_view else ''}output {index} of {function}"
+    if base_modified:
+        what = f"{piece} is used after its base (or another view of its base) was modified in place"
+    elif view.requires_grad:
+        what = f"{piece} is being modified in place"
+    else:
+        what = (f"{piece} was created while gradients were not recorded (in no_grad mode, or from a tensor "
+                "that requires no grad) and is being modified in place with recording on")
+    return BackwardError(
+        f"{op_name}: {what}. {function} is a function that returns multiple views, and such functions do not "
+        "allow their output views to be modified in place. Replace the in-place operation by an "
+        "out-of-place one, or clone() the piece first.")
+
+
+def refresh_view(view, op_name):
     """Make a stale view's history :class:`AsStrided` of its base as it is now (or nothing,
-    when neither needs a gradient)."""
-    view._view_version = view._counter[0]
+    when neither needs a gradient), before ``op_name`` uses it. A piece of a multi-output view
+    op has no history to refresh: an error, as in PyTorch."""
     base = view._base
     if not (base.requires_grad or view.requires_grad):
+        view._view_version = view._counter[0]
         return
+    if view._multi_output_view is not None:
+        raise multi_output_view_error(op_name, view, base_modified=True)
+    view._view_version = view._counter[0]
     found = positions_in_base(view)
     if found is None:
         return

@@ -11,22 +11,34 @@ import string
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd.function import Op
 from ..errors import DTypeError, ShapeError, format_shape
 from ..tensor import Tensor, _dim_index
+from .binary import mul
 from .registry import Sample, register
 from .samples import non_contiguous, values
+from .shape import reshape
 
 
-def _tensors(op, *operands):
-    for operand in operands:
+def _tensors(op, names, *operands):
+    """Check that ``operands`` (the arguments ``names`` of ``op``) are Tensors of one dtype, not
+    bool: as in PyTorch, the matrix products promote no dtypes ("expected m1 and m2 to have the
+    same dtype") and have no bool kernels."""
+    for name, operand in zip(names, operands):
         if not isinstance(operand, Tensor):
-            raise TypeError(f"{op}: expected Tensors, got a {type(operand).__name__}")
+            raise TypeError(f"{op}: expected {name} to be a Tensor, got a {type(operand).__name__}")
     first = operands[0]
-    for operand in operands[1:]:   # (the backend's dtypes compared first: Tensor.dtype is a lookup)
+    for name, operand in zip(names[1:], operands[1:]):   # (raw dtypes first: Tensor.dtype is a lookup)
         if operand._array.dtype is not first._array.dtype and operand.dtype is not first.dtype:
-            raise DTypeError(f"{op}: expected operands of one dtype, got {first.dtype.name} and "
-                             f"{operand.dtype.name}; convert one with .to()")
+            common = dtypes.promote_types(first.dtype, operand.dtype)
+            convert = name if common is first.dtype else names[0]
+            raise DTypeError(f"{op}: expected {names[0]} and {name} to have the same dtype, but got: "
+                             f"{first.dtype.name} != {operand.dtype.name}. {op} does not promote dtypes, as "
+                             f"in PyTorch: convert one first, e.g. {convert} with .to({common!r})")
+    if first.dtype is dtypes.bool_:
+        raise DTypeError(f"{op}: not implemented for bool tensors, as in PyTorch; convert them first, "
+                         "e.g. with .float() or .long()")
 
 
 # --- matmul --------------------------------------------------------------------
@@ -106,7 +118,7 @@ def matmul(input, other):
         b = vizgrad.randn(4, 5, requires_grad=True)
         (a @ b).shape          # (2, 3, 5); b.grad sums over the batch
     """
-    _tensors("matmul", input, other)
+    _tensors("matmul", ("input", "other"), input, other)
     _matmul_shape("matmul", input.shape, other.shape)
     return MatMul.apply(input, other)
 
@@ -120,7 +132,7 @@ def _with_dims(op, names_and_ndims, *operands):
 @register(np.matmul, lambda rng: iter([Sample((values(rng, (3, 4)), values(rng, (4, 2))))]))
 def mm(input, mat2):
     """Product of two matrices, (n, m) @ (m, p) -> (n, p); :func:`matmul` without batching."""
-    _tensors("mm", input, mat2)
+    _tensors("mm", ("input", "mat2"), input, mat2)
     _with_dims("mm", (("input", 2), ("mat2", 2)), input, mat2)
     _matmul_shape("mm", input.shape, mat2.shape)
     return MatMul.apply(input, mat2)
@@ -130,7 +142,7 @@ def mm(input, mat2):
 def bmm(input, mat2):
     """Batched matrix product, (b, n, m) @ (b, m, p) -> (b, n, p); the batch sizes must be
     equal (no broadcasting: use :func:`matmul` for that)."""
-    _tensors("bmm", input, mat2)
+    _tensors("bmm", ("input", "mat2"), input, mat2)
     _with_dims("bmm", (("input", 3), ("mat2", 3)), input, mat2)
     if input.shape[0] != mat2.shape[0]:
         raise ShapeError(f"bmm: the batch sizes differ: {format_shape(input.shape)} and {format_shape(mat2.shape)}")
@@ -141,7 +153,7 @@ def bmm(input, mat2):
 @register(np.matmul, lambda rng: iter([Sample((values(rng, (3, 4)), values(rng, (4,))))]))
 def mv(input, vec):
     """Matrix times vector, (n, m) @ (m,) -> (n,)."""
-    _tensors("mv", input, vec)
+    _tensors("mv", ("input", "vec"), input, vec)
     _with_dims("mv", (("input", 2), ("vec", 1)), input, vec)
     _matmul_shape("mv", input.shape, vec.shape)
     return MatMul.apply(input, vec)
@@ -150,7 +162,7 @@ def mv(input, vec):
 @register(np.dot, lambda rng: iter([Sample((values(rng, (5,)), values(rng, (5,))))]))
 def dot(input, tensor):
     """Inner product of two 1-D tensors of one length: Σ a_i b_i (a 0-d tensor)."""
-    _tensors("dot", input, tensor)
+    _tensors("dot", ("input", "tensor"), input, tensor)
     _with_dims("dot", (("input", 1), ("tensor", 1)), input, tensor)
     if input.shape != tensor.shape:
         raise ShapeError(f"dot: the vectors have different lengths: {format_shape(input.shape)} and "
@@ -158,26 +170,22 @@ def dot(input, tensor):
     return MatMul.apply(input, tensor)
 
 
-class Outer(Op):
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.save_for_backward(a, b)
-        return ctx.xp.expand_dims(a, axis=-1) * b
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        needs_a, needs_b = ctx.needs_input_grad
-        xp = ctx.xp
-        return xp.matmul(grad, b) if needs_a else None, xp.matmul(a, grad) if needs_b else None
-
-
 @register(np.outer, lambda rng: iter([Sample((values(rng, (3,)), values(rng, (4,))))]), aliases=("ger",))
 def outer(input, vec2):
-    """Outer product of two 1-D tensors: out[i, j] = a_i b_j.  dL/da = G b, dL/db = Gᵀ a."""
-    _tensors("outer", input, vec2)
+    """Outer product of two 1-D tensors: out[i, j] = a_i b_j.  dL/da = G b, dL/db = Gᵀ a.
+
+    Computed as PyTorch does, ``input.reshape(-1, 1) * vec2`` (so ``grad_fn`` is
+    ``MulBackward0`` and, unlike the matrix products, the dtypes promote as for ``*``).
+
+    Example::
+
+        vizgrad.outer(vizgrad.tensor([1.0, 2.0]), vizgrad.tensor([1.0, 10.0]))   # [[1, 10], [2, 20]]
+    """
+    for name, operand in (("input", input), ("vec2", vec2)):
+        if not isinstance(operand, Tensor):
+            raise TypeError(f"outer: expected {name} to be a Tensor, got a {type(operand).__name__}")
     _with_dims("outer", (("input", 1), ("vec2", 1)), input, vec2)
-    return Outer.apply(input, vec2)
+    return mul(reshape(input, (-1, 1)), vec2)
 
 
 # --- einsum --------------------------------------------------------------------
@@ -310,7 +318,7 @@ def einsum(equation, *operands):
         operands = tuple(operands[0])
     if not operands:
         raise ValueError("einsum: at least one operand is needed")
-    _tensors("einsum", *operands)
+    _tensors("einsum", tuple(f"operand {i}" for i in range(len(operands))), *operands)
     terms, output, sizes = _parse_einsum(equation, [operand.shape for operand in operands])
     return Einsum.apply(*operands, terms=terms, output=output, sizes=sizes)
 
@@ -331,7 +339,7 @@ def tensordot(a, b, dims=2):
 
         vizgrad.tensordot(a, b, dims=([1], [0]))      # a @ b for matrices
     """
-    _tensors("tensordot", a, b)
+    _tensors("tensordot", ("a", "b"), a, b)
     if isinstance(dims, int):
         if dims < 0 or dims > min(a.ndim, b.ndim):
             raise ValueError(f"tensordot: dims must be between 0 and {min(a.ndim, b.ndim)}, got {dims}")

@@ -9,9 +9,13 @@ The ops that PyTorch calls views (reshape, view, flatten, unflatten, squeeze,
 unsqueeze, transpose, permute, movedim, expand, broadcast_to, narrow, split, chunk,
 unbind) mark their result as a view of the input: they share its version counter
 (``Tensor._base``), so an in-place change to either is caught by backward through
-the other. vizgrad cannot portably tell whether the backend copied, so it always
-shares the counter; that only makes the in-place checks stricter. The other ops
-(repeat, flip, cat, stack, tril, triu, pad) return new memory.
+the other. reshape and flatten copy, as PyTorch does, when the input's memory allows
+no view (that copy is no view); otherwise vizgrad cannot portably tell whether the
+backend copied, so it always shares the counter, which only makes the in-place
+checks stricter. split, chunk and unbind return all their pieces from one node
+(backward joins the pieces' gradients in one op), and, as in PyTorch, those pieces
+refuse in-place writes while gradients are recorded. The other ops (repeat, flip,
+cat, stack, tril, triu, pad) return new memory.
 
 User mistakes raise :class:`~vizgrad.errors.ShapeError` naming the op and the shapes;
 dims out of range raise ``IndexError``, as in PyTorch.
@@ -92,9 +96,14 @@ def _tensors(op, tensors):
 # --- reshape, view, flatten, unflatten ---------------------------------------------------
 
 class Reshape(Op):
+    """``layout`` is how PyTorch would have reshaped (it names the node, see
+    :mod:`vizgrad.autograd.names`): "view" (a contiguous input), "alias" (a view of a
+    non-contiguous input) or "copy" (a contiguous copy of the input, reshaped)."""
+
     @staticmethod
-    def forward(ctx, a, shape):
+    def forward(ctx, a, shape, layout="view"):
         ctx.input_shape = tuple(a.shape)
+        ctx.layout = layout
         return ctx.xp.reshape(a, shape)
 
     @staticmethod
@@ -148,7 +157,8 @@ def _reshape_samples(rng):
 @register(_reshape_reference, _reshape_samples)
 def reshape(input, shape, *more):
     """The same elements, in row-major order, in a new ``shape``; one size may be -1
-    (inferred). ``x.reshape(2, 3)`` and ``x.reshape((2, 3))`` are the same.
+    (inferred). ``x.reshape(2, 3)`` and ``x.reshape((2, 3))`` are the same. A view when the
+    memory allows one (always for a contiguous input), else a copy, as in PyTorch.
 
     Maths: each output entry is an input entry, so the gradient is the incoming
     gradient reshaped back to the input's shape.
@@ -159,7 +169,23 @@ def reshape(input, shape, *more):
         x.reshape(2, -1)        # shape (2, 3): [[0, 1, 2], [3, 4, 5]]
     """
     sizes = _inferred_shape("reshape", input.shape, _int_args("reshape", "shape", shape, more))
-    return _view_of(input, Reshape.apply(input, shape=sizes))
+    return _reshaped(input, sizes)
+
+
+def _reshaped(input, sizes):
+    """``input`` in the shape ``sizes`` as PyTorch's ``reshape`` makes it: a view when its memory
+    allows one, or else a contiguous copy reshaped (two nodes, as PyTorch records them: a copy,
+    ``CloneBackward0``, then ``UnsafeViewBackward0``), which is no view of ``input``."""
+    array = input._array
+    backend = input._backend()
+    if backend.is_contiguous(array):
+        return _view_of(input, Reshape.apply(input, shape=sizes))
+    try:
+        backend.xp.reshape(array, sizes, copy=False)
+    except (ValueError, AttributeError):   # the Array API's refusal to copy (AttributeError: array_api_compat)
+        from .conversion import Contiguous
+        return Reshape.apply(Contiguous.apply(input), shape=sizes, layout="copy")
+    return _view_of(input, Reshape.apply(input, shape=sizes, layout="alias"))
 
 
 @register(_reshape_reference, _reshape_samples)
@@ -197,7 +223,8 @@ def _flatten_samples(rng):
 @register(_flatten_reference, _flatten_samples)
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim`` to ``end_dim`` (inclusive) into one; a 0-d tensor becomes
-    shape (1,). When ``start_dim == end_dim`` the input is returned as it is.
+    shape (1,). When ``start_dim == end_dim`` the input is returned as it is. A view when
+    the memory allows one, else a copy (as :func:`reshape`).
 
     Maths: a reshape; the gradient is reshaped back.
 
@@ -216,8 +243,7 @@ def flatten(input, start_dim=0, end_dim=-1):
                          f"(tensor of shape {format_shape(shape)})")
     if start == end:
         return input
-    sizes = shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:]
-    return _view_of(input, Reshape.apply(input, shape=sizes))
+    return _reshaped(input, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
 
 
 def _unflatten_reference(a, dim, sizes):
@@ -266,9 +292,12 @@ def unflatten(input, dim, sizes):
 # --- squeeze, unsqueeze ------------------------------------------------------------------
 
 class Squeeze(Op):
+    """``overload`` is PyTorch's: 0 for ``squeeze()``, 1 for ``squeeze(dim)``, 2 for a tuple of dims."""
+
     @staticmethod
-    def forward(ctx, a, dims):
+    def forward(ctx, a, dims, overload):
         ctx.input_shape = tuple(a.shape)
+        ctx.overload = overload
         return ctx.xp.squeeze(a, axis=dims)
 
     @staticmethod
@@ -309,10 +338,12 @@ def squeeze(input, dim=None):
     shape = input.shape
     if dim is None:
         dims = tuple(i for i, size in enumerate(shape) if size == 1)
+        overload = 0
     else:
         dims = _dims("squeeze", _int_args("squeeze", "dim", dim, ()), len(shape))
         dims = tuple(d for d in dims if shape and shape[d] == 1)
-    return _view_of(input, Squeeze.apply(input, dims=dims))
+        overload = 2 if isinstance(dim, (tuple, list)) else 1
+    return _view_of(input, Squeeze.apply(input, dims=dims, overload=overload))
 
 
 class Unsqueeze(Op):
@@ -363,6 +394,10 @@ class Transpose(Op):
     @staticmethod
     def backward(ctx, grad):
         return ctx.xp.permute_dims(grad, ctx.order)   # a swap is its own inverse
+
+
+class MatrixTranspose(Transpose):
+    """:meth:`Tensor.t`: a transpose recorded under PyTorch's name for it, ``TBackward0``."""
 
 
 def _transpose_reference(a, dim0, dim1):
@@ -853,18 +888,45 @@ class Narrow(Op):
         return ctx.xp.pad(grad, ctx.widths, 0.0)   # zeros where the entries were left out
 
 
-class Select(Op):
-    """Entry ``index`` along ``dim``, that dim removed: one piece of :func:`unbind`."""
+class Split(Op):
+    """Consecutive pieces of ``sizes`` entries along ``dim``, each a view, all from one node
+    (PyTorch's ``SplitBackward0``): :func:`split` by a size, and :func:`chunk`.
+
+    Backward concatenates the pieces' gradients (zeros for the pieces nobody used, filled in
+    by the engine) in one array op, so taking T pieces costs O(T) in backward, not T
+    full-size padded gradients."""
 
     @staticmethod
-    def forward(ctx, a, dim, index):
+    def forward(ctx, a, dim, sizes):
         ctx.dim = dim
-        ctx.widths = tuple((index, n - index - 1) if d == dim else (0, 0) for d, n in enumerate(a.shape))
-        return a[(slice(None),) * dim + (index,) + (slice(None),) * (a.ndim - dim - 1)]
+        pieces, start = [], 0
+        for size in sizes:
+            pieces.append(a[_slice_key(a.ndim, dim, start, start + size)])
+            start += size
+        return tuple(pieces)
 
     @staticmethod
-    def backward(ctx, grad):
-        return ctx.xp.pad(ctx.xp.expand_dims(grad, axis=ctx.dim), ctx.widths, 0.0)
+    def backward(ctx, *grads):
+        return ctx.xp.concat(list(grads), axis=ctx.dim)
+
+
+class SplitWithSizes(Split):
+    """:class:`Split` given the sizes (``split([1, 4])``): PyTorch's ``SplitWithSizesBackward0``."""
+
+
+class Unbind(Op):
+    """Every entry along ``dim``, that dim removed, each a view, all from one node; backward
+    stacks the slices' gradients (zeros for the unused ones) in one array op."""
+
+    @staticmethod
+    def forward(ctx, a, dim):
+        ctx.dim = dim
+        before, after = (slice(None),) * dim, (slice(None),) * (a.ndim - dim - 1)
+        return tuple(a[before + (index,) + after] for index in range(a.shape[dim]))
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return ctx.xp.stack(list(grads), axis=ctx.dim)
 
 
 def _narrow_reference(a, dim, start, length):
@@ -906,13 +968,19 @@ def narrow(input, dim, start, length):
     return _view_of(input, Narrow.apply(input, dim=dim_, start=start, length=length))
 
 
-def _pieces(input, dim, sizes):
-    """One Narrow per piece: backward accumulates the gradients of the pieces used."""
-    pieces, start = [], 0
-    for size in sizes:
-        pieces.append(_view_of(input, Narrow.apply(input, dim=dim, start=start, length=size)))
-        start += size
-    return tuple(pieces)
+def _multi_output_views(input, pieces, function):
+    """Mark each of ``pieces`` (the outputs of one :class:`Split` or :class:`Unbind` node) as a
+    view of ``input``. As in PyTorch, such views refuse in-place writes while gradients are
+    recorded (:func:`vizgrad.ops.inplace.multi_output_view_error`)."""
+    for index, piece in enumerate(pieces):
+        piece._as_view_of(input)
+        piece._multi_output_view = (function, index, False)
+    return pieces
+
+
+def _pieces(input, dim, sizes, function, node=Split):
+    """The pieces of ``sizes`` entries along ``dim``, from one ``node``."""
+    return _multi_output_views(input, node.apply(input, dim=dim, sizes=sizes), function)
 
 
 def _split_reference(a, split_size_or_sections, dim=0):
@@ -936,10 +1004,11 @@ def _split_samples(rng):
 def split(tensor, split_size_or_sections, dim=0):
     """Split ``tensor`` along ``dim`` into pieces of ``split_size_or_sections`` entries
     (the last piece may be smaller) or, given a sequence, pieces of those sizes. A
-    tuple of views.
+    tuple of views from one node; as in PyTorch they cannot be modified in place while
+    gradients are recorded (clone a piece first).
 
-    Maths: each piece is a :func:`narrow`; the input's gradient is the sum of the pieces'
-    gradients, each padded back to full size with zeros.
+    Maths: the pieces tile the input, so its gradient is the pieces' gradients concatenated
+    along ``dim`` (zeros for pieces that were not used).
 
     Example::
 
@@ -958,12 +1027,11 @@ def split(tensor, split_size_or_sections, dim=0):
         if any(s < 0 for s in sizes) or sum(sizes) != n:
             raise ShapeError(f"split: sections {sizes} must be non-negative and sum to {n}, the size of dim "
                              f"{dim} (tensor of shape {format_shape(shape)})") from None
-    else:
-        if size < 0 or (size == 0 and n != 0):
-            raise ShapeError(f"split: split_size must be positive, got {size} for dim {dim} of size {n}")
-        count = max(-(-n // size), 1) if size else 1
-        sizes = (size,) * (count - 1) + (n - size * (count - 1),)
-    return _pieces(tensor, dim_, sizes)
+        return _pieces(tensor, dim_, sizes, "split", SplitWithSizes)
+    if size < 0 or (size == 0 and n != 0):
+        raise ShapeError(f"split: split_size must be positive, got {size} for dim {dim} of size {n}")
+    count = max(-(-n // size), 1) if size else 1
+    return _pieces(tensor, dim_, (size,) * (count - 1) + (n - size * (count - 1),), "split")
 
 
 def _chunk_reference(a, chunks, dim=0):
@@ -984,9 +1052,9 @@ def _chunk_samples(rng):
 def chunk(input, chunks, dim=0):
     """Split ``input`` along ``dim`` into ``chunks`` pieces of ``ceil(size / chunks)``
     entries (the last may be smaller; there may be fewer than ``chunks`` pieces, as in
-    PyTorch). A tuple of views.
+    PyTorch). A tuple of views, as from :func:`split`.
 
-    Maths: as :func:`split`: the gradient pieces are padded back and summed.
+    Maths: as :func:`split`: the pieces' gradients are concatenated.
 
     Example::
 
@@ -1001,10 +1069,10 @@ def chunk(input, chunks, dim=0):
     dim_ = _dim("chunk", dim, len(shape))
     n = shape[dim_]
     if n == 0:
-        return _pieces(input, dim_, (0,) * chunks)
+        return _pieces(input, dim_, (0,) * chunks, "chunk")
     size = -(-n // chunks)
     count = -(-n // size)
-    return _pieces(input, dim_, (size,) * (count - 1) + (n - size * (count - 1),))
+    return _pieces(input, dim_, (size,) * (count - 1) + (n - size * (count - 1),), "chunk")
 
 
 def _unbind_samples(rng):
@@ -1017,9 +1085,12 @@ def _unbind_samples(rng):
 
 @register(lambda a, dim=0: tuple(np.moveaxis(a, dim, 0)), _unbind_samples)
 def unbind(input, dim=0):
-    """The slices of ``input`` along ``dim``, that dim removed: a tuple of views.
+    """The slices of ``input`` along ``dim``, that dim removed: a tuple of views from one
+    node (``for x_t in x.unbind(0)`` over a sequence costs one stack in backward). As in
+    PyTorch they cannot be modified in place while gradients are recorded.
 
-    Maths: each slice's gradient goes back to its place; the others are zero there.
+    Maths: the input's gradient is the slices' gradients stacked along ``dim`` (zeros for
+    slices that were not used).
 
     Example::
 
@@ -1029,7 +1100,9 @@ def unbind(input, dim=0):
     if not shape:
         raise ShapeError("unbind: a 0-d tensor has no dim to unbind")
     dim_ = _dim("unbind", dim, len(shape))
-    return tuple(_view_of(input, Select.apply(input, dim=dim_, index=i)) for i in range(shape[dim_]))
+    if not shape[dim_]:
+        return ()
+    return _multi_output_views(input, Unbind.apply(input, dim=dim_), "unbind")
 
 
 # --- pad ---------------------------------------------------------------------------------

@@ -362,9 +362,9 @@ class Sigmoid(Op):
     @staticmethod
     def forward(ctx, a):
         xp = ctx.xp
-        # e^-|a| never overflows: 1/(1+e^-a) for a >= 0, e^a/(1+e^a) below
+        # e^-|a| never overflows: 1/(1+e^-a) for a >= 0, e^a/(1+e^a) below (one division for both)
         small = xp.exp(-xp.abs(a))
-        out = xp.where(a >= 0, 1 / (1 + small), small / (1 + small))
+        out = xp.where(a >= 0, xp.ones_like(small), small) / (1 + small)
         ctx.save_for_backward(out)
         return out
 
