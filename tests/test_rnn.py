@@ -190,7 +190,7 @@ def test_graph_unrolls_every_time_step_under_the_module():
     graph = tr.graph
     assert set(graph.backward_order) >= {n.id for n in tanh_steps}     # each step's backward is replayed
     assert type(graph).from_json(graph.to_json()).to_dict() == graph.to_dict()
-    dot = graph.to_dot()
+    dot = graph.to_dot(collapse=False)                   # large graphs collapse by module by default
     assert "gru" in dot and dot.count("Tanh") >= 6
 
 
