@@ -8,11 +8,14 @@ into a history of at most ``max_steps`` entries. The recorder keeps statistics,
 never tensors: releasing your tensors frees their memory.
 """
 
+import copy
 import functools
 import math
 import os
 import sys
+import threading
 from collections import deque
+from typing import NamedTuple
 
 import numpy as np
 
@@ -121,36 +124,124 @@ def _user_source():
             "code": linecache.getline(filename, frame.f_lineno).strip()}
 
 
+class _Frame:
+    """What one iteration recorded for the statistics: references to arrays, never statistics.
+
+    Statistics are computed from these when the graph is materialised (:meth:`Recorder.result`),
+    once per array (cached here), so a training loop pays for them at the rate views draw,
+    not at every op of every step. Only two frames live: the iteration being recorded and the
+    last finished one."""
+
+    __slots__ = ("values", "grads", "edge_grads", "order", "roots", "mutable", "stats", "revision")
+
+    def __init__(self):
+        self.values = {}       # node id -> the array of its value (as the op produced it)
+        self.grads = {}        # node id -> the array of its gradient
+        self.edge_grads = {}   # id(edge) -> the array of the gradient that flowed back along it
+        self.order = {}        # node id -> its backward index (insertion order is the backward order)
+        self.roots = set()     # node ids of backward roots (drawn as outputs)
+        self.mutable = []      # node ids whose value array may change in place later (leaves, views)
+        self.stats = {}        # (kind, id(array)) -> (array, statistics): each computed once
+        self.revision = 0      # counts changes, so a materialised graph is reused while none happened
+
+    def freeze_values(self, copy):
+        """Copy the value arrays that the program may still change in place (leaves that an
+        optimizer updates, views of them): what is kept is what the ops saw."""
+        for node_id in self.mutable:
+            array = self.values.get(node_id)
+            if array is not None:
+                self.values[node_id] = copy(array)
+        self.mutable = []
+
+    def statistics(self, array, kind):
+        key = (kind, id(array))
+        cached = self.stats.get(key)
+        if cached is None:
+            cached = self.stats[key] = (array, stats_dict(array) if kind == "full" else summary_dict(array))
+        return cached[1]
+
+
+def _copy_array(array):
+    return array.copy()     # NumPy's and CuPy's arrays: a copy on the same device
+
+
+class _OpEntry(NamedTuple):
+    """What one op of an iteration bound: enough to recognise the same op in the next one."""
+
+    op: str
+    module: str
+    inputs: tuple        # the node id each input was known as
+    leaves: dict         # id of each leaf node this op met first -> its tensor's spec (_leaf_spec)
+    outputs: tuple       # (node id, shape, dtype name, label) of each output
+    node_count: int      # nodes of the graph after this op
+    edge_count: int      # edges after this op
+
+
+class _Replay:
+    """The ops of an iteration whose structure the next iteration is expected to repeat:
+    while it does, ops are only matched and bound to the existing nodes (no nodes, edges or
+    source lines built again)."""
+
+    __slots__ = ("graph", "entries", "position", "gradient_edges")
+
+    def __init__(self, graph, entries, gradient_edges):
+        self.graph = graph
+        self.entries = entries
+        self.position = 0
+        self.gradient_edges = gradient_edges     # ids of the edges that carry a gradient
+
+    def counts(self, position):
+        """Nodes and edges of the structure after its first ``position`` ops."""
+        if not position:
+            return 0, 0
+        entry = self.entries[position - 1]
+        return entry.node_count, entry.edge_count
+
+
 class Recorder:
     """Builds graphs from events. Use :func:`vizgrad.trace` rather than creating one directly.
 
+    Recording is cheap: an op costs a few dictionary look-ups. Statistics (values, gradients)
+    are computed from references to the newest iterations' arrays when a graph is asked for
+    (:meth:`result`, :attr:`last_graph`), exactly for that iteration; a training loop that
+    repeats the same graph reuses its structure (nodes, edges, source lines) instead of
+    building it again every step.
+
     Args:
-        values: record value statistics of every tensor (costs a host copy per op).
+        values: record value statistics of every tensor.
         grads: record gradient statistics after backward.
         source: record the user's source line that created each op.
         max_steps: how many optimizer steps and marks to keep.
         max_nodes: a graph stops growing (and is marked ``truncated``) past this many nodes.
+        summary_rate: the per-parameter numbers of optimizer steps (norms of gradients,
+            updates and parameters) are taken at most this many times per second; the other
+            steps are kept with ``"summarised": false`` and no ``params``. None: every step.
     """
 
     KINDS = frozenset({"op", "backward_start", "node_backward", "grad_accumulated", "backward_end",
                        "optimizer_step", "mark"})   # the events it records (no others get made for it)
 
-    def __init__(self, values=True, grads=True, source=True, max_steps=300, max_nodes=5000):
+    def __init__(self, values=True, grads=True, source=True, max_steps=300, max_nodes=5000, summary_rate=20.0):
         self.values, self.grads, self.source = values, grads, source
         self.max_nodes = max_nodes
-        self.steps = deque(maxlen=max_steps)
-        self.graph = Graph()
-        self.last_graph = None
+        self.summary_rate = summary_rate
+        self._steps = deque(maxlen=max_steps)   # [event, its JSON form once asked for]
+        self._step_count = 0
+        self.graph = Graph()       # the structure being recorded (statistics live in the frame)
+        self.lock = threading.RLock()   # held while recording an event and while materialising
+        self._frame = _Frame()
+        self._finished = None      # (structure, frame) of the last finished iteration
+        self._replay = None
+        self._entries = []         # what each op of this iteration bound, for the next one's replay
+        self._materialised = {}    # id(frame) -> (revision, Graph)
         self._ids = {}             # tensor uid -> graph node id
         self._autograd_nodes = {}  # autograd Node id -> graph node id
         self._outputs = {}         # (autograd Node id, output number) -> graph node id
         self._inputs = {}          # graph node id -> its input edges that carry a gradient, in order
         self._consumers = {}       # graph node id -> how many of those edges leave it
-        # graph node id -> (gradient, its stats) that its only consumer passed on, held until
-        # the node's own event (at most until backward ends)
-        self._passed = {}
         self._backward_done = False
         self._subscription = None
+        self._handlers = {kind: getattr(self, "_on_" + kind) for kind in self.KINDS}
 
     @classmethod
     def from_tensor(cls, tensor, **options):
@@ -172,12 +263,13 @@ class Recorder:
             recorder._ids[tensor.uid] = ids[tensor.grad_fn]
         for edge in recorder.graph.edges:
             recorder._add_gradient_edge(edge)
+        recorder._entries = None                     # a history is no iteration to replay
         return recorder
 
     # --- lifecycle -----------------------------------------------------------
     def start(self):
         if self._subscription is None:
-            self._subscription = events.subscribe(self.handle, kinds=self.KINDS)
+            self._subscription = events.subscribe(self.handle, kinds=self.KINDS, summary_rate=self.summary_rate)
         return self
 
     def close(self):
@@ -195,33 +287,58 @@ class Recorder:
     @property
     def graphs(self):
         """The finished graph of the previous iteration (if any) and the current one."""
-        return [g for g in (self.last_graph, self.graph) if g is not None]
+        return [g for g in (self.last_graph, self.result()) if g is not None]
+
+    @property
+    def last_graph(self):
+        """The finished graph of the previous iteration (None before one finished)."""
+        with self.lock:
+            if self._finished is None:
+                return None
+            structure, frame = self._finished
+            return self._materialise(structure, frame)
 
     # --- events --------------------------------------------------------------
     def handle(self, event):
         """Record one event (what the subscription calls; a caller that manages its own
         subscription, such as a live widget, may feed events here instead of :meth:`start`)."""
-        handler = getattr(self, "_on_" + event.kind, None)
+        handler = self._handlers.get(event.kind)
         if handler is not None:
-            handler(event)
+            with self.lock:
+                handler(event)
 
     _on_event = handle
 
     def _new_iteration(self):
-        self.graph.steps = list(self.steps)
-        self.last_graph = self.graph
-        self.graph = Graph()
+        if self._replay is not None and self._replay.position < len(self._replay.entries):
+            self._diverge()                           # the iteration was shorter than the one it repeated
+        self._finished = (self.graph, self._frame)
+        self._materialised = {key: value for key, value in self._materialised.items() if key == id(self._frame)}
+        self._frame = _Frame()
+        entries, self._entries = self._entries, []
+        if entries is not None and not self.graph.truncated:
+            # expect the same structure again: keep it, and the gradient edges that belong to it
+            self._replay = _Replay(self.graph, entries, {id(e) for edges in self._inputs.values() for e in edges})
+        else:
+            self.graph = Graph()
+            self._inputs = {}
+            self._consumers = {}
         self._ids = {}
         self._autograd_nodes = {}
         self._outputs = {}
-        self._inputs = {}
-        self._consumers = {}
-        self._passed = {}
         self._backward_done = False
 
     def _add_gradient_edge(self, edge):
         self._inputs.setdefault(edge.target, []).append(edge)
         self._consumers[edge.source] = self._consumers.get(edge.source, 0) + 1
+
+    def _resolve(self, tensor):
+        """The node a tensor is known as, or None (see :meth:`_node_for`)."""
+        if tensor.grad_fn is not None:
+            node_id = self._outputs.get((tensor.grad_fn.id, tensor._output_nr))
+            if node_id is not None:
+                return node_id
+        return self._ids.get(tensor.uid)
 
     def _node_for(self, tensor, kind):
         if tensor.grad_fn is not None:
@@ -246,14 +363,41 @@ class Recorder:
         label = tensor.name or ("param" if kind == "parameter" else "")
         self.graph.nodes.append(GraphNode(
             id=node_id, kind=kind, label=label, name=tensor.name, shape=list(tensor.shape),
-            dtype=tensor.dtype.name, device=str(tensor.device), requires_grad=bool(tensor.requires_grad),
-            value=stats_dict(tensor) if self.values else None))
+            dtype=tensor.dtype.name, device=str(tensor.device), requires_grad=bool(tensor.requires_grad)))
+        self._keep_value(node_id, tensor, kind != "op")
         return node_id
+
+    def _keep_value(self, node_id, tensor, mutable):
+        """Keep a reference to the array of ``tensor``'s value for the statistics."""
+        if self.values:
+            array = tensor._array
+            self._frame.values[node_id] = array
+            if mutable or getattr(array, "base", None) is not None:   # a leaf, or a view: may change in place
+                self._frame.mutable.append(node_id)
+            self._frame.revision += 1
 
     def _on_op(self, event):
         if self._backward_done:
             self._new_iteration()
+        if self._replay is not None:
+            if self._replay_op(event):
+                return
+            self._diverge()
+        nodes_before = len(self.graph.nodes)
+        self._build_op(event)
+        if self._entries is not None:
+            nodes = self.graph.nodes
+            created = {node.id for node in nodes[nodes_before:] if node.op is None}
+            inputs = tuple(self._resolve(t) for t in event.inputs)
+            leaves = {node_id: _leaf_spec(t) for t, node_id in zip(event.inputs, inputs) if node_id in created}
+            self._entries.append(_OpEntry(
+                event.op, event.module, inputs, leaves,
+                tuple((self._resolve(o), o.shape, o.dtype.name, o.name or event.op) for o in event.outputs),
+                len(nodes), len(self.graph.edges)))
+
+    def _build_op(self, event):
         input_ids = [self._node_for(t, "leaf") for t in event.inputs]
+        self._note_read(event.inputs, input_ids)
         for output_nr, output in enumerate(event.outputs):
             if output.uid in self._ids:
                 continue
@@ -278,23 +422,91 @@ class Recorder:
                 if output_nr == 0:
                     self._autograd_nodes[event.node_id] = node_id
 
+    def _replay_op(self, event):
+        """Bind ``event``'s tensors to the nodes the same op made in the repeated iteration;
+        False when the op differs (then the structure is built afresh from here)."""
+        replay = self._replay
+        if replay.position >= len(replay.entries):
+            return False
+        entry = replay.entries[replay.position]
+        if event.op != entry.op or event.module != entry.module or len(event.inputs) != len(entry.inputs) \
+                or len(event.outputs) != len(entry.outputs):
+            return False
+        fresh = {}       # uid -> leaf node id, for tensors first seen by this op
+        for tensor, expected in zip(event.inputs, entry.inputs):
+            node_id = self._resolve(tensor) or fresh.get(tensor.uid)
+            if node_id is None:
+                # first seen here: it must be like the leaf this op met first last time
+                if entry.leaves.get(expected) != _leaf_spec(tensor) or expected in fresh.values():
+                    return False
+                fresh[tensor.uid] = expected
+            elif node_id != expected:
+                return False
+        for tensor, (_, shape, dtype, label) in zip(event.outputs, entry.outputs):
+            if tensor.shape != shape or tensor.dtype.name != dtype or (tensor.name or event.op) != label \
+                    or tensor.uid in self._ids:
+                return False
+        for tensor in event.inputs:
+            node_id = fresh.get(tensor.uid)
+            if node_id is not None:
+                self._ids[tensor.uid] = node_id
+                self._keep_value(node_id, tensor, True)
+        self._note_read(event.inputs, entry.inputs)
+        for output_nr, (tensor, (node_id, _, _, _)) in enumerate(zip(event.outputs, entry.outputs)):
+            self._ids[tensor.uid] = node_id
+            self._keep_value(node_id, tensor, False)
+            if event.node_id is not None:
+                self._outputs[(event.node_id, output_nr)] = node_id
+                if output_nr == 0:
+                    self._autograd_nodes[event.node_id] = node_id
+        self._entries.append(entry)
+        replay.position += 1
+        return True
+
+    def _note_read(self, tensors, node_ids):
+        """What an op read is its input nodes' value: an in-place op reads a private copy of
+        the value that it then overwrites, and the node keeps that copy."""
+        values = self._frame.values
+        for tensor, node_id in zip(tensors, node_ids):
+            if node_id is not None and node_id in values:
+                values[node_id] = tensor._array
+
+    def _diverge(self):
+        """The iteration stopped repeating the previous one: its structure is that
+        iteration's up to where they agreed (copied), and grows afresh from there."""
+        replay, self._replay = self._replay, None
+        node_count, edge_count = replay.counts(replay.position)
+        structure = Graph(nodes=[copy.copy(node) for node in replay.graph.nodes[:node_count]],
+                          edges=[copy.copy(edge) for edge in replay.graph.edges[:edge_count]])
+        self.graph = structure
+        self._inputs = {}
+        self._consumers = {}
+        for original, edge in zip(replay.graph.edges, structure.edges):
+            if id(original) in replay.gradient_edges:
+                self._add_gradient_edge(edge)
+
     def _on_backward_start(self, event):
+        if self._replay is not None and self._replay.position < len(self._replay.entries):
+            self._diverge()                           # backward came before the repeated ops ended
         for uid in event.root_ids:
             node_id = self._ids.get(uid)
             if node_id is not None:
-                node = self.graph.node(node_id)
-                if node.kind == "op":
-                    node.kind = "output"
+                self._frame.roots.add(node_id)
+
+    def _place_in_backward(self, node_id):
+        order = self._frame.order
+        if node_id not in order:
+            order[node_id] = len(order)
 
     def _on_node_backward(self, event):
         node_id = self._autograd_nodes.get(event.node_id)
         if node_id is None:
             return
-        node = self.graph.node(node_id)
-        node.backward_index = len(self.graph.backward_order)
-        self.graph.backward_order.append(node_id)
+        frame = self._frame
+        self._place_in_backward(node_id)
+        frame.revision += 1
         if self.grads and event.grad_outputs and event.grad_outputs[0] is not None:
-            node.grad = self._grad_stats(node_id, event.grad_outputs[0])
+            frame.grads[node_id] = _raw(event.grad_outputs[0])
         if self.grads and event.grads:
             # the gradient each input received from this node (the chain rule's outgoing
             # part); the non-None gradients belong, in order, to the inputs that need one
@@ -302,48 +514,111 @@ class Recorder:
             grads = [grad for grad in event.grads if grad is not None]
             if len(grads) == len(edges):
                 for edge, grad in zip(edges, grads):
-                    if self._consumers[edge.source] == 1:
-                        # most likely this very array becomes the input's gradient: its full
-                        # statistics now serve the edge here and the input later
-                        stats = stats_dict(grad)
-                        self._passed[edge.source] = (grad, stats)
-                        edge.grad = {key: stats[key] for key in SUMMARY_KEYS}
-                    else:
-                        edge.grad = summary_dict(grad)
-
-    def _grad_stats(self, node_id, grad):
-        """Statistics of the gradient of node ``node_id``, reused when it is the very array (by
-        identity: the engine never changes a gradient in place) its only consumer passed on."""
-        passed, stats = self._passed.pop(node_id, (None, None))
-        return stats if passed is not None and _raw(passed) is _raw(grad) else stats_dict(grad)
+                    frame.edge_grads[id(edge)] = _raw(grad)
 
     def _on_grad_accumulated(self, event):
         node_id = self._ids.get(event.tensor_id)
         if node_id is None:
             return
-        node = self.graph.node(node_id)
-        if node.backward_index is None:
-            node.backward_index = len(self.graph.backward_order)
-            self.graph.backward_order.append(node_id)
+        self._place_in_backward(node_id)
+        self._frame.revision += 1
         if self.grads and event.tensor is not None and event.tensor.grad is not None:
-            node.grad = self._grad_stats(node_id, event.tensor.grad)
+            self._frame.grads[node_id] = event.tensor.grad._array
 
     def _on_backward_end(self, event):
         self._backward_done = True
-        self._passed = {}
+        # an optimizer step comes next and changes the parameters in place
+        self._frame.freeze_values(_copy_array)
 
     def _on_optimizer_step(self, event):
-        self.steps.append({"kind": "optimizer_step", "optimizer": event.optimizer, "step": event.step,
-                           "params": [_param_step(p) for p in event.params]})
+        self._steps.append([event, None])
+        self._step_count += 1
 
-    def _on_mark(self, event):
-        self.steps.append({"kind": "mark", "name": event.name,
-                           "values": {k: _json_number(v) for k, v in event.values.items()}})
+    _on_mark = _on_optimizer_step
 
     def result(self):
-        """The graph of the current iteration, with the step history attached."""
-        self.graph.steps = list(self.steps)
-        return self.graph
+        """The graph of the current iteration, with its statistics and the step history."""
+        with self.lock:
+            structure = self.graph
+            replay = self._replay
+            if replay is not None and replay.position < len(replay.entries):
+                # repeating the previous structure, part-way: as far as it got
+                node_count, edge_count = replay.counts(replay.position)
+                structure = Graph(nodes=structure.nodes[:node_count], edges=structure.edges[:edge_count])
+            return self._materialise(structure, self._frame)
+
+    @property
+    def steps(self):
+        """The optimizer steps and marks kept (at most ``max_steps``), as JSON-ready dicts."""
+        with self.lock:
+            return self._step_list()
+
+    # --- materialising -------------------------------------------------------------
+    def _materialise(self, structure, frame):
+        """A :class:`Graph` of ``structure`` with the statistics of ``frame``'s arrays (reused
+        until the frame changes)."""
+        key = id(frame)
+        cached = self._materialised.get(key)
+        revision = (frame.revision, self._step_count)
+        if cached is not None and cached[0] == revision and cached[1] is structure:
+            return cached[2]
+        nodes = []
+        for node in structure.nodes:
+            node = copy.copy(node)
+            array = frame.values.get(node.id)
+            if array is not None:
+                node.value = frame.statistics(array, "full")
+            grad = frame.grads.get(node.id)
+            if grad is not None:
+                node.grad = frame.statistics(grad, "full")
+            node.backward_index = frame.order.get(node.id)
+            if node.kind == "op" and node.id in frame.roots:
+                node.kind = "output"
+            nodes.append(node)
+        edges = []
+        for edge in structure.edges:
+            grad = frame.edge_grads.get(id(edge))
+            edge = copy.copy(edge)
+            if grad is not None:
+                if self._consumers.get(edge.source) == 1 or frame.grads.get(edge.source) is grad:
+                    stats = frame.statistics(grad, "full")
+                    edge.grad = {key: stats[key] for key in SUMMARY_KEYS}
+                else:
+                    edge.grad = frame.statistics(grad, "summary")
+            edges.append(edge)
+        graph = Graph(nodes=nodes, edges=edges, backward_order=list(frame.order), steps=self._step_list(),
+                      truncated=structure.truncated)
+        self._materialised[key] = (revision, structure, graph)
+        return graph
+
+    def _step_list(self):
+        """The step history as JSON-ready entries (each converted once)."""
+        result = []
+        for entry in self._steps:
+            if entry[1] is None:
+                event = entry[0]
+                if event.kind == "optimizer_step":
+                    entry[1] = {"kind": "optimizer_step", "optimizer": event.optimizer, "step": event.step,
+                                "params": [_param_step(p) for p in event.params]}
+                    if not event.summarised:
+                        entry[1]["summarised"] = False
+                else:
+                    entry[1] = {"kind": "mark", "name": event.name,
+                                "values": {k: _json_number(v) for k, v in event.values.items()}}
+            result.append(entry[1])
+        return result
+
+
+def _leaf_spec(tensor):
+    """What makes a leaf tensor's node: two leaves with equal specs record equal nodes."""
+    global _Parameter
+    if _Parameter is None:
+        from ..nn.module import Parameter as _Parameter
+    return (type(tensor) is _Parameter or isinstance(tensor, _Parameter), tensor.name, tensor.shape,
+            tensor._array.dtype, bool(tensor.requires_grad))
+
+
+_Parameter = None
 
 
 def _json_number(value):
@@ -370,8 +645,8 @@ class trace:
         tr.graph.to_html("graph.html")
     """
 
-    def __init__(self, values=True, grads=True, source=True, max_steps=300, max_nodes=5000):
-        self.recorder = Recorder(values, grads, source, max_steps, max_nodes)
+    def __init__(self, values=True, grads=True, source=True, max_steps=300, max_nodes=5000, summary_rate=20.0):
+        self.recorder = Recorder(values, grads, source, max_steps, max_nodes, summary_rate)
 
     def __enter__(self):
         self.recorder.start()
@@ -389,7 +664,7 @@ class trace:
 
     @property
     def steps(self):
-        return list(self.recorder.steps)
+        return self.recorder.steps
 
 
 def graph(tensor, values=True):

@@ -34,6 +34,9 @@ from .base import VizgradWidget
 
 #: Event kinds that change what the view shows.
 GRAPH_EVENTS = frozenset({"op", "backward_start", "node_backward", "grad_accumulated", "backward_end"})
+#: Event kinds after which a view following someone else's recorder redraws: each op (a
+#: graph growing) and the end of each backward pass (its gradients, all at once).
+FOLLOW_EVENTS = frozenset({"op", "backward_end"})
 
 
 class GraphView(VizgradWidget):
@@ -89,7 +92,7 @@ class GraphView(VizgradWidget):
             self._recorder = source
             if live and source._subscription is not None:
                 # someone else's recorder, still recording: follow it
-                self._subscribe(self._on_followed_event, kinds=GRAPH_EVENTS)
+                self._subscribe(self._on_followed_event, kinds=FOLLOW_EVENTS)
         elif source is None or hasattr(source, "grad_fn"):
             self._recorder = Recorder() if source is None else Recorder.from_tensor(source)
             if live:
