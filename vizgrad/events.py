@@ -334,6 +334,41 @@ def subscribe(callback, kinds=None, strict=False, summary_rate=None):
     return subscription
 
 
+class _Observation:
+    """The handle :func:`observe` returns; ``close()`` detaches the observer."""
+
+    def __init__(self, observer):
+        self.observer = observer
+        self._detach = observers.attach(observer)
+
+    @property
+    def closed(self):
+        return self._detach is None
+
+    def close(self):
+        if self._detach is not None:
+            self._detach()
+            self._detach = None
+
+
+def observe(observer):
+    """Attach ``observer`` beside the bus: an object with the engine's callbacks (those of
+    :class:`vizgrad.autograd.observers.Observer`, which it may subclass, and ``wants(kind)``),
+    called with the engine's own objects during each op and backward step, and no event
+    made for it. The fast path of vizgrad's own recorder, which needs the tensors of every
+    op: it must keep none of them, and an exception it raises reaches the user's code.
+    Returns a handle whose ``close()`` detaches it."""
+    return _Observation(observer)
+
+
+Observer = observers.Observer
+
+
+def module_path():
+    """The qualified name of the innermost module whose forward is running ('' outside any)."""
+    return _module_path()
+
+
 def mark(name, **values):
     """Record a user event, e.g. ``mark("epoch", epoch=3, loss=0.12)``: dashboards plot these."""
     if _bus.subscriptions:

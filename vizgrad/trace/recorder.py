@@ -20,6 +20,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import events
+from ..tensor import Tensor
 from .graph import Graph, GraphEdge, GraphNode
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -198,6 +199,81 @@ class _Replay:
         return entry.node_count, entry.edge_count
 
 
+class _Watch:
+    """What :meth:`Recorder.watch` returns."""
+
+    def __init__(self, recorder, callback):
+        self.recorder = recorder
+        self.callback = callback
+        self.closed = False
+
+    def close(self):
+        if not self.closed:
+            self.closed = True
+            self.recorder._watchers = tuple(w for w in self.recorder._watchers if w is not self)
+
+
+class _EngineTap(events.Observer):
+    """The engine callbacks of a started :class:`Recorder` (see :func:`vizgrad.events.observe`):
+    each becomes the recorder's handling of the matching event, through this one reusable
+    object in place of an event, whose tensors are dropped when the handling ends."""
+
+    KINDS = frozenset({"op", "backward_start", "node_backward", "grad_accumulated", "backward_end"})
+
+    def __init__(self, recorder):
+        self.recorder = recorder
+        self.op = self.node_id = self.module = None
+        self.inputs = self.outputs = self.grads = self.grad_outputs = self.tensor = None
+        self.tensor_id = self.root_ids = None
+
+    def wants(self, kind):
+        return kind in self.KINDS
+
+    def op_applied(self, node, op, inputs, outputs, seconds):
+        recorder = self.recorder
+        with recorder.lock:
+            self.op = op.__name__
+            self.node_id = node.id if node is not None else None
+            self.inputs = tuple(value for value in inputs if isinstance(value, Tensor))
+            self.outputs = outputs if type(outputs) is tuple else (outputs,)
+            self.module = events.module_path()
+            try:
+                recorder._on_op(self)
+            finally:
+                self.inputs = self.outputs = None
+        if recorder._watchers:
+            recorder._changed()
+
+    def backward_started(self, roots):
+        with self.recorder.lock:
+            self.root_ids = tuple(root.uid for root in roots)
+            self.recorder._on_backward_start(self)
+
+    def node_backward(self, node, grad_outputs, grad_inputs, seconds):
+        recorder = self.recorder
+        with recorder.lock:
+            self.node_id, self.grads, self.grad_outputs = node.id, grad_inputs, grad_outputs
+            try:
+                recorder._on_node_backward(self)
+            finally:
+                self.grads = self.grad_outputs = None
+
+    def grad_accumulated(self, tensor, first):
+        recorder = self.recorder
+        with recorder.lock:
+            self.tensor_id, self.tensor = tensor.uid, tensor
+            try:
+                recorder._on_grad_accumulated(self)
+            finally:
+                self.tensor = None
+
+    def backward_finished(self, roots, node_count, seconds):
+        with self.recorder.lock:
+            self.recorder._on_backward_end(self)
+        if self.recorder._watchers:
+            self.recorder._changed()
+
+
 class Recorder:
     """Builds graphs from events. Use :func:`vizgrad.trace` rather than creating one directly.
 
@@ -220,6 +296,7 @@ class Recorder:
 
     KINDS = frozenset({"op", "backward_start", "node_backward", "grad_accumulated", "backward_end",
                        "optimizer_step", "mark"})   # the events it records (no others get made for it)
+    STEP_KINDS = frozenset({"optimizer_step", "mark"})   # those it takes from the bus once started
 
     def __init__(self, values=True, grads=True, source=True, max_steps=300, max_nodes=5000, summary_rate=20.0):
         self.values, self.grads, self.source = values, grads, source
@@ -240,7 +317,8 @@ class Recorder:
         self._inputs = {}          # graph node id -> its input edges that carry a gradient, in order
         self._consumers = {}       # graph node id -> how many of those edges leave it
         self._backward_done = False
-        self._subscription = None
+        self._subscription = self._observation = None
+        self._watchers = ()
         self._handlers = {kind: getattr(self, "_on_" + kind) for kind in self.KINDS}
 
     @classmethod
@@ -268,14 +346,30 @@ class Recorder:
 
     # --- lifecycle -----------------------------------------------------------
     def start(self):
+        """Record from now on: ops and backward passes straight from the engine (no events are
+        made for them), optimizer steps and marks from the event bus."""
         if self._subscription is None:
-            self._subscription = events.subscribe(self.handle, kinds=self.KINDS, summary_rate=self.summary_rate)
+            self._subscription = events.subscribe(self.handle, kinds=self.STEP_KINDS, summary_rate=self.summary_rate)
+            self._observation = events.observe(_EngineTap(self))
         return self
 
     def close(self):
         if self._subscription is not None:
             self._subscription.close()
-            self._subscription = None
+            self._observation.close()
+            self._subscription = self._observation = None
+
+    def watch(self, callback):
+        """Call ``callback()`` after each recorded op and at the end of each backward pass
+        (what a live view of this recorder redraws after: it asks :meth:`result` for the
+        graph at its own rate). Returns a handle whose ``close()`` stops it."""
+        handle = _Watch(self, callback)
+        self._watchers = self._watchers + (handle,)
+        return handle
+
+    def _changed(self):
+        for watch in self._watchers:
+            watch.callback()
 
     def __enter__(self):
         return self.start()
@@ -306,6 +400,8 @@ class Recorder:
         if handler is not None:
             with self.lock:
                 handler(event)
+            if self._watchers and event.kind in ("op", "backward_end"):
+                self._changed()
 
     _on_event = handle
 

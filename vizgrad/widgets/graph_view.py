@@ -34,9 +34,6 @@ from .base import VizgradWidget
 
 #: Event kinds that change what the view shows.
 GRAPH_EVENTS = frozenset({"op", "backward_start", "node_backward", "grad_accumulated", "backward_end"})
-#: Event kinds after which a view following someone else's recorder redraws: each op (a
-#: graph growing) and the end of each backward pass (its gradients, all at once).
-FOLLOW_EVENTS = frozenset({"op", "backward_end"})
 
 
 class GraphView(VizgradWidget):
@@ -91,8 +88,9 @@ class GraphView(VizgradWidget):
         elif isinstance(source, Recorder):
             self._recorder = source
             if live and source._subscription is not None:
-                # someone else's recorder, still recording: follow it
-                self._subscribe(self._on_followed_event, kinds=FOLLOW_EVENTS)
+                # someone else's recorder, still recording: redraw (at most max_rate times a
+                # second) after its ops and backward passes; it computes what is drawn then
+                self._subscriptions.append(source.watch(self._on_followed_change))
         elif source is None or hasattr(source, "grad_fn"):
             self._recorder = Recorder() if source is None else Recorder.from_tensor(source)
             if live:
@@ -187,7 +185,7 @@ class GraphView(VizgradWidget):
             self._recorder.handle(event)
         self._updates.request(self._push, key="graph")
 
-    def _on_followed_event(self, event):
+    def _on_followed_change(self):
         self._updates.request(self._push, key="graph")
 
     def _push(self):
