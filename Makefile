@@ -54,7 +54,8 @@ $(BUNDLE) &: $(NODE_MODULES) $(VENV)/.stamp-builder $(WIDGETS)/build.mjs $(wildc
 	cd $(WIDGETS) && PATH="$(abspath $(VENV))/bin:$$PATH" npm run build --silent
 	touch $(BUNDLE)
 
-bench: $(VENV)/.stamp-bench
+# B6 writes the HTML report and B5/PG run the widgets: both need the browser bundle.
+bench: $(VENV)/.stamp-bench $(BUNDLE)
 	$(PY) benchmarks/run.py
 
 clean:
