@@ -448,6 +448,8 @@ class _Bus(observers.Observer):
         elif not self.subscriptions and self._detach is not None:
             self._detach()
             self._detach = None
+        else:
+            observers.refresh()        # the kinds wanted changed: route the engine's callbacks again
 
     def emit(self, event):
         try:

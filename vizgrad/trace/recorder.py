@@ -173,7 +173,7 @@ class _OpEntry(NamedTuple):
     module: str
     inputs: tuple        # the node id each input was known as
     leaves: dict         # id of each leaf node this op met first -> its tensor's spec (_leaf_spec)
-    outputs: tuple       # (node id, shape, dtype name, label) of each output
+    outputs: tuple       # (node id, shape, backend dtype, label) of each output
     node_count: int      # nodes of the graph after this op
     edge_count: int      # edges after this op
 
@@ -221,10 +221,12 @@ class _EngineTap(events.Observer):
     KINDS = frozenset({"op", "backward_start", "node_backward", "grad_accumulated", "backward_end"})
 
     def __init__(self, recorder):
+        from ..nn.module import current_module_path
         self.recorder = recorder
+        self._module_path = current_module_path
         self.op = self.node_id = self.module = None
         self.inputs = self.outputs = self.grads = self.grad_outputs = self.tensor = None
-        self.tensor_id = self.root_ids = None
+        self.tensor_id = self.roots = None
 
     def wants(self, kind):
         return kind in self.KINDS
@@ -234,11 +236,12 @@ class _EngineTap(events.Observer):
         with recorder.lock:
             self.op = op.__name__
             self.node_id = node.id if node is not None else None
-            self.inputs = tuple(value for value in inputs if isinstance(value, Tensor))
+            self.inputs = [value for value in inputs if isinstance(value, Tensor)]
             self.outputs = outputs if type(outputs) is tuple else (outputs,)
-            self.module = events.module_path()
+            self.module = self._module_path()
             try:
-                recorder._on_op(self)
+                if recorder._backward_done or recorder._replay is None or not recorder._replay_op(self):
+                    recorder._on_op(self)
             finally:
                 self.inputs = self.outputs = None
         if recorder._watchers:
@@ -246,8 +249,11 @@ class _EngineTap(events.Observer):
 
     def backward_started(self, roots):
         with self.recorder.lock:
-            self.root_ids = tuple(root.uid for root in roots)
-            self.recorder._on_backward_start(self)
+            self.roots = roots
+            try:
+                self.recorder._on_backward_start(self)
+            finally:
+                self.roots = None
 
     def node_backward(self, node, grad_outputs, grad_inputs, seconds):
         recorder = self.recorder
@@ -488,7 +494,7 @@ class Recorder:
             leaves = {node_id: _leaf_spec(t) for t, node_id in zip(event.inputs, inputs) if node_id in created}
             self._entries.append(_OpEntry(
                 event.op, event.module, inputs, leaves,
-                tuple((self._resolve(o), o.shape, o.dtype.name, o.name or event.op) for o in event.outputs),
+                tuple((self._resolve(o), o._array.shape, o._array.dtype, o.name or event.op) for o in event.outputs),
                 len(nodes), len(self.graph.edges)))
 
     def _build_op(self, event):
@@ -520,44 +526,73 @@ class Recorder:
 
     def _replay_op(self, event):
         """Bind ``event``'s tensors to the nodes the same op made in the repeated iteration;
-        False when the op differs (then the structure is built afresh from here)."""
+        False when the op differs (then the structure is built afresh from here). The hot
+        path of a recorded training loop: look-ups and comparisons only."""
         replay = self._replay
         if replay.position >= len(replay.entries):
             return False
         entry = replay.entries[replay.position]
-        if event.op != entry.op or event.module != entry.module or len(event.inputs) != len(entry.inputs) \
-                or len(event.outputs) != len(entry.outputs):
+        op, module, expected_inputs, leaves, expected_outputs, _, _ = entry
+        inputs, outputs = event.inputs, event.outputs
+        if event.op != op or event.module != module or len(inputs) != len(expected_inputs) \
+                or len(outputs) != len(expected_outputs):
             return False
-        fresh = {}       # uid -> leaf node id, for tensors first seen by this op
-        for tensor, expected in zip(event.inputs, entry.inputs):
-            node_id = self._resolve(tensor) or fresh.get(tensor.uid)
+        ids, known_outputs = self._ids, self._outputs
+        fresh = None     # (tensor, leaf node id) of the tensors this op is the first to use, bound on trial
+        for tensor, expected in zip(inputs, expected_inputs):
+            grad_fn = tensor.grad_fn
+            node_id = known_outputs.get((grad_fn.id, tensor._output_nr)) if grad_fn is not None else None
+            if node_id is None:
+                node_id = ids.get(tensor.uid)
             if node_id is None:
                 # first seen here: it must be like the leaf this op met first last time
-                if entry.leaves.get(expected) != _leaf_spec(tensor) or expected in fresh.values():
-                    return False
-                fresh[tensor.uid] = expected
+                if leaves.get(expected) != _leaf_spec(tensor) or (
+                        fresh is not None and any(leaf == expected for _, leaf in fresh)):
+                    return self._unbind(fresh)
+                ids[tensor.uid] = expected
+                fresh = [(tensor, expected)] if fresh is None else [*fresh, (tensor, expected)]
             elif node_id != expected:
-                return False
-        for tensor, (_, shape, dtype, label) in zip(event.outputs, entry.outputs):
-            if tensor.shape != shape or tensor.dtype.name != dtype or (tensor.name or event.op) != label \
-                    or tensor.uid in self._ids:
-                return False
-        for tensor in event.inputs:
-            node_id = fresh.get(tensor.uid)
-            if node_id is not None:
-                self._ids[tensor.uid] = node_id
-                self._keep_value(node_id, tensor, True)
-        self._note_read(event.inputs, entry.inputs)
-        for output_nr, (tensor, (node_id, _, _, _)) in enumerate(zip(event.outputs, entry.outputs)):
-            self._ids[tensor.uid] = node_id
-            self._keep_value(node_id, tensor, False)
-            if event.node_id is not None:
-                self._outputs[(event.node_id, output_nr)] = node_id
+                return self._unbind(fresh)
+        for tensor, (_, shape, dtype, label) in zip(outputs, expected_outputs):
+            array = tensor._array
+            if array.shape != shape or array.dtype != dtype or (tensor.name or op) != label \
+                    or (tensor.grad_fn is None and tensor.uid in ids):
+                return self._unbind(fresh)
+        frame = self._frame
+        values = frame.values if self.values else None
+        if values is not None:
+            if fresh is not None:
+                for tensor, node_id in fresh:
+                    values[node_id] = tensor._array
+                    frame.mutable.append(node_id)
+            for tensor, node_id in zip(inputs, expected_inputs):
+                if node_id in values:
+                    values[node_id] = tensor._array      # what the op read (see _note_read)
+        node = event.node_id
+        # a result with a history is found by it (see _node_for); by its uid only where
+        # backward roots are named by uid (recording from events)
+        by_uid = self._observation is None
+        for output_nr, (tensor, (node_id, _, _, _)) in enumerate(zip(outputs, expected_outputs)):
+            if by_uid or tensor.grad_fn is None:
+                ids[tensor.uid] = node_id
+            if values is not None:
+                array = values[node_id] = tensor._array
+                if getattr(array, "base", None) is not None:
+                    frame.mutable.append(node_id)
+            if node is not None:
+                known_outputs[(node, output_nr)] = node_id
                 if output_nr == 0:
-                    self._autograd_nodes[event.node_id] = node_id
+                    self._autograd_nodes[node] = node_id
+        frame.revision += 1
         self._entries.append(entry)
         replay.position += 1
         return True
+
+    def _unbind(self, fresh):
+        """Undo the trial bindings of a replay that failed; False."""
+        for tensor, _ in fresh or ():
+            del self._ids[tensor.uid]
+        return False
 
     def _note_read(self, tensors, node_ids):
         """What an op read is its input nodes' value: an in-place op reads a private copy of
@@ -584,8 +619,10 @@ class Recorder:
     def _on_backward_start(self, event):
         if self._replay is not None and self._replay.position < len(self._replay.entries):
             self._diverge()                           # backward came before the repeated ops ended
-        for uid in event.root_ids:
-            node_id = self._ids.get(uid)
+        roots = getattr(event, "roots", None)         # the tensors, from the engine; events name them
+        node_ids = [self._resolve(root) for root in roots] if roots is not None else \
+            [self._ids.get(uid) for uid in event.root_ids]
+        for node_id in node_ids:
             if node_id is not None:
                 self._frame.roots.add(node_id)
 
@@ -599,18 +636,24 @@ class Recorder:
         if node_id is None:
             return
         frame = self._frame
-        self._place_in_backward(node_id)
+        order = frame.order
+        if node_id not in order:
+            order[node_id] = len(order)
         frame.revision += 1
-        if self.grads and event.grad_outputs and event.grad_outputs[0] is not None:
-            frame.grads[node_id] = _raw(event.grad_outputs[0])
-        if self.grads and event.grads:
+        if not self.grads:
+            return
+        grad_outputs = event.grad_outputs
+        if grad_outputs and grad_outputs[0] is not None:
+            frame.grads[node_id] = _raw(grad_outputs[0])
+        edges = self._inputs.get(node_id)
+        if edges and event.grads:
             # the gradient each input received from this node (the chain rule's outgoing
             # part); the non-None gradients belong, in order, to the inputs that need one
-            edges = self._inputs.get(node_id, ())
             grads = [grad for grad in event.grads if grad is not None]
             if len(grads) == len(edges):
+                edge_grads = frame.edge_grads
                 for edge, grad in zip(edges, grads):
-                    frame.edge_grads[id(edge)] = _raw(grad)
+                    edge_grads[id(edge)] = _raw(grad)
 
     def _on_grad_accumulated(self, event):
         node_id = self._ids.get(event.tensor_id)
@@ -706,15 +749,10 @@ class Recorder:
 
 
 def _leaf_spec(tensor):
-    """What makes a leaf tensor's node: two leaves with equal specs record equal nodes."""
-    global _Parameter
-    if _Parameter is None:
-        from ..nn.module import Parameter as _Parameter
-    return (type(tensor) is _Parameter or isinstance(tensor, _Parameter), tensor.name, tensor.shape,
-            tensor._array.dtype, bool(tensor.requires_grad))
-
-
-_Parameter = None
+    """What makes a leaf tensor's node (its class says whether it is a parameter): two
+    leaves with equal specs record equal nodes."""
+    array = tensor._array
+    return type(tensor), tensor.name, array.shape, array.dtype, tensor.requires_grad
 
 
 def _json_number(value):
