@@ -14,7 +14,7 @@ same JSON every run.
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Optional
 
 SCHEMA_VERSION = 1
@@ -89,7 +89,7 @@ class Graph:
     # --- JSON ------------------------------------------------------------------
     def to_dict(self):
         return {"schema": "vizgrad.graph", "version": SCHEMA_VERSION,
-                "nodes": [asdict(n) for n in self.nodes], "edges": [asdict(e) for e in self.edges],
+                "nodes": [_fields_of(n) for n in self.nodes], "edges": [_fields_of(e) for e in self.edges],
                 "backward_order": list(self.backward_order), "steps": list(self.steps),
                 "truncated": self.truncated}
 
@@ -154,6 +154,18 @@ class Graph:
         from ..render.html import to_html_fragment
         from ..render.svg import layout_available
         return None if layout_available() else to_html_fragment(self)
+
+
+def _fields_of(item):
+    """A node's or edge's fields as a dict (what ``dataclasses.asdict`` gives, without its deep
+    copy of every statistic: a live view converts its graph many times a second)."""
+    names = _FIELD_NAMES.get(type(item))
+    if names is None:
+        names = _FIELD_NAMES[type(item)] = tuple(f.name for f in fields(item))
+    return {name: getattr(item, name) for name in names}
+
+
+_FIELD_NAMES = {}
 
 
 def _finite(value):
