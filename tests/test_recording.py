@@ -201,15 +201,18 @@ def test_statistics_are_computed_once_per_array_and_a_new_step_is_never_stale():
         recorder.close()
 
 
-def test_in_place_ops_keep_each_node_its_own_value():
+def test_in_place_ops_keep_each_node_its_own_value_step_after_step():
     a = vg.tensor([1.0, 2.0], requires_grad=True)
     with vg.trace() as tracing:
-        b = a * 2
-        b.add_(1)
-        b.relu_()
-        b.sum().backward()
-    values = [node.value["mean"] for node in tracing.graph.nodes]
-    assert values == pytest.approx([1.5, 3.0, 4.0, 4.0, 8.0])
+        for scale in (2.0, 3.0, 4.0):            # the second and third replay the first's structure
+            b = a * scale
+            b.add_(1)
+            b.relu_()
+            b.sum().backward()
+            values = [node.value["mean"] for node in tracing.graph.nodes]
+            product = 1.5 * scale
+            assert values == pytest.approx([1.5, product, product + 1, product + 1, 2 * (product + 1)])
+            a.grad = None
 
 
 def test_edge_gradients_are_those_that_flowed():

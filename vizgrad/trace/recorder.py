@@ -176,7 +176,7 @@ class _OpEntry(NamedTuple):
     outputs: tuple       # (node id, shape, backend dtype, label) of each output
     node_count: int      # nodes of the graph after this op
     edge_count: int      # edges after this op
-
+    rereads: tuple       # positions of the inputs that held a private copy of their node's value
 
 class _Replay:
     """The ops of an iteration whose structure the next iteration is expected to repeat:
@@ -486,7 +486,7 @@ class Recorder:
                 return
             self._diverge()
         nodes_before = len(self.graph.nodes)
-        self._build_op(event)
+        rereads = self._build_op(event)
         if self._entries is not None:
             nodes = self.graph.nodes
             created = {node.id for node in nodes[nodes_before:] if node.op is None}
@@ -495,17 +495,18 @@ class Recorder:
             self._entries.append(_OpEntry(
                 event.op, event.module, inputs, leaves,
                 tuple((self._resolve(o), o._array.shape, o._array.dtype, o.name or event.op) for o in event.outputs),
-                len(nodes), len(self.graph.edges)))
+                len(nodes), len(self.graph.edges), rereads))
 
     def _build_op(self, event):
+        """Add the op's nodes and edges; returns :meth:`_note_read`'s positions."""
         input_ids = [self._node_for(t, "leaf") for t in event.inputs]
-        self._note_read(event.inputs, input_ids)
+        rereads = self._note_read(event.inputs, input_ids)
         for output_nr, output in enumerate(event.outputs):
             if output.uid in self._ids:
                 continue
             node_id = self._node_for(output, "op")
             if node_id is None:
-                return
+                return rereads
             node = self.graph.nodes[-1]
             node.op = event.op
             node.label = output.name or event.op
@@ -523,6 +524,7 @@ class Recorder:
                 self._outputs[(event.node_id, output_nr)] = node_id
                 if output_nr == 0:
                     self._autograd_nodes[event.node_id] = node_id
+        return rereads
 
     def _replay_op(self, event):
         """Bind ``event``'s tensors to the nodes the same op made in the repeated iteration;
@@ -532,7 +534,7 @@ class Recorder:
         if replay.position >= len(replay.entries):
             return False
         entry = replay.entries[replay.position]
-        op, module, expected_inputs, leaves, expected_outputs, _, _ = entry
+        op, module, expected_inputs, leaves, expected_outputs, _, _, rereads = entry
         inputs, outputs = event.inputs, event.outputs
         if event.op != op or event.module != module or len(inputs) != len(expected_inputs) \
                 or len(outputs) != len(expected_outputs):
@@ -565,9 +567,8 @@ class Recorder:
                 for tensor, node_id in fresh:
                     values[node_id] = tensor._array
                     frame.mutable.append(node_id)
-            for tensor, node_id in zip(inputs, expected_inputs):
-                if node_id in values:
-                    values[node_id] = tensor._array      # what the op read (see _note_read)
+            for position in rereads:                    # see _note_read
+                values[expected_inputs[position]] = inputs[position]._array
         node = event.node_id
         # a result with a history is found by it (see _node_for); by its uid only where
         # backward roots are named by uid (recording from events)
@@ -596,11 +597,15 @@ class Recorder:
 
     def _note_read(self, tensors, node_ids):
         """What an op read is its input nodes' value: an in-place op reads a private copy of
-        the value that it then overwrites, and the node keeps that copy."""
+        the value that it then overwrites, and the node keeps that copy. Returns the
+        positions of the inputs that held such a copy."""
         values = self._frame.values
-        for tensor, node_id in zip(tensors, node_ids):
-            if node_id is not None and node_id in values:
+        rereads = []
+        for position, (tensor, node_id) in enumerate(zip(tensors, node_ids)):
+            if node_id is not None and node_id in values and values[node_id] is not tensor._array:
                 values[node_id] = tensor._array
+                rereads.append(position)
+        return tuple(rereads)
 
     def _diverge(self):
         """The iteration stopped repeating the previous one: its structure is that
