@@ -4,8 +4,12 @@ The :class:`Recorder` subscribes to the event bus and builds a :class:`Graph` of
 ops it sees. In a training loop each iteration (forward, backward, step) becomes
 one graph: when ops arrive after a finished backward, the graph starts afresh and
 the finished one stays available as ``last_graph``. Optimizer steps and marks go
-into a history of at most ``max_steps`` entries. The recorder keeps statistics,
-never tensors: releasing your tensors frees their memory.
+into a history of at most ``max_steps`` entries.
+
+What it costs: the recorder keeps no tensors, only references to the arrays of two
+iterations (the one in progress and the last finished one), and computes their
+statistics when a graph is asked for (:meth:`Recorder.result`, ``last_graph``), once
+per array; an iteration that repeats the previous one's ops reuses its structure.
 """
 
 import copy
