@@ -364,11 +364,6 @@ def observe(observer):
 Observer = observers.Observer
 
 
-def module_path():
-    """The qualified name of the innermost module whose forward is running ('' outside any)."""
-    return _module_path()
-
-
 def mark(name, **values):
     """Record a user event, e.g. ``mark("epoch", epoch=3, loss=0.12)``: dashboards plot these."""
     if _bus.subscriptions:
