@@ -1040,7 +1040,7 @@ def format_table(report, args):
                 entry = report["settings"][setting]["benchmarks"][key][i]
                 if "median" in entry:
                     ratios = ", ".join(f"{v:.2f}x {_short(ref)}" for ref, v in entry["ratios"].items())
-                    line += [f"{entry['median']:.2f} {bench.unit}", ratios or "(reference)"]
+                    line += [f"{entry['median']:.2f} {bench.unit}", ratios or ("(reference)" if bench.references else "")]
                     if "target" in entry:
                         line[-1] += f"  {_target_text(bench, entry['target'])}"
                     if "warning" in entry:
