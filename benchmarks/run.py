@@ -1042,7 +1042,7 @@ def format_table(report, args):
                     ratios = ", ".join(f"{v:.2f}x {_short(ref)}" for ref, v in entry["ratios"].items())
                     line += [f"{entry['median']:.2f} {bench.unit}", ratios or ("(reference)" if bench.references else "")]
                     if "target" in entry:
-                        line[-1] += f"  {_target_text(bench, entry['target'])}"
+                        line[-1] = f"{line[-1]}  {_target_text(bench, entry['target'])}".lstrip()
                     if "warning" in entry:
                         line[-1] += f"  [{entry['warning']}]"
                 else:
