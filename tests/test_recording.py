@@ -383,3 +383,102 @@ def test_the_dashboard_takes_every_step_without_a_summary_rate():
         assert all(math.isfinite(value) for value in flow["current"]["rms"])
     finally:
         board.close()
+
+
+# --- replay and the graph model (groups, constants, labels) ----------------------------------
+def structure_of(graph):
+    """What a graph's structure says, statistics left out (groups by what they are, not by id)."""
+    groups = {g.id: g for g in graph.groups}
+
+    def chain(group_id):
+        names = []
+        while group_id is not None:
+            names.append(f"{groups[group_id].type}:{groups[group_id].label}")
+            group_id = groups[group_id].parent
+        return "/".join(reversed(names))
+    return ([(n.id, n.kind, n.label, n.op, n.module, chain(n.group), n.uses, n.shape, n.dtype) for n in graph.nodes],
+            [(e.source, e.target, e.index, e.shape) for e in graph.edges],
+            sorted((g.kind, chain(g.id), g.signature) for g in graph.groups))
+
+
+class Halve(nn.Module):
+    """Applies the same op as nn.ReLU (and ReLU's own op), under another module type."""
+
+    def forward(self, x):
+        return nn.functional.relu(x)
+
+
+def classifier(activation):
+    vg.manual_seed(0)
+    return nn.Sequential(nn.Linear(2, 4), activation, nn.Linear(4, 3))
+
+
+def classify(model, scale):
+    x = vg.tensor([[0.5, -1.0], [2.0, 0.25], [-0.5, 1.5]])
+    y = vg.tensor([0, 2, 1])
+    return (nn.functional.cross_entropy(model(x), y) * scale)
+
+
+def test_a_replayed_iteration_keeps_groups_constants_and_labels_of_a_fresh_recording():
+    model = classifier(nn.ReLU())
+    optimizer = vg.optim.SGD(model.parameters(), lr=0.1)
+    with vg.trace() as fresh:
+        classify(model, 0.5).backward()
+        expected = structure_of(fresh.graph)
+    with vg.trace() as tracing:
+        for _ in range(3):
+            optimizer.zero_grad()
+            loss = classify(model, 0.5)
+            loss.backward()
+            optimizer.step()
+            assert structure_of(tracing.graph) == expected
+        assert tracing.recorder._replay is not None          # the later iterations were replayed
+        assert structure_of(tracing.recorder.last_graph) == expected
+    nodes, _, groups = expected
+    assert sorted(g[1] for g in groups) == ["Linear:Linear(2→4)", "Linear:Linear(4→3)", "ReLU:ReLU",
+                                            "cross_entropy:cross_entropy"]
+    assert [n[1:] for n in nodes if n[1] == "constant" and n[7] == []] == [("constant", "0.5", None, "", "", 1, [], "float")]
+    # after the block, its variables name the nodes of the newest iteration
+    assert by_label(tracing.graph)["loss"].op == "Mul"
+
+
+def test_a_constant_shows_each_steps_value_when_the_structure_is_replayed():
+    w = vg.tensor([1.0, -2.0], requires_grad=True)
+    with vg.trace() as tracing:
+        for lr in (0.1, 0.25, 0.5):
+            rate = vg.tensor(lr * 2)                          # a 0-d constant tensor, a new value each step
+            ((w * lr) * rate).sum().backward()
+            graph = tracing.graph
+            number, scalar = graph.nodes[1], graph.nodes[3]
+            assert (number.kind, number.label, number.dtype) == ("constant", f"{lr:g}", "float")
+            assert number.value["mean"] == pytest.approx(lr)
+            assert (scalar.kind, scalar.label) == ("constant", f"{lr * 2:g}")
+            assert scalar.value["mean"] == pytest.approx(lr * 2)
+            assert by_label(graph)["Sum"].value["mean"] == pytest.approx(-lr * lr * 2)
+            w.grad = None
+        assert tracing.recorder._replay is not None
+        assert tracing.recorder.last_graph.nodes[1].label == "0.25"         # the previous step's, kept
+
+
+def test_a_module_of_another_type_under_the_same_name_rebuilds_its_group():
+    first, second = classifier(nn.ReLU()), classifier(Halve())
+    with vg.trace() as fresh:
+        classify(second, 1.0).backward()
+        expected = structure_of(fresh.graph)
+    with vg.trace() as tracing:
+        classify(first, 1.0).backward()
+        classify(second, 1.0).backward()              # the same ops, parameters and names: only the type differs
+        assert structure_of(tracing.graph) == expected
+        graph, last = tracing.graph, tracing.recorder.last_graph
+    activation = {g.id: g.type for g in graph.groups}[graph.node("n4").group]
+    assert activation == "Halve" and {g.type for g in last.groups} == {"Linear", "ReLU", "cross_entropy"}
+
+
+def test_a_composite_applied_in_pieces_is_not_replayed_as_the_composite():
+    model = classifier(nn.ReLU())
+    x, y = vg.tensor([[0.5, -1.0], [2.0, 0.25]]), vg.tensor([0, 2])
+    with vg.trace() as tracing:
+        nn.functional.cross_entropy(model(x), y).backward()
+        assert "cross_entropy" in {g.label for g in tracing.graph.groups}
+        nn.functional.nll_loss(nn.functional.log_softmax(model(x), 1), y).backward()     # the same ops
+        assert "cross_entropy" not in {g.label for g in tracing.graph.groups}
