@@ -91,6 +91,7 @@ class Hierarchy:
         self.groups = []          # GraphGroup with provisional ids (their index as text)
         self.modules = {}         # qualified module name -> group key
         self.members = {}         # node id -> group key (op results)
+        self.instances = {}       # qualified module name -> weak reference to the module its group was made for
         # module -> (label, signature): shared by the hierarchies of one recorder's iterations
         self.described = described if described is not None else weakref.WeakKeyDictionary()
 
@@ -102,6 +103,7 @@ class Hierarchy:
             facts = self.facts(module)
             key = self._add("module", path, type(module).__name__, facts[0], parent, facts[1])
             self.modules[path] = key
+            self.instances[path] = weakref.ref(module)
         return key
 
     def facts(self, module):
@@ -114,11 +116,17 @@ class Hierarchy:
                 self.described[module] = facts
         return facts
 
-    def made_for(self, key, module):
-        """Whether group ``key`` is the group of a module like ``module`` (same type, label
-        and signature)."""
-        group = self.groups[key]
-        return group.type == type(module).__name__ and self.facts(module) == (group.label, group.signature)
+    def made_for(self, path, module):
+        """Whether the group of ``path`` is the group of ``module`` or of one like it (same
+        type, label and signature)."""
+        made = self.instances.get(path)
+        if made is not None and made() is module:
+            return True
+        group = self.groups[self.modules[path]]
+        if group.type == type(module).__name__ and self.facts(module) == (group.label, group.signature):
+            self.instances[path] = weakref.ref(module)
+            return True
+        return False
 
     def path_group(self, path):
         """The group of the module called ``path``, named but of unknown type (a graph drawn

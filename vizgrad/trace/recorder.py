@@ -118,12 +118,21 @@ def _finite_list(values):
     return values.tolist() if finite.all() else np.where(finite, values, None).tolist()
 
 
-@functools.lru_cache(maxsize=1024)
+_ROLES = {}     # filename -> _role(filename), for the walk every recorded op takes
+
+
 def _role(filename):
     """What a frame's file is to the recorder: ``"user"`` (the user's code, and vizgrad's
     demo), ``"op"`` (vizgrad's op functions), ``"method"`` (the Tensor methods and operators
     that call them) or ``"library"`` (the rest of vizgrad, and Python's frozen modules such
     as runpy)."""
+    role = _ROLES.get(filename)
+    if role is None:
+        role = _ROLES[filename] = _classify(filename)
+    return role
+
+
+def _classify(filename):
     if filename.startswith("<frozen"):
         return "library"
     path = os.path.abspath(filename)
@@ -144,8 +153,10 @@ def _call_site(frame, source):
     ``cross_entropy`` applies several ops from one call; ``nested`` says the op was applied
     by an op function that another one called (a composite's own work)."""
     outer, positions, functions, closed = None, [], 0, False
+    roles = _ROLES
     while frame is not None:
-        role = _role(frame.f_code.co_filename)
+        filename = frame.f_code.co_filename
+        role = roles.get(filename) or _role(filename)
         if role == "user":
             break
         if role in ("op", "method") and not closed:
@@ -153,6 +164,8 @@ def _call_site(frame, source):
             positions.append(frame.f_lasti)
             functions += role == "op"
         elif outer is not None:
+            if not source:
+                break        # the op functions are known, and no line is asked for
             closed = True
         frame = frame.f_back
     line = None
@@ -751,8 +764,9 @@ class Recorder:
         if event.op != op or event.module != module or len(arguments) != len(layout) \
                 or len(inputs) != len(expected_inputs) or len(outputs) != len(expected_outputs):
             return False
-        if any(_argument_kind(value) != kind for value, kind in zip(arguments, layout)):
-            return False
+        for value, kind in zip(arguments, layout):
+            if _argument_kind(value) != kind:
+                return False
         if _call_key(_call_site(sys._getframe(2), False)[1]) != call:
             return False     # applied from elsewhere: its group (composite or not) and source line may differ
         ids, known_outputs = self._ids, self._outputs
@@ -847,6 +861,7 @@ class Recorder:
         hierarchy = self._hierarchy = Hierarchy(shared.described)
         hierarchy.groups = list(shared.groups)
         hierarchy.modules = dict(shared.modules)
+        hierarchy.instances = dict(shared.instances)
         kept = {node.id for node in structure.nodes}
         hierarchy.members = {node_id: key for node_id, key in shared.members.items() if node_id in kept}
         self._call = None
@@ -860,15 +875,15 @@ class Recorder:
             return
         if self._backward_done:
             self._new_iteration()
-        key = self._hierarchy.modules.get(path)
-        if key is not None and not self._hierarchy.made_for(key, module):
+        if path in self._hierarchy.modules:
+            if self._hierarchy.made_for(path, module):
+                return
             # another module under the same name: a group of its own, and the structure
             # from here on is built afresh
             if self._replay is not None:
                 self._diverge()
             del self._hierarchy.modules[path]
         self._hierarchy.module_group(module, path)
-        self._frame.revision += 1
 
     def _on_backward_start(self, event):
         roots = getattr(event, "roots", None)         # the tensors, from the engine; events name them
