@@ -56,7 +56,8 @@ $(BUNDLE) &: $(NODE_MODULES) $(VENV)/.stamp-builder $(WIDGETS)/build.mjs $(wildc
 	@cd $(WIDGETS) && PATH="$(abspath $(VENV))/bin:$$PATH" npm run build --silent
 	@touch $(BUNDLE)
 
-bench: $(VENV)/.stamp-bench
+# B6 writes the HTML report and B5/PG run the widgets: both need the browser bundle.
+bench: $(VENV)/.stamp-bench $(BUNDLE)
 	$(PY) benchmarks/run.py
 
 # The compatibility suite (compat/): tutorial-style programs run with vizgrad and with PyTorch

@@ -56,13 +56,13 @@ class Skipped(Exception):
 class Benchmark:
     key: str                 # "B2"
     name: str                # "small_op_overhead"
-    unit: str                # what the table shows: "us/op", "ms"
-    scale: float             # seconds per step -> unit
+    unit: str                # what the table shows: "us/op", "ms", "steps/s"
+    scale: float             # seconds per step -> unit (None: the unit is steps per second)
     references: tuple        # the peers the ratios are relative to
     setups: callable         # () -> {peer: setup}
     description: str = ""
     teardown: callable = None  # run after the bench (e.g. to detach listeners its steps attached)
-    target: float = None       # a bench without peers: the target, in its unit (B6: under 2 s)
+    target: float = None       # a bench without peers: its target in its unit (prefer the TARGETS table)
 
 
 BENCHMARKS = {}
@@ -665,8 +665,9 @@ def conv_step():
     return {VIZGRAD: vizgrad_setup, TORCH: torch_setup, NUMPY: numpy_setup}
 
 
-# --- B5 -------------------------------------------------------------------------
-BARE, NOOP, RECORDER, DASHBOARD = "bare", "no-op listener", "trace Recorder", "dashboard (headless)"
+# --- B5, B5s, PG: watching training ------------------------------------------------
+BARE, NOOP, RECORDER, FOLLOWING, DASHBOARD = ("bare", "no-op listener", "trace Recorder", "GraphView of the trace",
+                                              "dashboard (headless)")
 _b5_attached = {"key": None, "detach": None}
 
 
@@ -687,28 +688,17 @@ def _b5_detach():
     _b5_attach(None, None)
 
 
-@benchmark("B5", "observed_step", "ms", 1e3, references=(BARE,), teardown=_b5_detach)
-def observed_step():
-    """B1 (MLP 784-512-512-10, Adam) bare, with a no-op listener, a trace Recorder, the dashboard's listeners."""
-    x_np, y_np, params_np = _mlp_data()
-
-    def observed(attach):
+def _observed(make_training):
+    """The five B5 settings of one training step: ``make_training()`` returns (model,
+    optimizer, step) with fresh weights; each setting times its own copy."""
+    def setting(attach):
         def setup():
-            import vizgrad as vg
-            import vizgrad.nn.functional as F
-            model = vg.nn.MLP([784, 512, 512, 10])
-            _load_linear_layers(model[::2], params_np, _vizgrad_copy)
-            optimizer = vg.optim.Adam(model.parameters(), **ADAM)
-            x, y = vg.tensor(x_np), vg.tensor(y_np)
+            model, optimizer, train_step = make_training()
             key = object()
 
             def step():
                 _b5_attach(key, lambda: attach(model, optimizer))
-                optimizer.zero_grad()
-                loss = F.cross_entropy(model(x), y)
-                loss.backward()
-                optimizer.step()
-                return loss
+                return train_step()
             return step
         return setup
 
@@ -720,26 +710,121 @@ def observed_step():
         return vg.events.subscribe(lambda event: None).close
 
     def recorder(model, optimizer):
-        from vizgrad.trace import Recorder
-        return Recorder().start().close
+        import vizgrad as vg
+        tracing = vg.trace().__enter__()
+        return lambda: tracing.__exit__(None, None, None)
+
+    def following(model, optimizer):
+        import vizgrad as vg
+        GraphView = _widget("GraphView")
+        tracing = vg.trace().__enter__()
+        view = GraphView(tracing)
+
+        def detach():
+            view.close()
+            tracing.__exit__(None, None, None)
+        return detach
 
     def board(model, optimizer):
-        try:
-            from vizgrad.widgets import dashboard
-        except ImportError:
-            raise Skipped("anywidget not installed (pip install 'vizgrad[widgets]')") from None
-        return dashboard(model, optimizer, display=False).close
+        return _widget("dashboard")(model, optimizer, display=False).close
 
-    # The Recorder goes last in each round: under glibc's default malloc its many temporaries
+    # The Recorder goes last in each round: under glibc's default malloc its temporaries
     # leave the heap in a state that slows whichever peer is timed right after it.
-    return {BARE: observed(bare), NOOP: observed(noop), DASHBOARD: observed(board), RECORDER: observed(recorder)}
+    return {BARE: setting(bare), NOOP: setting(noop), DASHBOARD: setting(board), FOLLOWING: setting(following),
+            RECORDER: setting(recorder)}
+
+
+def _widget(name):
+    try:
+        import vizgrad.widgets as widgets
+    except ImportError:
+        raise Skipped("anywidget not installed (pip install 'vizgrad[widgets]')") from None
+    return getattr(widgets, name)
+
+
+@benchmark("B5", "observed_step", "ms", 1e3, references=(BARE,), teardown=_b5_detach)
+def observed_step():
+    """B1 (MLP 784-512-512-10, Adam): bare, a no-op listener, a trace, a GraphView following it, the dashboard."""
+    x_np, y_np, params_np = _mlp_data()
+
+    def make_training():
+        import vizgrad as vg
+        import vizgrad.nn.functional as F
+        model = vg.nn.MLP([784, 512, 512, 10])
+        _load_linear_layers(model[::2], params_np, _vizgrad_copy)
+        optimizer = vg.optim.Adam(model.parameters(), **ADAM)
+        x, y = vg.tensor(x_np), vg.tensor(y_np)
+
+        def step():
+            optimizer.zero_grad()
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            optimizer.step()
+            return loss
+        return model, optimizer, step
+
+    return _observed(make_training)
+
+
+B5S_POINTS, B5S_LR = 200, 0.1
+
+
+@benchmark("B5s", "observed_small_step", "ms", 1e3, references=(BARE,), teardown=_b5_detach)
+def observed_small_step():
+    """MLP 2-16-16-1 (ReLU, tanh), 200 moons points, BCE with logits, SGD: the five B5 settings."""
+    def make_training():
+        import vizgrad as vg
+        import vizgrad.nn.functional as F
+        from vizgrad.data import make_moons
+        x, y = make_moons(B5S_POINTS, noise=0.1, seed=0)
+        x, y = vg.tensor(x.numpy()), vg.tensor(y.numpy().astype(np.float32))
+        vg.manual_seed(0)
+        nn = vg.nn
+        model = nn.Sequential(nn.Linear(2, 16), nn.ReLU(), nn.Linear(16, 16), nn.Tanh(), nn.Linear(16, 1))
+        optimizer = vg.optim.SGD(model.parameters(), lr=B5S_LR)
+
+        def step():
+            optimizer.zero_grad()
+            loss = F.binary_cross_entropy_with_logits(model(x).squeeze(1), y)
+            loss.backward()
+            optimizer.step()
+            return loss
+        return model, optimizer, step
+
+    return _observed(make_training)
+
+
+PLAYGROUND_BARE, PLAYGROUND_VIEW = "trainer alone", "Playground widget"
+_playgrounds = []
+
+
+def _close_playgrounds():
+    while _playgrounds:
+        _playgrounds.pop().close()
+
+
+@benchmark("PG", "playground_rate", "steps/s", None, references=(PLAYGROUND_BARE,), teardown=_close_playgrounds)
+def playground_rate():
+    """The Playground's default network and data, one training step: its trainer alone, and the widget (view updates at 20 Hz)."""
+    def bare_setup():
+        from vizgrad.widgets.playground import PlaygroundTrainer
+        trainer = PlaygroundTrainer()
+        return lambda: trainer.step(1)
+
+    def view_setup():
+        Playground = _widget("Playground")
+        playground = Playground()
+        _playgrounds.append(playground)
+        return lambda: playground.step(1)
+
+    return {PLAYGROUND_BARE: bare_setup, PLAYGROUND_VIEW: view_setup}
 
 
 # --- B6 -------------------------------------------------------------------------
 B6_BLOCKS = 250            # Linear + Tanh blocks: about 1,000 graph nodes with the parameters
 
 
-@benchmark("B6", "report", "ms", 1e3, references=(), target=2000)
+@benchmark("B6", "report", "ms", 1e3, references=())
 def report():
     """Build and write the HTML report (DOT, JSON, the bundled page) of a recorded 1,000-node graph."""
     def vizgrad_setup():
@@ -976,6 +1061,54 @@ def graph_pan_zoom():
     return {"pan (drag)": lambda: setup(False), "zoom (wheel)": lambda: setup(True)}
 
 
+# --- targets ---------------------------------------------------------------------
+# From /work/shared/BENCHMARKS.md, in one place: (bench, peer) -> (limit, reference). With a
+# reference peer the limit is the ratio of the medians of time to that peer's; without
+# one, the median itself in the bench's unit. The table marks every row above its target.
+TARGETS = {
+    ("B1", VIZGRAD): (1.1, NUMPY),
+    ("B2", VIZGRAD): (1.5, TORCH),
+    ("B3", VIZGRAD): (1.5, TORCH),
+    ("B4", VIZGRAD): (1.5, TORCH),
+    ("B5", NOOP): (1.1, BARE),
+    ("B5", RECORDER): (1.3, BARE),
+    ("B5", FOLLOWING): (1.3, BARE),
+    ("B5", DASHBOARD): (1.2, BARE),
+    ("B5s", RECORDER): (1.5, BARE),
+    ("B5s", FOLLOWING): (1.5, BARE),
+    ("B5s", DASHBOARD): (1.5, BARE),
+    ("B6", VIZGRAD): (500.0, None),
+}
+
+
+def target_of(bench, peer):
+    """``(limit, reference)`` of a row, or None when it has no target."""
+    found = TARGETS.get((bench.key, peer))
+    if found is None and bench.target is not None and not bench.references:
+        found = (bench.target, None)
+    return found
+
+
+def check_target(bench, entry):
+    """``{"limit", "reference", "value", "met"}`` for a measured row with a target, else None."""
+    found = target_of(bench, entry["peer"])
+    if found is None or "median" not in entry:
+        return None
+    limit, reference = found
+    value = entry["median"] if reference is None else entry["ratios"].get(reference)
+    if value is None:
+        return None
+    return {"limit": limit, "reference": reference, "value": value, "met": value <= limit}
+
+
+def _target_text(bench, target):
+    if target["reference"] is None:
+        wanted = f"under {target['limit']:g} {bench.unit}"
+    else:
+        wanted = f"at most {target['limit']:g}x {_short(target['reference'])}"
+    return f"target {wanted}" if target["met"] else f"ABOVE TARGET ({wanted})"
+
+
 # --- measuring (in the worker process) -----------------------------------------
 @dataclass
 class Result:
@@ -998,10 +1131,12 @@ def measure(bench, min_reps, budget, warmup, log):
         results.append(result)
         try:
             step = setup()
-            start = time.perf_counter()
+            estimate = float("inf")          # the fastest warm-up step (the first ones import, attach)
             for _ in range(warmup):
+                start = time.perf_counter()
                 result.value = _value(step())
-            steps[peer] = (step, (time.perf_counter() - start) / warmup)
+                estimate = min(estimate, time.perf_counter() - start)
+            steps[peer] = (step, estimate)
         except Skipped as reason:
             result.skipped = str(reason)
         except Exception as error:  # a bug in a peer's code: report it, measure the others
@@ -1018,6 +1153,7 @@ def measure(bench, min_reps, budget, warmup, log):
                 continue
             gc.collect()
             try:
+                step()        # untimed: a round's first step may switch listeners (B5)
                 for _ in range(min(reps, 1000)):
                     start = time.perf_counter()
                     step()
@@ -1027,7 +1163,7 @@ def measure(bench, min_reps, budget, warmup, log):
                 log(f"  {bench.key} {peer}: {result.error}")
     for result in results:
         if result.times:
-            log(f"  {bench.key} {result.peer}: {statistics.median(result.times) * bench.scale:.2f} {bench.unit}"
+            log(f"  {bench.key} {result.peer}: {_shown(bench, statistics.median(result.times)):.2f} {bench.unit}"
                 f" ({len(result.times)} reps)")
     return results
 
@@ -1090,12 +1226,16 @@ def summarize(bench, rows):
     for r in rows:
         entry = {"peer": r["peer"], "unit": bench.unit}
         if r["times"]:
-            entry.update(median=medians[r["peer"]] * bench.scale, reps=len(r["times"]),
-                         min=min(r["times"]) * bench.scale, value=r["value"],
+            # ratios are of times (how many times slower than the reference), whatever the unit
+            entry.update(median=_shown(bench, medians[r["peer"]]), reps=len(r["times"]),
+                         best=_shown(bench, min(r["times"])), value=r["value"],
                          ratios={ref: medians[r["peer"]] / medians[ref] for ref in bench.references
                                  if ref in medians and ref != r["peer"]})
             if check is not None and abs(r["value"] - check) > 1e-3 * max(1.0, abs(check)):
                 entry["warning"] = f"loss {r['value']:.6g} differs from {check:.6g}"
+            target = check_target(bench, entry)
+            if target is not None:
+                entry["target"] = target
         else:
             entry["skipped" if r["skipped"] else "error"] = r["skipped"] or r["error"]
         summary.append(entry)
@@ -1117,9 +1257,9 @@ def format_table(report, args):
                 entry = report["settings"][setting]["benchmarks"][key][i]
                 if "median" in entry:
                     ratios = ", ".join(f"{v:.2f}x {_short(ref)}" for ref, v in entry["ratios"].items())
-                    if bench.target is not None:
-                        ratios = f"{entry['median'] / bench.target:.2f}x target ({bench.target:g} {bench.unit})"
-                    line += [f"{entry['median']:.2f} {bench.unit}", ratios or "(reference)"]
+                    line += [f"{entry['median']:.2f} {bench.unit}", ratios or ("(reference)" if bench.references else "")]
+                    if "target" in entry:
+                        line[-1] = f"{line[-1]}  {_target_text(bench, entry['target'])}".lstrip()
                     if "warning" in entry:
                         line[-1] += f"  [{entry['warning']}]"
                 else:
@@ -1129,6 +1269,11 @@ def format_table(report, args):
     text = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in lines]
     text.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(text)
+
+
+def _shown(bench, seconds):
+    """A time per step in the bench's unit (a rate for steps/s)."""
+    return 1.0 / seconds if bench.scale is None else seconds * bench.scale
 
 
 def _short(peer):

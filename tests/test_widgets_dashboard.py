@@ -175,8 +175,9 @@ def test_a_view_made_mid_training_counts_from_its_creation(closing):
 def test_dashboards_follow_their_own_model_and_marks_when_two_models_train_in_turn(closing, with_optimizer):
     first, second = small_model(), small_model()
     opt_first, opt_second = optim.SGD(first.parameters(), lr=0.1), optim.Adam(second.parameters(), lr=0.01)
-    board_first = dashboard(first, opt_first if with_optimizer else None)
-    board_second = dashboard(second, opt_second if with_optimizer else None)
+    # every step's numbers (summary_rate=None): what is compared here is whose steps each one shows
+    board_first = dashboard(first, opt_first if with_optimizer else None, summary_rate=None)
+    board_second = dashboard(second, opt_second if with_optimizer else None, summary_rate=None)
     closing.extend([board_first, board_second])
     losses_first = train(first, opt_first, 10)
     losses_second = train(second, opt_second, 25)

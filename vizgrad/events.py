@@ -21,6 +21,7 @@ computation goes on; under ``strict=True`` (for tests) the exception propagates.
 """
 
 import math
+import time
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -124,13 +125,15 @@ class ParamStep:
 
 @dataclass(frozen=True)
 class OptimizerStepEvent:
-    """One optimizer step; ``source`` is the optimizer itself, during delivery only (so a
-    view can follow one optimizer among several)."""
+    """One optimizer step; ``params`` holds a :class:`ParamStep` per updated parameter when
+    ``summarised`` (see ``summary_rate`` in :func:`subscribe`), else nothing. ``source`` is the
+    optimizer itself, during delivery only (so a view can follow one optimizer among several)."""
 
     optimizer: str
     step: int
     params: tuple
     kind: str = "optimizer_step"
+    summarised: bool = True
     source: Any = field(default=None, repr=False, compare=False)
 
 
@@ -275,11 +278,22 @@ def _histogram(values, bins, low, high):
 class Subscription:
     """A subscribed callback; ``close()`` (or leaving the ``with`` block) unsubscribes it."""
 
-    def __init__(self, callback, kinds, strict):
+    def __init__(self, callback, kinds, strict, summary_rate=None):
         self.callback = callback
         self.kinds = kinds
         self.strict = strict
         self.closed = False
+        self.summary_rate = summary_rate
+        self._summary_interval = 0.0 if summary_rate is None else 1.0 / summary_rate
+        self._summarised_at = -math.inf
+
+    def _summary_due(self, now):
+        """Whether this listener asks for the costly numbers of the event about to be made
+        (at most ``summary_rate`` times per second); asking counts as getting them."""
+        if now - self._summarised_at >= self._summary_interval:
+            self._summarised_at = now
+            return True
+        return False
 
     def close(self):
         if not self.closed:
@@ -298,8 +312,14 @@ class Subscription:
         return f"<Subscription {name} kinds={sorted(self.kinds) if self.kinds else 'all'}>"
 
 
-def subscribe(callback, kinds=None, strict=False):
+def subscribe(callback, kinds=None, strict=False, summary_rate=None):
     """Call ``callback(event)`` for every event (or only those whose ``kind`` is in ``kinds``).
+
+    ``summary_rate``: how many times per second at most this listener needs the
+    per-parameter numbers of ``optimizer_step`` events (norms of every gradient, update
+    and parameter: a pass over each). None, the default, asks for them at every step; with
+    a rate, the other steps' events arrive with ``summarised=False`` and no ``params``,
+    unless another listener asked for them. Views that draw at a bounded rate pass it here.
 
     Returns a :class:`Subscription`, also usable as a context manager.
     """
@@ -310,9 +330,42 @@ def subscribe(callback, kinds=None, strict=False):
         unknown = kinds - KINDS
         if unknown:
             raise ValueError(f"unknown event kinds {sorted(unknown)}; the kinds are {sorted(KINDS)}")
-    subscription = Subscription(callback, kinds, strict)
+    if summary_rate is not None and not summary_rate > 0:
+        raise ValueError(f"subscribe: summary_rate must be a positive number of times per second or None, "
+                         f"got {summary_rate!r}")
+    subscription = Subscription(callback, kinds, strict, summary_rate)
     _bus.add(subscription)
     return subscription
+
+
+class _Observation:
+    """The handle :func:`observe` returns; ``close()`` detaches the observer."""
+
+    def __init__(self, observer):
+        self.observer = observer
+        self._detach = observers.attach(observer)
+
+    @property
+    def closed(self):
+        return self._detach is None
+
+    def close(self):
+        if self._detach is not None:
+            self._detach()
+            self._detach = None
+
+
+def observe(observer):
+    """Attach ``observer`` beside the bus: an object with the engine's callbacks (those of
+    :class:`vizgrad.autograd.observers.Observer`, which it may subclass, and ``wants(kind)``),
+    called with the engine's own objects during each op and backward step, and no event
+    made for it. The fast path of vizgrad's own recorder, which needs the tensors of every
+    op: it must keep none of them, and an exception it raises reaches the user's code.
+    Returns a handle whose ``close()`` detaches it."""
+    return _Observation(observer)
+
+
+Observer = observers.Observer
 
 
 def mark(name, **values):
@@ -323,15 +376,16 @@ def mark(name, **values):
         _bus.emit(MarkEvent(name, clean))
 
 
-_TENSOR_FIELDS = ("inputs", "outputs", "grads", "grad_outputs", "tensor", "arguments", "instance", "source")
+_TENSOR_FIELDS = {"op": ("inputs", "outputs", "arguments"), "node_backward": ("grads", "grad_outputs"),
+                  "grad_accumulated": ("tensor",), "module_forward": ("instance",),
+                  "optimizer_step": ("source",)}
 
 
 def _release_tensors(event):
     """Drop the tensors an event carried during delivery, so a listener that keeps the event
     does not keep them (and their memory) alive."""
-    for name in _TENSOR_FIELDS:
-        if getattr(event, name, None) is not None:
-            object.__setattr__(event, name, None)
+    for name in _TENSOR_FIELDS.get(event.kind, ()):
+        object.__setattr__(event, name, None)
 
 
 def _shapes(values):
@@ -342,14 +396,39 @@ def _shapes(values):
     return ()
 
 
+def _module_path():
+    """The innermost running module's path ('' outside any; see ``nn.module.current_module_path``)."""
+    global _module_path
+    from .nn.module import current_module_path     # imported once: the engine must not import us first
+    _module_path = current_module_path
+    return current_module_path()
+
+
+_device_names = {}    # array type -> its device's name, for backends with one device
+
+
+def _device_name(tensor):
+    name = _device_names.get(type(tensor._array))
+    if name is None:
+        name = str(tensor.device)
+        if not tensor._backend().multi_device:
+            _device_names[type(tensor._array)] = name
+    return name
+
+
 class _Bus(observers.Observer):
-    """The one observer the engine sees; it turns engine callbacks into events."""
+    """The one observer the engine sees; it turns engine callbacks into events.
+
+    Each kind's listeners are kept as a tuple, rebuilt when subscriptions change, so that an
+    event costs one dictionary look-up and one call per listener that asked for its kind, and
+    nothing at all is built for a kind nobody asked for."""
 
     def __init__(self):
         self.subscriptions = []
         self._detach = None
         self._backward_index = 0
         self._wanted = frozenset()
+        self._listeners = {}      # kind -> tuple of the subscriptions that receive it
 
     def add(self, subscription):
         self.subscriptions.append(subscription)
@@ -361,20 +440,21 @@ class _Bus(observers.Observer):
         self._refresh()
 
     def _refresh(self):
-        wanted = set()
-        for subscription in self.subscriptions:
-            wanted |= KINDS if subscription.kinds is None else subscription.kinds
-        self._wanted = frozenset(wanted)
+        self._listeners = {kind: tuple(s for s in self.subscriptions if s.kinds is None or kind in s.kinds)
+                           for kind in KINDS}
+        self._wanted = frozenset(kind for kind, listeners in self._listeners.items() if listeners)
         if self.subscriptions and self._detach is None:
             self._detach = observers.attach(self)
         elif not self.subscriptions and self._detach is not None:
             self._detach()
             self._detach = None
+        else:
+            observers.refresh()        # the kinds wanted changed: route the engine's callbacks again
 
     def emit(self, event):
         try:
-            for subscription in list(self.subscriptions):
-                if subscription.kinds is not None and event.kind not in subscription.kinds:
+            for subscription in self._listeners.get(event.kind, ()):
+                if subscription.closed:       # closed by an earlier listener of this very event
                     continue
                 try:
                     subscription.callback(event)
@@ -390,22 +470,25 @@ class _Bus(observers.Observer):
 
     # --- engine callbacks ---------------------------------------------------------
     def wants(self, kind):
+        if kind == "optimizer_summaries":     # asked once per optimizer step, before it is taken
+            now = time.monotonic()
+            due = False
+            for subscription in self._listeners.get("optimizer_step", ()):
+                due = subscription._summary_due(now) or due
+            return due
         return kind in self._wanted
 
     def op_applied(self, node, op, inputs, outputs, seconds):
         if "op" not in self._wanted:
             return
-        from .nn.module import current_module_path
-        first = outputs[0] if isinstance(outputs, tuple) else outputs
-        output_list = outputs if isinstance(outputs, tuple) else (outputs,)
-        tensors = [value for value in inputs if hasattr(value, "_array")]
-        self.emit(OpEvent(op=op.__name__,
-                          node_id=node.id if node is not None else None,
-                          input_ids=tuple(t.uid for t in tensors),
-                          output_ids=tuple(o.uid for o in output_list),
-                          shape=tuple(first.shape), dtype=first.dtype.name, device=str(first.device),
-                          module=current_module_path(), duration=seconds,
-                          inputs=tuple(tensors), outputs=output_list, arguments=inputs))
+        if type(outputs) is tuple:
+            output_list, first = outputs, outputs[0]
+        else:
+            output_list, first = (outputs,), outputs
+        tensors = tuple(value for value in inputs if hasattr(value, "_array"))
+        self.emit(OpEvent(op.__name__, node.id if node is not None else None, tuple(t.uid for t in tensors),
+                          tuple(o.uid for o in output_list), first.shape, first.dtype.name, _device_name(first),
+                          _module_path(), seconds, "op", tensors, output_list, inputs))
 
     def backward_started(self, roots):
         self._backward_index = 0
@@ -418,11 +501,11 @@ class _Bus(observers.Observer):
         if "node_backward" in self._wanted:
             self.emit(NodeBackwardEvent(node.id, node.op.__name__, index,
                                         tuple(tuple(g.shape) if g is not None else None for g in grad_inputs),
-                                        seconds, grads=tuple(grad_inputs), grad_outputs=tuple(grad_outputs)))
+                                        seconds, "node_backward", tuple(grad_inputs), tuple(grad_outputs)))
 
     def grad_accumulated(self, tensor, first):
         if "grad_accumulated" in self._wanted:
-            self.emit(GradAccumulatedEvent(tensor.uid, tensor.name, first, tensor=tensor))
+            self.emit(GradAccumulatedEvent(tensor.uid, tensor.name, first, "grad_accumulated", tensor))
 
     def backward_finished(self, roots, node_count, seconds):
         if "backward_end" in self._wanted:
@@ -437,8 +520,8 @@ class _Bus(observers.Observer):
     def optimizer_step(self, optimizer, summaries):
         if "optimizer_step" in self._wanted:
             step = max((s.get("step", 0) for s in optimizer.state.values()), default=0)
-            self.emit(OptimizerStepEvent(type(optimizer).__name__, step,
-                                         tuple(ParamStep(**summary) for summary in summaries),
+            params = () if summaries is None else tuple(ParamStep(**summary) for summary in summaries)
+            self.emit(OptimizerStepEvent(type(optimizer).__name__, step, params, summarised=summaries is not None,
                                          source=optimizer))
 
     def hook_ran(self, target, name):

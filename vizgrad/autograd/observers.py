@@ -10,6 +10,10 @@ An observer is any object with these methods (all optional no-ops in :class:`Obs
 ``node_backward(node, grad_outputs, grad_inputs, seconds)``,
 ``grad_accumulated(tensor, first)``, ``backward_finished(roots, node_count, seconds)``,
 and ``wants(kind)``: whether it wants events of ``kind`` at all (by default every kind).
+Each callback reaches only the observers that want its kind: an observer whose wishes
+change calls :func:`refresh`. Producers ask ``wanted("optimizer_summaries")`` before an
+optimizer step: whether anyone wants that step's per-parameter norms (an
+``optimizer_step`` without them costs nothing).
 """
 
 active = []
@@ -32,6 +36,15 @@ class _QuietOps:
 
 
 quiet_ops = _QuietOps()
+
+#: The event kind behind each callback (``backward_started`` also opens the count of
+#: ``node_backward``'s, so it goes to those who want either).
+KIND_OF = {"op_applied": ("op",), "backward_started": ("backward_start", "node_backward"),
+           "node_backward": ("node_backward",), "grad_accumulated": ("grad_accumulated",),
+           "backward_finished": ("backward_end",), "module_forward": ("module_forward",),
+           "optimizer_step": ("optimizer_step",), "zero_grad": ("zero_grad",), "hook_ran": ("hook",)}
+
+_routes = dict.fromkeys(KIND_OF, ())    # callback name -> the callbacks of the observers that want it
 
 
 class Observer:
@@ -57,11 +70,29 @@ class Observer:
 def attach(observer):
     """Start notifying ``observer``; returns a function that detaches it."""
     active.append(observer)
+    refresh()
 
     def detach():
         if observer in active:
             active.remove(observer)
+            refresh()
     return detach
+
+
+def refresh():
+    """Route each callback again to the observers that want its kind (after an observer's
+    ``wants`` changed)."""
+    routes = {}
+    for method, kinds in KIND_OF.items():
+        callbacks = []
+        for observer in active:
+            callback = getattr(observer, method, None)
+            wants = getattr(observer, "wants", None)
+            if callback is not None and (wants is None or any(wants(kind) for kind in kinds)):
+                callbacks.append(callback)
+        routes[method] = tuple(callbacks)
+    global _routes
+    _routes = routes
 
 
 def wanted(kind):
@@ -74,35 +105,36 @@ def wanted(kind):
     return False
 
 
-def _notify(method, *args):
-    for observer in list(active):
-        getattr(observer, method)(*args)
-
-
 def notify(method, *args):
-    """Tell observers that have a ``method`` (e.g. ``optimizer_step(optimizer)``, ``zero_grad``)."""
-    for observer in list(active):
-        callback = getattr(observer, method, None)
-        if callback is not None:
-            callback(*args)
+    """Tell the observers that want it (e.g. ``optimizer_step(optimizer, summaries)``, ``zero_grad``)."""
+    callbacks = _routes.get(method)
+    if callbacks is None:          # a callback without a kind: every observer that has it
+        callbacks = [c for c in (getattr(observer, method, None) for observer in active) if c is not None]
+    for callback in callbacks:
+        callback(*args)
 
 
 def op_applied(node, op, inputs, outputs, seconds):
     if not quiet:
-        _notify("op_applied", node, op, inputs, outputs, seconds)
+        for callback in _routes["op_applied"]:
+            callback(node, op, inputs, outputs, seconds)
 
 
 def backward_started(roots):
-    _notify("backward_started", roots)
+    for callback in _routes["backward_started"]:
+        callback(roots)
 
 
 def node_backward(node, grad_outputs, grad_inputs, seconds):
-    _notify("node_backward", node, grad_outputs, grad_inputs, seconds)
+    for callback in _routes["node_backward"]:
+        callback(node, grad_outputs, grad_inputs, seconds)
 
 
 def grad_accumulated(tensor, first):
-    _notify("grad_accumulated", tensor, first)
+    for callback in _routes["grad_accumulated"]:
+        callback(tensor, first)
 
 
 def backward_finished(roots, node_count, seconds):
-    _notify("backward_finished", roots, node_count, seconds)
+    for callback in _routes["backward_finished"]:
+        callback(roots, node_count, seconds)

@@ -9,6 +9,8 @@ backend arrays keyed by parameter; when a parameter moves to another device or d
 import math
 from collections import OrderedDict
 
+import numpy as np
+
 from ..autograd import observers
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.hooks import add_hook
@@ -91,8 +93,9 @@ class Optimizer:
                 loss = closure()
         for hook in list(self._step_pre_hooks.values()):
             hook(self, (), {})
-        # what each update did (norms), for listeners of optimizer_step
-        summaries = [] if observers.active and observers.wanted("optimizer_step") else None
+        # what each update did (norms), for listeners of optimizer_step that want them this step
+        observed = bool(observers.active) and observers.wanted("optimizer_step")
+        summaries = [] if observed and observers.wanted("optimizer_summaries") else None
         with no_grad():
             for group in self.param_groups:
                 for param in group["params"]:
@@ -115,7 +118,7 @@ class Optimizer:
                     param._bump_version()
                     if summaries is not None:
                         summaries.append(_summary(param, grad, step, state, group, len(summaries)))
-        if summaries is not None:
+        if observed:
             observers.notify("optimizer_step", self, summaries)
         for hook in list(self._step_post_hooks.values()):
             hook(self, (), {})
@@ -202,6 +205,11 @@ class Optimizer:
 
 
 def _norm(array):
+    if type(array) is np.ndarray and (array.dtype == np.float32 or array.dtype == np.float64):
+        flat = array.reshape(-1)          # the common case, without the namespace look-ups below
+        squares = float(np.dot(flat, flat))
+        if math.isfinite(squares) or not np.isfinite(flat).all():
+            return math.sqrt(squares)
     xp = backend_of(array).xp
     vecdot = getattr(xp, "vecdot", None)
     if vecdot is not None and array.dtype in (xp.float32, xp.float64):

@@ -18,7 +18,7 @@ same JSON every run.
 
 import json
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Optional
 
 SCHEMA_VERSION = 2     # 2 added groups, node group/uses, constants and backward; 1 still reads
@@ -125,9 +125,9 @@ class Graph:
     # --- JSON ------------------------------------------------------------------
     def to_dict(self):
         return {"schema": "vizgrad.graph", "version": SCHEMA_VERSION,
-                "nodes": [asdict(n) for n in self.nodes], "edges": [asdict(e) for e in self.edges],
+                "nodes": [_fields_of(n) for n in self.nodes], "edges": [_fields_of(e) for e in self.edges],
                 "backward_order": list(self.backward_order), "steps": list(self.steps),
-                "truncated": self.truncated, "groups": [asdict(g) for g in self.groups],
+                "truncated": self.truncated, "groups": [_fields_of(g) for g in self.groups],
                 "backward": dict(self.backward)}
 
     def to_json(self, indent=None):
@@ -191,6 +191,18 @@ class Graph:
         """The interactive page in a sandboxed frame, only where no SVG picture can be
         drawn (no Graphviz): elsewhere the notebook output keeps one light picture."""
         return self._render("repr_html")
+
+
+def _fields_of(item):
+    """A node's or edge's fields as a dict (what ``dataclasses.asdict`` gives, without its deep
+    copy of every statistic: a live view converts its graph many times a second)."""
+    names = _FIELD_NAMES.get(type(item))
+    if names is None:
+        names = _FIELD_NAMES[type(item)] = tuple(f.name for f in fields(item))
+    return {name: getattr(item, name) for name in names}
+
+
+_FIELD_NAMES = {}
 
 
 def _finite(value):

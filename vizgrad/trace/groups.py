@@ -91,6 +91,7 @@ class Hierarchy:
         self.groups = []          # GraphGroup with provisional ids (their index as text)
         self.modules = {}         # qualified module name -> group key
         self.members = {}         # node id -> group key (op results)
+        self.instances = {}       # qualified module name -> weak reference to the module its group was made for
         # module -> (label, signature): shared by the hierarchies of one recorder's iterations
         self.described = described if described is not None else weakref.WeakKeyDictionary()
 
@@ -99,15 +100,33 @@ class Hierarchy:
         key = self.modules.get(path)
         if key is None:
             parent = self.modules.get(owner_path(path, self.modules)) if "." in path else None
-            facts = self.described.get(module)
-            if facts is None:
-                structure = _structure(module)
-                facts = (module_label(module), _digest(structure))
-                if "?" not in structure:         # a lazy module's shapes come with its first forward
-                    self.described[module] = facts
+            facts = self.facts(module)
             key = self._add("module", path, type(module).__name__, facts[0], parent, facts[1])
             self.modules[path] = key
+            self.instances[path] = weakref.ref(module)
         return key
+
+    def facts(self, module):
+        """``(label, signature)`` of ``module`` (worked out once per module)."""
+        facts = self.described.get(module)
+        if facts is None:
+            structure = _structure(module)
+            facts = (module_label(module), _digest(structure))
+            if "?" not in structure:         # a lazy module's shapes come with its first forward
+                self.described[module] = facts
+        return facts
+
+    def made_for(self, path, module):
+        """Whether the group of ``path`` is the group of ``module`` or of one like it (same
+        type, label and signature)."""
+        made = self.instances.get(path)
+        if made is not None and made() is module:
+            return True
+        group = self.groups[self.modules[path]]
+        if group.type == type(module).__name__ and self.facts(module) == (group.label, group.signature):
+            self.instances[path] = weakref.ref(module)
+            return True
+        return False
 
     def path_group(self, path):
         """The group of the module called ``path``, named but of unknown type (a graph drawn
@@ -131,7 +150,8 @@ class Hierarchy:
 
     def apply(self, graph):
         """Write the groups into ``graph`` (its ``groups``, every node's ``group`` and ``uses``)."""
-        owned = dict(self.members)
+        present = {node.id for node in graph.nodes}
+        owned = {node_id: key for node_id, key in self.members.items() if node_id in present}
         for node in graph.nodes:                    # parameters and buffers: inside their module
             if node.op is None and node.kind in ("parameter", "constant", "leaf") and node.name:
                 path = owner_path(node.name, self.modules)

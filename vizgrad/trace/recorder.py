@@ -4,19 +4,27 @@ The :class:`Recorder` subscribes to the event bus and builds a :class:`Graph` of
 ops it sees. In a training loop each iteration (forward, backward, step) becomes
 one graph: when ops arrive after a finished backward, the graph starts afresh and
 the finished one stays available as ``last_graph``. Optimizer steps and marks go
-into a history of at most ``max_steps`` entries. The recorder keeps statistics,
-never tensors: releasing your tensors frees their memory.
+into a history of at most ``max_steps`` entries.
+
+What it costs: the recorder keeps no tensors, only references to the arrays of two
+iterations (the one in progress and the last finished one), and computes their
+statistics when a graph is asked for (:meth:`Recorder.result`, ``last_graph``), once
+per array; an iteration that repeats the previous one's ops reuses its structure.
 """
 
+import copy
 import functools
 import math
 import os
 import sys
+import threading
 from collections import deque
+from typing import NamedTuple
 
 import numpy as np
 
 from .. import events
+from ..tensor import Tensor
 from .graph import Graph, GraphEdge, GraphNode, shape_text
 from .groups import Hierarchy
 
@@ -110,12 +118,21 @@ def _finite_list(values):
     return values.tolist() if finite.all() else np.where(finite, values, None).tolist()
 
 
-@functools.lru_cache(maxsize=1024)
+_ROLES = {}     # filename -> _role(filename), for the walk every recorded op takes
+
+
 def _role(filename):
     """What a frame's file is to the recorder: ``"user"`` (the user's code, and vizgrad's
     demo), ``"op"`` (vizgrad's op functions), ``"method"`` (the Tensor methods and operators
     that call them) or ``"library"`` (the rest of vizgrad, and Python's frozen modules such
     as runpy)."""
+    role = _ROLES.get(filename)
+    if role is None:
+        role = _ROLES[filename] = _classify(filename)
+    return role
+
+
+def _classify(filename):
     if filename.startswith("<frozen"):
         return "library"
     path = os.path.abspath(filename)
@@ -136,8 +153,10 @@ def _call_site(frame, source):
     ``cross_entropy`` applies several ops from one call; ``nested`` says the op was applied
     by an op function that another one called (a composite's own work)."""
     outer, positions, functions, closed = None, [], 0, False
+    roles = _ROLES
     while frame is not None:
-        role = _role(frame.f_code.co_filename)
+        filename = frame.f_code.co_filename
+        role = roles.get(filename) or _role(filename)
         if role == "user":
             break
         if role in ("op", "method") and not closed:
@@ -145,6 +164,8 @@ def _call_site(frame, source):
             positions.append(frame.f_lasti)
             functions += role == "op"
         elif outer is not None:
+            if not source:
+                break        # the op functions are known, and no line is asked for
             closed = True
         frame = frame.f_back
     line = None
@@ -197,37 +218,252 @@ def tensors_by_name(namespace):
     return tensors, modules
 
 
+class _Frame:
+    """What one iteration recorded for the statistics: references to arrays, never statistics.
+
+    Statistics are computed from these when the graph is materialised (:meth:`Recorder.result`),
+    once per array (cached here), so a training loop pays for them at the rate views draw,
+    not at every op of every step. Only two frames live: the iteration being recorded and the
+    last finished one."""
+
+    __slots__ = ("values", "numbers", "grads", "edge_grads", "order", "roots", "mutable", "stats", "revision")
+
+    def __init__(self):
+        self.values = {}       # node id -> the array of its value (as the op produced it)
+        self.numbers = {}      # constant node id -> the Python number an op was given this iteration
+        self.grads = {}        # node id -> the array of its gradient
+        self.edge_grads = {}   # id(edge) -> the array of the gradient that flowed back along it
+        self.order = {}        # node id -> its backward index (insertion order is the backward order)
+        self.roots = set()     # node ids of backward roots (drawn as outputs)
+        self.mutable = []      # node ids whose value array may change in place later (leaves, views)
+        self.stats = {}        # (kind, id(array)) -> (array, statistics): each computed once
+        self.revision = 0      # counts changes, so a materialised graph is reused while none happened
+
+    def freeze_values(self, copy):
+        """Copy the value arrays that the program may still change in place (leaves that an
+        optimizer updates, views of them): what is kept is what the ops saw."""
+        for node_id in self.mutable:
+            array = self.values.get(node_id)
+            if array is not None:
+                self.values[node_id] = copy(array)
+        self.mutable = []
+
+    def statistics(self, array, kind):
+        key = (kind, id(array))
+        cached = self.stats.get(key)
+        if cached is None:
+            cached = self.stats[key] = (array, stats_dict(array) if kind == "full" else summary_dict(array))
+        return cached[1]
+
+    def number_statistics(self, number):
+        key = ("number", type(number), number)
+        cached = self.stats.get(key)
+        if cached is None:
+            cached = self.stats[key] = (number, stats_dict(np.asarray(number, dtype=np.float64)))
+        return cached[1]
+
+    def forget_backward(self):
+        """Drop a backward pass (a view of one tensor shows its latest)."""
+        self.grads, self.edge_grads, self.order, self.roots = {}, {}, {}, set()
+        self.revision += 1
+
+
+def _copy_array(array):
+    return array.copy()     # NumPy's and CuPy's arrays: a copy on the same device
+
+
+class _OpEntry(NamedTuple):
+    """What one op of an iteration bound: enough to recognise the same op in the next one
+    (and everything the structure it made depends on: its group is its module's or its
+    composite call's, so the call site is compared where the op was part of a composite)."""
+
+    op: str
+    module: str
+    layout: tuple        # per argument: its kind (_argument_kind)
+    inputs: tuple        # the node id each tensor input was known as
+    constants: tuple     # the node id of each Python number among the arguments
+    leaves: dict         # id of each leaf node this op met first -> its tensor's spec (_leaf_spec)
+    outputs: tuple       # (node id, shape, backend dtype, label) of each output
+    node_count: int      # nodes of the graph after this op
+    edge_count: int      # edges after this op
+    rereads: tuple       # positions of the inputs that held a private copy of their node's value
+    call: object         # the composite call site (_call_key) when the op was applied inside one, else None
+
+
+def _argument_kind(value):
+    """0: a tensor, 1: an int, 2: a float (each drawn as a node), 3: anything else."""
+    if isinstance(value, Tensor):
+        return 0
+    kind = type(value)
+    return 1 if kind is int else 2 if kind is float else 3
+
+
+def _call_key(call):
+    """What tells one composite call site from another: the op function's code, the
+    positions inside it and where it was called from."""
+    if call is None:
+        return None
+    outer, positions, _ = call
+    caller = outer.f_back
+    return (outer.f_code, positions, caller.f_code if caller is not None else None,
+            caller.f_lasti if caller is not None else -1)
+
+
+class _Replay:
+    """The ops of an iteration whose structure the next iteration is expected to repeat:
+    while it does, ops are only matched and bound to the existing nodes (no nodes, edges,
+    groups or source lines built again)."""
+
+    __slots__ = ("graph", "entries", "position", "gradient_edges")
+
+    def __init__(self, graph, entries, gradient_edges):
+        self.graph = graph
+        self.entries = entries
+        self.position = 0
+        self.gradient_edges = gradient_edges     # ids of the edges that carry a gradient
+
+    def counts(self, position):
+        """Nodes and edges of the structure after its first ``position`` ops."""
+        if not position:
+            return 0, 0
+        entry = self.entries[position - 1]
+        return entry.node_count, entry.edge_count
+
+
+class _Watch:
+    """What :meth:`Recorder.watch` returns."""
+
+    def __init__(self, recorder, callback):
+        self.recorder = recorder
+        self.callback = callback
+        self.closed = False
+
+    def close(self):
+        if not self.closed:
+            self.closed = True
+            self.recorder._watchers = tuple(w for w in self.recorder._watchers if w is not self)
+
+
+class _EngineTap(events.Observer):
+    """The engine callbacks of a started :class:`Recorder` (see :func:`vizgrad.events.observe`):
+    each becomes the recorder's handling of the matching event, through this one reusable
+    object in place of an event, whose tensors are dropped when the handling ends."""
+
+    KINDS = frozenset({"op", "backward_start", "node_backward", "grad_accumulated", "backward_end",
+                       "module_forward"})
+
+    def __init__(self, recorder):
+        from ..nn.module import current_module_path
+        self.recorder = recorder
+        self._module_path = current_module_path
+        self.op = self.node_id = self.module = None
+        self.inputs = self.outputs = self.arguments = self.grads = self.grad_outputs = self.tensor = None
+        self.tensor_id = self.roots = None
+
+    def wants(self, kind):
+        return kind in self.KINDS
+
+    def op_applied(self, node, op, inputs, outputs, seconds):
+        recorder = self.recorder
+        with recorder.lock:
+            self.op = op.__name__
+            self.node_id = node.id if node is not None else None
+            self.arguments = inputs
+            self.inputs = [value for value in inputs if isinstance(value, Tensor)]
+            self.outputs = outputs if type(outputs) is tuple else (outputs,)
+            self.module = self._module_path()
+            try:
+                recorder._on_op(self)
+            finally:
+                self.inputs = self.outputs = self.arguments = None
+        if recorder._watchers:
+            recorder._changed()
+
+    def module_forward(self, module, phase, args, output):
+        if phase == "enter":
+            with self.recorder.lock:
+                self.recorder._module_entered(module, module._qualified_name)
+
+    def backward_started(self, roots):
+        with self.recorder.lock:
+            self.roots = roots
+            try:
+                self.recorder._on_backward_start(self)
+            finally:
+                self.roots = None
+
+    def node_backward(self, node, grad_outputs, grad_inputs, seconds):
+        recorder = self.recorder
+        with recorder.lock:
+            self.node_id, self.grads, self.grad_outputs = node.id, grad_inputs, grad_outputs
+            try:
+                recorder._on_node_backward(self)
+            finally:
+                self.grads = self.grad_outputs = None
+
+    def grad_accumulated(self, tensor, first):
+        recorder = self.recorder
+        with recorder.lock:
+            self.tensor_id, self.tensor = tensor.uid, tensor
+            try:
+                recorder._on_grad_accumulated(self)
+            finally:
+                self.tensor = None
+
+    def backward_finished(self, roots, node_count, seconds):
+        with self.recorder.lock:
+            self.recorder._on_backward_end(self)
+        if self.recorder._watchers:
+            self.recorder._changed()
+
+
 class Recorder:
     """Builds graphs from events. Use :func:`vizgrad.trace` rather than creating one directly.
 
+    Recording is cheap: an op costs a few dictionary look-ups and a walk to the user's frame.
+    Statistics (values, gradients) are computed from references to the newest iterations'
+    arrays when a graph is asked for (:meth:`result`, :attr:`last_graph`), exactly for that
+    iteration; a training loop that repeats the same graph reuses its structure (nodes,
+    edges, groups, source lines) instead of building it again every step.
+
     Args:
-        values: record value statistics of every tensor (costs a host copy per op).
+        values: record value statistics of every tensor (scalars always show their value).
         grads: record gradient statistics after backward.
         source: record the user's source line that created each op.
         max_steps: how many optimizer steps and marks to keep.
         max_nodes: a graph stops growing (and is marked ``truncated``) past this many nodes.
+        summary_rate: the per-parameter numbers of optimizer steps (norms of gradients,
+            updates and parameters) are taken at most this many times per second; the other
+            steps are kept with ``"summarised": false`` and no ``params``. None: every step.
     """
 
     KINDS = frozenset({"op", "backward_start", "node_backward", "grad_accumulated", "backward_end",
                        "optimizer_step", "mark", "module_forward"})   # the events it records (no others get made for it)
+    STEP_KINDS = frozenset({"optimizer_step", "mark"})   # those it takes from the bus once started
 
-    def __init__(self, values=True, grads=True, source=True, max_steps=300, max_nodes=5000):
+    def __init__(self, values=True, grads=True, source=True, max_steps=300, max_nodes=5000, summary_rate=20.0):
         self.values, self.grads, self.source = values, grads, source
         self.max_nodes = max_nodes
-        self.steps = deque(maxlen=max_steps)
-        self.graph = Graph()
-        self._last = None          # the previous iteration's graph, and its groups until they are applied
+        self.summary_rate = summary_rate
+        self._steps = deque(maxlen=max_steps)   # [event, its JSON form once asked for]
+        self._step_count = 0
+        self.graph = Graph()       # the structure being recorded (statistics live in the frame)
+        self.lock = threading.RLock()   # held while recording an event and while materialising
+        self._frame = _Frame()
+        self._finished = None      # (structure, frame, hierarchy) of the last finished iteration
+        self._replay = None
+        self._entries = []         # what each op of this iteration bound, for the next one's replay
+        self._materialised = {}    # id(frame) -> (revision, structure, Graph)
         self._ids = {}             # tensor uid -> graph node id
         self._autograd_nodes = {}  # autograd Node id -> graph node id
         self._outputs = {}         # (autograd Node id, output number) -> graph node id
         self._inputs = {}          # graph node id -> its input edges that carry a gradient, in order
         self._consumers = {}       # graph node id -> how many of those edges leave it
-        # graph node id -> (gradient, its stats) that its only consumer passed on, held until
-        # the node's own event (at most until backward ends)
-        self._passed = {}
         self._backward_done = False
-        self._subscription = None
-        self._hierarchy = Hierarchy()
+        self._subscription = self._observation = None
+        self._watchers = ()
+        self._handlers = {kind: getattr(self, "_on_" + kind) for kind in self.KINDS}
+        self._hierarchy = Hierarchy()   # the groups of the structure (shared while it is replayed)
         self._call = None          # (key, positions, its first op's nodes, group key) of the composite call under way
         self._in_backward = False
         self.records_forward = True   # False: only the backward passes of the graph it has (see from_tensor)
@@ -254,18 +490,37 @@ class Recorder:
             recorder._ids[tensor.uid] = ids[tensor.grad_fn]
         for edge in recorder.graph.edges:
             recorder._add_gradient_edge(edge)
+        # the history's statistics and backward pass were computed with it: they stay on its nodes
+        recorder._frame.order = {node_id: index for index, node_id in enumerate(recorder.graph.backward_order)}
+        recorder._entries = None                     # a history is no iteration to replay
         return recorder
 
     # --- lifecycle -----------------------------------------------------------
     def start(self):
+        """Record from now on: ops, module calls and backward passes straight from the engine
+        (no events are made for them), optimizer steps and marks from the event bus."""
         if self._subscription is None:
-            self._subscription = events.subscribe(self.handle, kinds=self.KINDS)
+            self._subscription = events.subscribe(self.handle, kinds=self.STEP_KINDS, summary_rate=self.summary_rate)
+            self._observation = events.observe(_EngineTap(self))
         return self
 
     def close(self):
         if self._subscription is not None:
             self._subscription.close()
-            self._subscription = None
+            self._observation.close()
+            self._subscription = self._observation = None
+
+    def watch(self, callback):
+        """Call ``callback()`` after each recorded op and at the end of each backward pass
+        (what a live view of this recorder redraws after: it asks :meth:`result` for the
+        graph at its own rate). Returns a handle whose ``close()`` stops it."""
+        handle = _Watch(self, callback)
+        self._watchers = self._watchers + (handle,)
+        return handle
+
+    def _changed(self):
+        for watch in self._watchers:
+            watch.callback()
 
     def __enter__(self):
         return self.start()
@@ -286,42 +541,57 @@ class Recorder:
 
     @property
     def last_graph(self):
-        """The finished graph of the previous iteration, or None."""
-        if self._last is None:
-            return None
-        graph, hierarchy = self._last
-        if hierarchy is not None:            # its groups are worked out when it is looked at
-            self._finish(graph, hierarchy)
-            self._last = (graph, None)
-        return graph
+        """The finished graph of the previous iteration (None before one finished)."""
+        with self.lock:
+            if self._finished is None:
+                return None
+            return self._materialise(*self._finished)
 
     # --- events --------------------------------------------------------------
     def handle(self, event):
         """Record one event (what the subscription calls; a caller that manages its own
         subscription, such as a live widget, may feed events here instead of :meth:`start`)."""
-        handler = getattr(self, "_on_" + event.kind, None)
+        handler = self._handlers.get(event.kind)
         if handler is not None:
-            handler(event)
+            with self.lock:
+                handler(event)
+            if self._watchers and event.kind in ("op", "backward_end"):
+                self._changed()
 
     _on_event = handle
 
     def _new_iteration(self):
-        self.graph.steps = list(self.steps)
-        self._last = (self.graph, self._hierarchy if self.records_forward else None)
-        self.graph = Graph()
+        if self._replay is not None and self._replay.position < len(self._replay.entries):
+            self._diverge()                           # the iteration was shorter than the one it repeated
+        self._finished = (self.graph, self._frame, self._hierarchy if self.records_forward else None)
+        self._materialised = {key: value for key, value in self._materialised.items() if key == id(self._frame)}
+        self._frame = _Frame()
+        entries, self._entries = self._entries, []
+        if entries is not None and not self.graph.truncated:
+            # expect the same structure again: keep it, its groups, and the gradient edges that belong to it
+            self._replay = _Replay(self.graph, entries, {id(e) for edges in self._inputs.values() for e in edges})
+        else:
+            self.graph = Graph()
+            self._inputs = {}
+            self._consumers = {}
+            self._hierarchy = Hierarchy(self._hierarchy.described)     # modules keep their labels
         self._ids = {}
         self._autograd_nodes = {}
         self._outputs = {}
-        self._inputs = {}
-        self._consumers = {}
-        self._passed = {}
         self._backward_done = False
-        self._hierarchy = Hierarchy(self._hierarchy.described)     # modules keep their labels
         self._call = None
 
     def _add_gradient_edge(self, edge):
         self._inputs.setdefault(edge.target, []).append(edge)
         self._consumers[edge.source] = self._consumers.get(edge.source, 0) + 1
+
+    def _resolve(self, tensor):
+        """The node a tensor is known as, or None (see :meth:`_node_for`)."""
+        if tensor.grad_fn is not None:
+            node_id = self._outputs.get((tensor.grad_fn.id, tensor._output_nr))
+            if node_id is not None:
+                return node_id
+        return self._ids.get(tensor.uid)
 
     def _node_for(self, tensor, kind):
         if tensor.grad_fn is not None:
@@ -342,22 +612,39 @@ class Recorder:
         self._ids[uid] = node_id
         if kind == "leaf":
             kind = _leaf_kind(tensor)
+        if kind == "op":
+            label = ""
+        elif kind == "constant" and not tensor.name and tensor.ndim == 0:
+            label = None              # its value, which may change each iteration (see _materialise)
+        else:
+            label = _leaf_label(tensor, kind)
         self.graph.nodes.append(GraphNode(
-            id=node_id, kind=kind, label=_leaf_label(tensor, kind) if kind != "op" else "", name=tensor.name,
+            id=node_id, kind=kind, label=label, name=tensor.name,
             shape=list(tensor.shape), dtype=tensor.dtype.name, device=str(tensor.device),
-            requires_grad=bool(tensor.requires_grad),
-            value=stats_dict(tensor) if self.values or not tensor.ndim else None))
+            requires_grad=bool(tensor.requires_grad)))
+        self._keep_value(node_id, tensor, kind != "op")
         return node_id
 
+    def _keep_value(self, node_id, tensor, mutable):
+        """Keep a reference to the array of ``tensor``'s value for the statistics (a scalar's
+        always: its value is drawn)."""
+        array = tensor._array
+        if self.values or not array.ndim:
+            self._frame.values[node_id] = array
+            if mutable or getattr(array, "base", None) is not None:   # a leaf, or a view: may change in place
+                self._frame.mutable.append(node_id)
+            self._frame.revision += 1
+
     def _constant_node(self, number):
-        """A node for a Python number an op was given (``2`` in ``x * 2``)."""
+        """A node for a Python number an op was given (``2`` in ``x * 2``); its value is the
+        frame's (it may change each iteration)."""
         if len(self.graph.nodes) >= self.max_nodes:
             self.graph.truncated = True
             return None
         node_id = f"n{len(self.graph.nodes)}"
-        self.graph.nodes.append(GraphNode(
-            id=node_id, kind="constant", label=_number_text(number), shape=[], dtype=type(number).__name__,
-            value=stats_dict(np.asarray(number, dtype=np.float64))))
+        self.graph.nodes.append(GraphNode(id=node_id, kind="constant", label=None, shape=[],
+                                          dtype=type(number).__name__))
+        self._frame.numbers[node_id] = number
         return node_id
 
     def _group_of_op(self, event, call, node_id, numbers):
@@ -386,22 +673,51 @@ class Recorder:
     def _on_op(self, event):
         if self._in_backward or not self.records_forward:
             return      # ops a backward runs (a custom Function's backward, create_graph) are no forward history
-        site, call = _call_site(sys._getframe(2), self.source)
-        if call is not None and call[2] and event.node_id is None and event.dtype == "bool":
-            return      # a composite's check of its arguments: its result, if used, shows as a constant
+        outputs = event.outputs
+        if event.node_id is None and outputs[0].dtype.name == "bool":
+            _, call = _call_site(sys._getframe(1), False)
+            if call is not None and call[2]:
+                return  # a composite's check of its arguments: its result, if used, shows as a constant
         if self._backward_done:
             self._new_iteration()
+        if self._replay is not None:
+            if self._replay_op(event):
+                return
+            self._diverge()
+        nodes_before = len(self.graph.nodes)
+        site, call = _call_site(sys._getframe(1), self.source)
+        rereads, constants = self._build_op(event, site, call)
+        if self._entries is not None:
+            nodes = self.graph.nodes
+            created = {node.id for node in nodes[nodes_before:] if node.op is None}
+            inputs = tuple(self._resolve(t) for t in event.inputs)
+            leaves = {node_id: _leaf_spec(t) for t, node_id in zip(event.inputs, inputs) if node_id in created}
+            arguments = event.arguments if event.arguments is not None else event.inputs
+            self._entries.append(_OpEntry(
+                event.op, event.module, tuple(_argument_kind(value) for value in arguments), inputs, constants,
+                leaves,
+                tuple((self._resolve(o), o._array.shape, o._array.dtype, o.name or event.op) for o in outputs),
+                len(nodes), len(self.graph.edges), rereads, _call_key(call)))
+
+    def _build_op(self, event, site, call):
+        """Add the op's nodes, edges and group; returns :meth:`_note_read`'s positions and
+        the constant nodes of the Python numbers it was given."""
         arguments = event.arguments if event.arguments is not None else event.inputs
         inputs = []      # (argument position, its node id, its shape, whether it carries a gradient)
         numbers = []     # the nodes of the Python numbers among them
+        tensors, tensor_ids = [], []
         for position, value in enumerate(arguments):
-            if hasattr(value, "_array"):
-                inputs.append((position, self._node_for(value, "leaf"), list(value.shape), value.requires_grad))
+            if isinstance(value, Tensor):
+                node_id = self._node_for(value, "leaf")
+                inputs.append((position, node_id, list(value.shape), value.requires_grad))
+                tensors.append(value)
+                tensor_ids.append(node_id)
             elif type(value) in (int, float):
                 number_id = self._constant_node(value)
                 inputs.append((position, number_id, [], False))
                 if number_id is not None:
                     numbers.append(number_id)
+        rereads = self._note_read(tensors, tensor_ids)
         group = None
         grouped = False
         for output_nr, output in enumerate(event.outputs):
@@ -409,7 +725,7 @@ class Recorder:
                 continue
             node_id = self._node_for(output, "op")
             if node_id is None:
-                return
+                break
             node = self.graph.nodes[-1]
             node.op = event.op
             node.label = output.name or event.op
@@ -432,27 +748,163 @@ class Recorder:
                 self._outputs[(event.node_id, output_nr)] = node_id
                 if output_nr == 0:
                     self._autograd_nodes[event.node_id] = node_id
+        return rereads, tuple(numbers)
+
+    def _replay_op(self, event):
+        """Bind ``event``'s tensors to the nodes the same op made in the repeated iteration;
+        False when the op differs (then the structure is built afresh from here). The hot
+        path of a recorded training loop: look-ups and comparisons only."""
+        replay = self._replay
+        if replay.position >= len(replay.entries):
+            return False
+        entry = replay.entries[replay.position]
+        op, module, layout, expected_inputs, constants, leaves, expected_outputs, _, _, rereads, call = entry
+        inputs, outputs = event.inputs, event.outputs
+        arguments = event.arguments if event.arguments is not None else inputs
+        if event.op != op or event.module != module or len(arguments) != len(layout) \
+                or len(inputs) != len(expected_inputs) or len(outputs) != len(expected_outputs):
+            return False
+        for value, kind in zip(arguments, layout):
+            if _argument_kind(value) != kind:
+                return False
+        if _call_key(_call_site(sys._getframe(2), False)[1]) != call:
+            return False     # applied from elsewhere: its group (composite or not) and source line may differ
+        ids, known_outputs = self._ids, self._outputs
+        fresh = None     # (tensor, leaf node id) of the tensors this op is the first to use, bound on trial
+        for tensor, expected in zip(inputs, expected_inputs):
+            grad_fn = tensor.grad_fn
+            node_id = known_outputs.get((grad_fn.id, tensor._output_nr)) if grad_fn is not None else None
+            if node_id is None:
+                node_id = ids.get(tensor.uid)
+            if node_id is None:
+                # first seen here: it must be like the leaf this op met first last time
+                if leaves.get(expected) != _leaf_spec(tensor) or (
+                        fresh is not None and any(leaf == expected for _, leaf in fresh)):
+                    return self._unbind(fresh)
+                ids[tensor.uid] = expected
+                fresh = [(tensor, expected)] if fresh is None else [*fresh, (tensor, expected)]
+            elif node_id != expected:
+                return self._unbind(fresh)
+        for tensor, (_, shape, dtype, label) in zip(outputs, expected_outputs):
+            array = tensor._array
+            if array.shape != shape or array.dtype != dtype or (tensor.name or op) != label \
+                    or (tensor.grad_fn is None and tensor.uid in ids):
+                return self._unbind(fresh)
+        frame = self._frame
+        values = frame.values
+        keep_all = self.values
+        if fresh is not None:
+            for tensor, node_id in fresh:
+                array = tensor._array
+                if keep_all or not array.ndim:
+                    values[node_id] = array
+                    frame.mutable.append(node_id)
+        if keep_all:
+            for position in rereads:                    # see _note_read
+                values[expected_inputs[position]] = inputs[position]._array
+        if constants:
+            numbers = [value for value, kind in zip(arguments, layout) if kind == 1 or kind == 2]
+            frame.numbers.update(zip(constants, numbers))
+        node = event.node_id
+        # a result with a history is found by it (see _node_for); by its uid only where
+        # backward roots are named by uid (recording from events)
+        by_uid = self._observation is None
+        for output_nr, (tensor, (node_id, _, _, _)) in enumerate(zip(outputs, expected_outputs)):
+            if by_uid or tensor.grad_fn is None:
+                ids[tensor.uid] = node_id
+            array = tensor._array
+            if keep_all or not array.ndim:
+                values[node_id] = array
+                if getattr(array, "base", None) is not None:
+                    frame.mutable.append(node_id)
+            if node is not None:
+                known_outputs[(node, output_nr)] = node_id
+                if output_nr == 0:
+                    self._autograd_nodes[node] = node_id
+        frame.revision += 1
+        self._entries.append(entry)
+        replay.position += 1
+        return True
+
+    def _unbind(self, fresh):
+        """Undo the trial bindings of a replay that failed; False."""
+        for tensor, _ in fresh or ():
+            del self._ids[tensor.uid]
+        return False
+
+    def _note_read(self, tensors, node_ids):
+        """What an op read is its input nodes' value: an in-place op reads a private copy of
+        the value that it then overwrites, and the node keeps that copy. Returns the
+        positions of the inputs that held such a copy."""
+        values = self._frame.values
+        rereads = []
+        for position, (tensor, node_id) in enumerate(zip(tensors, node_ids)):
+            if node_id is not None and node_id in values and values[node_id] is not tensor._array:
+                values[node_id] = tensor._array
+                rereads.append(position)
+        return tuple(rereads)
+
+    def _diverge(self):
+        """The iteration stopped repeating the previous one: its structure (and groups) is
+        that iteration's up to where they agreed (copied), and grows afresh from there."""
+        replay, self._replay = self._replay, None
+        node_count, edge_count = replay.counts(replay.position)
+        structure = Graph(nodes=[copy.copy(node) for node in replay.graph.nodes[:node_count]],
+                          edges=[copy.copy(edge) for edge in replay.graph.edges[:edge_count]])
+        self.graph = structure
+        self._inputs = {}
+        self._consumers = {}
+        for original, edge in zip(replay.graph.edges, structure.edges):
+            if id(original) in replay.gradient_edges:
+                self._add_gradient_edge(edge)
+        shared = self._hierarchy
+        hierarchy = self._hierarchy = Hierarchy(shared.described)
+        hierarchy.groups = list(shared.groups)
+        hierarchy.modules = dict(shared.modules)
+        hierarchy.instances = dict(shared.instances)
+        kept = {node.id for node in structure.nodes}
+        hierarchy.members = {node_id: key for node_id, key in shared.members.items() if node_id in kept}
+        self._call = None
 
     def _on_module_forward(self, event):
-        if event.phase == "enter" and event.path and event.instance is not None and self.records_forward:
-            if self._backward_done:
-                self._new_iteration()
-            self._hierarchy.module_group(event.instance, event.path)
+        if event.phase == "enter" and event.instance is not None:
+            self._module_entered(event.instance, event.path)
+
+    def _module_entered(self, module, path):
+        if not path or not self.records_forward:
+            return
+        if self._backward_done:
+            self._new_iteration()
+        if path in self._hierarchy.modules:
+            if self._hierarchy.made_for(path, module):
+                return
+            # another module under the same name: a group of its own, and the structure
+            # from here on is built afresh
+            if self._replay is not None:
+                self._diverge()
+            del self._hierarchy.modules[path]
+        self._hierarchy.module_group(module, path)
 
     def _on_backward_start(self, event):
-        self._in_backward = True
+        roots = getattr(event, "roots", None)         # the tensors, from the engine; events name them
+        node_ids = [self._resolve(root) for root in roots] if roots is not None else \
+            [self._ids.get(uid) for uid in event.root_ids]
         if not self.records_forward:      # a view of one tensor: only a backward of its own graph
-            if not any(uid in self._ids for uid in event.root_ids):
-                self._in_backward = False
+            if all(node_id is None for node_id in node_ids):
                 return
-            self._reset_backward()
+            self._frame.forget_backward()
             self.graph.backward = {"source": "recorded", "note": None}
-        for uid in event.root_ids:
-            node_id = self._ids.get(uid)
+        elif self._replay is not None and self._replay.position < len(self._replay.entries):
+            self._diverge()                           # backward came before the repeated ops ended
+        self._in_backward = True
+        for node_id in node_ids:
             if node_id is not None:
-                node = self.graph.node(node_id)
-                if node.kind == "op":
-                    node.kind = "output"
+                self._frame.roots.add(node_id)
+
+    def _place_in_backward(self, node_id):
+        order = self._frame.order
+        if node_id not in order:
+            order[node_id] = len(order)
 
     def _on_node_backward(self, event):
         if not self._in_backward:
@@ -460,32 +912,25 @@ class Recorder:
         node_id = self._autograd_nodes.get(event.node_id)
         if node_id is None:
             return
-        node = self.graph.node(node_id)
-        node.backward_index = len(self.graph.backward_order)
-        self.graph.backward_order.append(node_id)
-        if self.grads and event.grad_outputs and event.grad_outputs[0] is not None:
-            node.grad = self._grad_stats(node_id, event.grad_outputs[0])
-        if self.grads and event.grads:
+        frame = self._frame
+        order = frame.order
+        if node_id not in order:
+            order[node_id] = len(order)
+        frame.revision += 1
+        if not self.grads:
+            return
+        grad_outputs = event.grad_outputs
+        if grad_outputs and grad_outputs[0] is not None:
+            frame.grads[node_id] = _raw(grad_outputs[0])
+        edges = self._inputs.get(node_id)
+        if edges and event.grads:
             # the gradient each input received from this node (the chain rule's outgoing
             # part); the non-None gradients belong, in order, to the inputs that need one
-            edges = self._inputs.get(node_id, ())
             grads = [grad for grad in event.grads if grad is not None]
             if len(grads) == len(edges):
+                edge_grads = frame.edge_grads
                 for edge, grad in zip(edges, grads):
-                    if self._consumers[edge.source] == 1:
-                        # most likely this very array becomes the input's gradient: its full
-                        # statistics now serve the edge here and the input later
-                        stats = stats_dict(grad)
-                        self._passed[edge.source] = (grad, stats)
-                        edge.grad = {key: stats[key] for key in SUMMARY_KEYS}
-                    else:
-                        edge.grad = summary_dict(grad)
-
-    def _grad_stats(self, node_id, grad):
-        """Statistics of the gradient of node ``node_id``, reused when it is the very array (by
-        identity: the engine never changes a gradient in place) its only consumer passed on."""
-        passed, stats = self._passed.pop(node_id, (None, None))
-        return stats if passed is not None and _raw(passed) is _raw(grad) else stats_dict(grad)
+                    edge_grads[id(edge)] = _raw(grad)
 
     def _on_grad_accumulated(self, event):
         if not self._in_backward:
@@ -493,59 +938,132 @@ class Recorder:
         node_id = self._ids.get(event.tensor_id)
         if node_id is None:
             return
-        node = self.graph.node(node_id)
-        if node.backward_index is None:
-            node.backward_index = len(self.graph.backward_order)
-            self.graph.backward_order.append(node_id)
+        self._place_in_backward(node_id)
+        self._frame.revision += 1
         if self.grads and event.tensor is not None and event.tensor.grad is not None:
-            node.grad = self._grad_stats(node_id, event.tensor.grad)
+            self._frame.grads[node_id] = event.tensor.grad._array
 
     def _on_backward_end(self, event):
+        if not self._in_backward:
+            return
         self._in_backward = False
         self._backward_done = self.records_forward
-        self._passed = {}
-
-    def _reset_backward(self):
-        """Forget a previous backward pass (a view of one tensor shows its latest)."""
-        self.graph.backward_order = []
-        for node in self.graph.nodes:
-            node.backward_index = None
+        # an optimizer step comes next and changes the parameters in place
+        self._frame.freeze_values(_copy_array)
+        self._frame.revision += 1
 
     def _on_optimizer_step(self, event):
-        self.steps.append({"kind": "optimizer_step", "optimizer": event.optimizer, "step": event.step,
-                           "params": [_param_step(p) for p in event.params]})
+        self._steps.append([event, None])
+        self._step_count += 1
 
-    def _on_mark(self, event):
-        self.steps.append({"kind": "mark", "name": event.name,
-                           "values": {k: _json_number(v) for k, v in event.values.items()}})
+    _on_mark = _on_optimizer_step
 
     def result(self):
-        """The graph of the current iteration, with the step history and its groups attached."""
-        graph = self.graph
-        graph.steps = list(self.steps)
-        if self.records_forward:
-            self._finish(graph, self._hierarchy)
-        return graph
+        """The graph of the current iteration, with its statistics, groups and the step history."""
+        with self.lock:
+            structure = self.graph
+            replay = self._replay
+            if replay is not None and replay.position < len(replay.entries):
+                # repeating the previous structure, part-way: as far as it got
+                node_count, edge_count = replay.counts(replay.position)
+                structure = Graph(nodes=structure.nodes[:node_count], edges=structure.edges[:edge_count])
+            return self._materialise(structure, self._frame, self._hierarchy if self.records_forward else None)
 
-    @staticmethod
-    def _finish(graph, hierarchy):
-        hierarchy.apply(graph)
-        graph.backward = {"source": "recorded" if graph.backward_order else None, "note": None}
+    @property
+    def steps(self):
+        """The optimizer steps and marks kept (at most ``max_steps``), as JSON-ready dicts."""
+        with self.lock:
+            return self._step_list()
 
     def name_nodes(self, namespace):
         """Label the nodes of tensors found in ``namespace`` (a frame's locals) that have no
         name of their own with the variable's name (``loss``, ``h``)."""
         tensors, _ = tensors_by_name(namespace)
-        for name, tensor in tensors:
-            node_id = None
-            if tensor.grad_fn is not None:
-                node_id = self._outputs.get((tensor.grad_fn.id, tensor._output_nr))
-            if node_id is None:
-                node_id = self._ids.get(tensor.uid)
-            if node_id is not None:
-                node = self.graph.node(node_id)
-                if node.name is None and node.label in (node.op, _leaf_label(tensor, node.kind)):
-                    node.label = name
+        with self.lock:
+            for name, tensor in tensors:
+                node_id = self._resolve(tensor)
+                if node_id is not None:
+                    node = self.graph.node(node_id)
+                    if node.name is None and node.label in (node.op, None, _leaf_label(tensor, node.kind)):
+                        node.label = name
+            self._frame.revision += 1
+
+    # --- materialising -------------------------------------------------------------
+    def _materialise(self, structure, frame, hierarchy):
+        """A :class:`Graph` of ``structure`` with the statistics of ``frame``'s arrays and the
+        groups of ``hierarchy`` (None: the structure's own), reused until the frame changes."""
+        key = id(frame)
+        cached = self._materialised.get(key)
+        revision = (frame.revision, self._step_count)
+        if cached is not None and cached[0] == revision and cached[1] is structure:
+            return cached[2]
+        nodes = []
+        for node in structure.nodes:
+            node = copy.copy(node)
+            array = frame.values.get(node.id)
+            if array is not None:
+                node.value = frame.statistics(array, "full")
+            number = frame.numbers.get(node.id)
+            if number is not None:
+                node.value = frame.number_statistics(number)
+            if node.label is None:           # a scalar constant: labelled with this iteration's value
+                if number is None and array is not None:
+                    number = array.item()
+                node.label = "" if number is None else _number_text(number)
+            grad = frame.grads.get(node.id)
+            if grad is not None:
+                node.grad = frame.statistics(grad, "full")
+            if frame.order or node.backward_index is not None:
+                node.backward_index = frame.order.get(node.id)
+            if node.kind == "op" and node.id in frame.roots:
+                node.kind = "output"
+            nodes.append(node)
+        edges = []
+        for edge in structure.edges:
+            grad = frame.edge_grads.get(id(edge))
+            edge = copy.copy(edge)
+            if grad is not None:
+                if self._consumers.get(edge.source) == 1 or frame.grads.get(edge.source) is grad:
+                    stats = frame.statistics(grad, "full")
+                    edge.grad = {key: stats[key] for key in SUMMARY_KEYS}
+                else:
+                    edge.grad = frame.statistics(grad, "summary")
+            edges.append(edge)
+        graph = Graph(nodes=nodes, edges=edges, backward_order=list(frame.order), steps=self._step_list(),
+                      truncated=structure.truncated)
+        if hierarchy is None:
+            graph.groups = list(structure.groups)
+            graph.backward = dict(structure.backward)
+        else:
+            hierarchy.apply(graph)
+            graph.backward = {"source": "recorded" if frame.order else None, "note": None}
+        self._materialised[key] = (revision, structure, graph)
+        return graph
+
+    def _step_list(self):
+        """The step history as JSON-ready entries (each converted once)."""
+        result = []
+        for entry in self._steps:
+            if entry[1] is None:
+                event = entry[0]
+                if event.kind == "optimizer_step":
+                    entry[1] = {"kind": "optimizer_step", "optimizer": event.optimizer, "step": event.step,
+                                "params": [_param_step(p) for p in event.params]}
+                    if not event.summarised:
+                        entry[1]["summarised"] = False
+                else:
+                    entry[1] = {"kind": "mark", "name": event.name,
+                                "values": {k: _json_number(v) for k, v in event.values.items()}}
+            result.append(entry[1])
+        return result
+
+
+def _leaf_spec(tensor):
+    """What makes a leaf tensor's node (its class says whether it is a parameter; a scalar
+    constant's label is its value, taken each iteration): two leaves with equal specs record
+    equal nodes."""
+    array = tensor._array
+    return type(tensor), tensor.name, array.shape, array.dtype, tensor.requires_grad
 
 
 def _json_number(value):
@@ -572,8 +1090,8 @@ class trace:
         tr.graph.to_html("graph.html")
     """
 
-    def __init__(self, values=True, grads=True, source=True, max_steps=300, max_nodes=5000):
-        self.recorder = Recorder(values, grads, source, max_steps, max_nodes)
+    def __init__(self, values=True, grads=True, source=True, max_steps=300, max_nodes=5000, summary_rate=20.0):
+        self.recorder = Recorder(values, grads, source, max_steps, max_nodes, summary_rate)
 
     def __enter__(self):
         self.recorder.start()
@@ -592,7 +1110,7 @@ class trace:
 
     @property
     def steps(self):
-        return list(self.recorder.steps)
+        return self.recorder.steps
 
 
 def graph(tensor, values=True, names=None):

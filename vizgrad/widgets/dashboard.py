@@ -17,16 +17,18 @@ dashboard was made, and other models trained in the same kernel do not show. A m
 belongs to the model whose training step came last: marks made after another model's
 step (and before this model's next one) are not drawn.
 
-Cheap by design: per step it keeps a few numbers per parameter that the optimizer step
-already computed (gradient and update norms); the curves are sent at most ``max_rate``
-times per second and the histograms, the only full pass over the weights, are computed
-at most ``histogram_rate`` times per second from a strided sample of each tensor.
+Cheap by design: it keeps a few numbers per parameter (gradient and update norms, which
+the optimizer computes for it) for at most ``summary_rate`` steps per second, the other
+steps only counted (the curves then say ``sampled``); the curves are sent at most
+``max_rate`` times per second and the histograms, the only full pass over the weights,
+are computed at most ``histogram_rate`` times per second from a strided sample of each tensor.
 ``dashboard(..., display=False)`` gives the listeners without a widget (for scripts and
 benchmarks); its :attr:`DashboardState.snapshot` holds what the widget would show.
 """
 
 import html
 import math
+import time
 
 import numpy as np
 import traitlets
@@ -51,11 +53,13 @@ class DashboardState:
             default the payload is kept in :attr:`snapshot`.
         hold: context manager factory around each delivery (the widget's ``hold_sync``).
         max_rate: curve updates per second at most; histogram_rate: histogram updates per
-            second at most; max_points: history length kept per curve; bins: histogram bins.
+            second at most; max_points: history length kept per curve; bins: histogram bins;
+            summary_rate: steps per second at most whose per-parameter numbers are taken
+            (None: every step).
     """
 
     def __init__(self, model, optimizer=None, apply=None, hold=None, max_rate=20, histogram_rate=2,
-                 max_points=2000, bins=30):
+                 max_points=2000, bins=30, summary_rate=100):
         self.names, self._params, sizes = parameter_table(model)
         self.optimizer = optimizer
         self.bins = bins
@@ -65,6 +69,8 @@ class DashboardState:
         self.current_ratio = np.full(len(self.names), math.nan)
         self.curves = {}            # value name -> mark name -> SeriesBuffer(1)
         self.step = 0
+        self.sampled = False        # whether some steps' numbers were not taken (see summary_rate)
+        self._unsampled = None      # the newest step, when its numbers were not taken
         self.snapshot = {}
         self._mark_counts = {}
         self._apply = apply or self.snapshot.__setitem__
@@ -76,8 +82,10 @@ class DashboardState:
         self._histogram_updates = Coalescer(histogram_rate, hold=hold)
         self._scope = BackwardScope(self._params)
         self._marks_are_ours = True      # False after another model's step, until ours comes again
+        self._summary_interval = 0.0 if summary_rate is None else 1.0 / summary_rate
+        self._summarised_at = -math.inf
         kinds = {"mark", "optimizer_step"} if optimizer is not None else {"mark", "grad_accumulated", "backward_end"}
-        self._subscription = events.subscribe(self._on_event, kinds=kinds)
+        self._subscription = events.subscribe(self._on_event, kinds=kinds, summary_rate=summary_rate)
 
     @property
     def listening(self):
@@ -107,14 +115,26 @@ class DashboardState:
             self._marks_are_ours = self._scope.take()
             if not self._marks_are_ours:
                 return
+            now = time.monotonic()
             with self._updates.lock:
                 self.step += 1
-                self.flow.record(self.step, *sample_norms(self._params))
+                if now - self._summarised_at < self._summary_interval:
+                    self._skipped(self.step)
+                else:
+                    self._summarised_at = now
+                    self._unsampled = None
+                    self.flow.record(self.step, *sample_norms(self._params))
             self._request_all()
         else:
             self._on_mark(event)
 
     def _on_optimizer_step(self, event):
+        if not event.summarised:            # this step's numbers were not taken: only count it
+            with self._updates.lock:
+                self.step += 1
+                self._skipped(self.step)
+            self._request_all()
+            return
         count = len(self.names)
         norms = np.full(count, math.nan)
         ratios = np.full(count, math.nan)
@@ -128,6 +148,7 @@ class DashboardState:
             has_grad[index] = True
         with self._updates.lock:
             self.step += 1
+            self._unsampled = None
             self.flow.record(self.step, norms, has_grad)
             self.ratios.append(self.step, ratios)
             self.current_ratio = ratios
@@ -151,6 +172,12 @@ class DashboardState:
                 buffer.append(x, [value])
         self._updates.request(self._push_curves, key="curves")
 
+    def _skipped(self, step):
+        """Step ``step`` went by without its numbers (see ``summary_rate``): the curves say
+        they are sampled, and its gradient norms are read when the curves are next sent."""
+        self.sampled = True
+        self._unsampled = step
+
     def _request_all(self):
         self._updates.request(self._push_series, key="series")
         self._histogram_updates.request(self._push_histograms, key="histograms")
@@ -158,8 +185,15 @@ class DashboardState:
     # --- payloads (built only when delivered) ------------------------------------------------
     def _push_series(self):
         with self._updates.lock:
+            if self._unsampled is not None:
+                # the newest step is drawn exactly: its gradients are still there to be read
+                norms, has_grad = sample_norms(self._params)
+                if has_grad.any():
+                    self.flow.record(self._unsampled, norms, has_grad)
+                self._unsampled = None
             flow = self.flow.payload()
-            ratios = {"series": self.ratios.payload(), "reference": RATIO_REFERENCE,
+            flow["sampled"] = self.sampled
+            ratios = {"series": self.ratios.payload(), "reference": RATIO_REFERENCE, "sampled": self.sampled,
                       "current": [value if math.isfinite(value) else None for value in self.current_ratio.tolist()]}
             step = self.step
         self._apply("flow", flow)
@@ -232,11 +266,13 @@ class Dashboard(VizgradWidget):
     step = traitlets.Int(0).tag(sync=True)
     title = traitlets.Unicode("Training").tag(sync=True)
 
-    def __init__(self, model, optimizer=None, max_rate=20, histogram_rate=2, max_points=2000, bins=30, **kwargs):
+    def __init__(self, model, optimizer=None, max_rate=20, histogram_rate=2, max_points=2000, bins=30,
+                 summary_rate=100, **kwargs):
         parameter_table(model)            # refuse a model without parameters before opening a comm
         super().__init__(**kwargs)
         self.state = DashboardState(model, optimizer, apply=self._apply, hold=self.hold_sync, max_rate=max_rate,
-                                    histogram_rate=histogram_rate, max_points=max_points, bins=bins)
+                                    histogram_rate=histogram_rate, max_points=max_points, bins=bins,
+                                    summary_rate=summary_rate)
         self.layers = list(self.state.names)
         self.state._push_series()
         self.state._push_histograms()
@@ -325,7 +361,7 @@ def dashboard(model, optimizer=None, display=True, **options):
         optimizer: a :class:`vizgrad.optim.Optimizer`, for update ratios and cheap gradient norms.
         display: False gives the listeners alone (a :class:`DashboardState`, no widget,
             no Jupyter needed at run time); call its ``close()`` when done.
-        options: ``max_rate``, ``histogram_rate``, ``max_points``, ``bins``.
+        options: ``max_rate``, ``histogram_rate``, ``max_points``, ``bins``, ``summary_rate``.
 
     Returns:
         A :class:`Dashboard` widget (or a :class:`DashboardState` when ``display`` is False).

@@ -96,8 +96,9 @@ class GraphView(VizgradWidget):
         elif isinstance(source, Recorder):
             self._recorder = source
             if live is not False and source._subscription is not None:
-                # someone else's recorder, still recording: follow it
-                self._subscribe(self._on_followed_event, kinds=GRAPH_EVENTS)
+                # someone else's recorder, still recording: redraw (at most max_rate times a
+                # second) after its ops and backward passes; it computes what is drawn then
+                self._subscriptions.append(source.watch(self._on_followed_change))
         elif source is None:
             self._recorder = Recorder()
             if live is not False:
@@ -217,7 +218,7 @@ class GraphView(VizgradWidget):
         if following:                # a backward pass of this graph, not of another
             self._updates.request(self._push, key="graph")
 
-    def _on_followed_event(self, event):
+    def _on_followed_change(self):
         self._updates.request(self._push, key="graph")
 
     def _push(self):
