@@ -172,6 +172,8 @@ class AttentionView(VizgradWidget):
     # --- static picture -------------------------------------------------------------
     def _fallback_text(self):
         heads, queries, keys = self._array.shape
+        if not heads:
+            return "<AttentionView: no attention weights yet>"
         return f"<AttentionView: {heads} heads × {queries} queries × {keys} keys, step {self.step}>"
 
     def _fallback_svg(self):
@@ -206,6 +208,8 @@ def attention_svg(array, tokens=(), key_tokens=(), title=""):
                 parts.append(f'<rect x="{left + j * CELL}" y="{top + i * CELL}" width="{CELL}" height="{CELL}" '
                              f'fill="{weight_colour(value)}"><title>head {head}, query {i}, key {j}: '
                              f'{value:.3f}</title></rect>')
+        parts.append(f'<rect x="{left}" y="{top}" width="{keys * CELL}" height="{queries * CELL}" fill="none" '
+                     'stroke="#c0c6cc"/>')
     parts.append("</svg>")
     return "".join(parts)
 

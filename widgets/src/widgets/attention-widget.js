@@ -36,6 +36,7 @@ function headMap(weights, head, queryTokens, keyTokens, selection) {
         + `${tokenLabel(keyTokens[key] ?? "")}: ${value.toFixed(3)}`)));
     }
   }
+  svg.append(s("rect", { class: "vg-attention-frame", x: LABEL, y: LABEL, width: weights.keys * CELL, height: weights.queries * CELL, fill: "none" }));
   if (selection && selection.head === head) {
     svg.append(s("rect", {
       class: "vg-attention-row", x: LABEL, y: LABEL + selection.query * CELL, width: weights.keys * CELL,
