@@ -811,7 +811,7 @@ def _tiny_transformer(torch):
 
 @benchmark("B10", "transformer_step", "ms", 1e3, references=(TORCH,))
 def transformer_step():
-    """Lesson 12's tiny transformer (2 layers, 4 heads, width 64, context 32), batch 32: forward, CE, backward, AdamW."""
+    """Lesson 12's tiny transformer (2 layers, 4 heads, width 64, context 32), batch 32: CE, backward, AdamW."""
     rng = np.random.default_rng(0)
     tokens = rng.integers(0, B10_VOCAB, (B10_BATCH, B10_CONTEXT + 1))
     x_np, y_np = tokens[:, :-1], tokens[:, 1:]

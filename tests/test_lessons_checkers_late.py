@@ -55,7 +55,8 @@ def test_reference_solution_passes(exercise_id):
 
 def test_every_late_exercise_is_tested_here():
     ensure_loaded()
-    late = sorted((i for i, e in EXERCISES.items() if 5 <= int(e.lesson) <= 9), key=lambda i: tuple(map(int, i.split("."))))
+    late = sorted((i for i, e in EXERCISES.items() if 5 <= int(e.lesson) <= 9),
+                  key=lambda i: tuple(map(int, i.split("."))))
     assert late == LATE
 
 

@@ -292,7 +292,8 @@ def exercise_12_2(residual_input_grad):
     for kind, wrong, message, hint, nodes, note in known:
         if close(got, wrong) and not close(wrong, want):
             raise Mistake(message, hint, kind=kind, figure=figure(nodes, note),
-                          details=[f"yours: `{np.round(got, 4).tolist()}`", f"expected: `{np.round(want, 4).tolist()}`"])
+                          details=[f"yours: `{np.round(got, 4).tolist()}`",
+                                   f"expected: `{np.round(want, 4).tolist()}`"])
     problem = diagnose(got, want, "x", what="gradient")
     raise Mistake(problem.message, problem.hint, kind=problem.kind, details=problem.details)
 
