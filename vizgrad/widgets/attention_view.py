@@ -48,13 +48,14 @@ def as_weights(weights, sample=0):
     """
     if isinstance(weights, Tensor):
         weights = weights.detach().cpu().numpy()
-    array = np.asarray(weights, dtype=np.float64)
-    if array.ndim == 4:
+    array = np.asarray(weights)
+    if array.ndim == 4:               # pick the sample before converting: the batch may be large
         if not 0 <= sample < array.shape[0]:
             raise IndexError(f"AttentionView: sample={sample} is out of range for weights of shape "
                              f"{tuple(array.shape)} (batch of {array.shape[0]})")
         array = array[sample]
-    elif array.ndim == 2:
+    array = array.astype(np.float64)
+    if array.ndim == 2:
         array = array[None]
     if array.ndim != 3:
         raise ValueError(f"AttentionView: weights must have shape (T, S), (heads, T, S) or (batch, heads, T, S), "
@@ -107,7 +108,7 @@ class AttentionView(VizgradWidget):
         the array is copied, the message built only when the throttle lets it through."""
         array = as_weights(weights, self.sample)
         with self._updates.lock:
-            self._latest = (array.copy(), tokens, key_tokens, self.step + 1 if step is None else int(step))
+            self._latest = (array, tokens, key_tokens, self.step + 1 if step is None else int(step))
         self._updates.request(self._push, key="weights")
 
     def watch(self, module, attribute="weights"):
