@@ -73,7 +73,8 @@ def test_attention_view_draws_the_heads_and_a_click_reaches_python(tmp_path):
             assert maps.nth(0).locator(".vg-attention-cell").count() == queries * keys
             labels = maps.nth(0).locator("text").all_text_contents()
             assert labels[:3] == ["I", "t", "␣"] and "y" in labels
-            assert view.locator('[data-testid="vg-attention-detail"]').count() == 0
+            assert view.locator('[data-testid="vg-attention-detail"]').count() == 0      # nothing selected yet
+            assert view.locator('[data-testid="vg-attention-selected"]').count() == 0
 
             maps.nth(2).locator('.vg-attention-cell[data-query="10"][data-key="4"]').click()
             caption = view.locator('[data-testid="vg-attention-caption"]')

@@ -86,7 +86,8 @@ function render({ model, el }) {
       const weights = readWeights(model.get("weights"), model.get("shape"));
       const queryTokens = model.get("tokens") ?? [];
       const keyTokens = (model.get("key_tokens") ?? []).length ? model.get("key_tokens") : queryTokens;
-      const selection = clampSelection(model.get("selected"), weights);
+      const chosen = model.get("selected");
+      const selection = chosen?.head === undefined ? null : clampSelection(chosen, weights);
       heading.textContent = model.get("title");
       heading.hidden = !model.get("title");
       status.textContent = weights.heads
@@ -99,8 +100,7 @@ function render({ model, el }) {
           h("figcaption", {}, `head ${head}`), headMap(weights, head, queryTokens, keyTokens, selection)]));
       }
       maps.replaceChildren(...panels);
-      below.replaceChildren(...(selection && model.get("selected")?.head !== undefined
-        ? [detail(weights, selection, queryTokens, keyTokens)] : []));
+      below.replaceChildren(...(selection ? [detail(weights, selection, queryTokens, keyTokens)] : []));
       root.dataset.step = String(model.get("step"));
       root.dataset.ready = "true";
     } catch (error) {
