@@ -1109,6 +1109,90 @@ def _target_text(bench, target):
     return f"target {wanted}" if target["met"] else f"ABOVE TARGET ({wanted})"
 
 
+# --- B10 ------------------------------------------------------------------------
+B10_VOCAB, B10_WIDTH, B10_HEADS, B10_LAYERS, B10_CONTEXT, B10_BATCH, B10_LR = 74, 64, 4, 2, 32, 32, 3e-3
+
+
+def _tiny_transformer(torch):
+    """Lesson 12's model (pre-norm blocks: causal self-attention and a GELU MLP, each in a
+    residual branch) built from ``torch``'s names: vizgrad or PyTorch."""
+    nn = torch.nn
+
+    class CausalSelfAttention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(B10_WIDTH, 3 * B10_WIDTH)
+            self.proj = nn.Linear(B10_WIDTH, B10_WIDTH)
+
+        def forward(self, x):
+            B, T, C = x.shape
+            q, k, v = self.qkv(x).split(C, dim=-1)
+            q, k, v = (t.view(B, T, B10_HEADS, C // B10_HEADS).transpose(1, 2) for t in (q, k, v))
+            scores = q @ k.transpose(-2, -1) / (C // B10_HEADS) ** 0.5
+            weights = scores.masked_fill(torch.tril(torch.ones(T, T)) == 0, float("-inf")).softmax(dim=-1)
+            return self.proj((weights @ v).transpose(1, 2).reshape(B, T, C))
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.attention, self.ln2 = nn.LayerNorm(B10_WIDTH), CausalSelfAttention(), nn.LayerNorm(B10_WIDTH)
+            self.mlp = nn.Sequential(nn.Linear(B10_WIDTH, 4 * B10_WIDTH), nn.GELU(approximate="tanh"),
+                                     nn.Linear(4 * B10_WIDTH, B10_WIDTH))
+
+        def forward(self, x):
+            x = x + self.attention(self.ln1(x))
+            return x + self.mlp(self.ln2(x))
+
+    class TinyTransformer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.token = nn.Embedding(B10_VOCAB, B10_WIDTH)
+            self.position = nn.Embedding(B10_CONTEXT, B10_WIDTH)
+            self.blocks = nn.Sequential(*[Block() for _ in range(B10_LAYERS)])
+            self.ln = nn.LayerNorm(B10_WIDTH)
+            self.head = nn.Linear(B10_WIDTH, B10_VOCAB)
+
+        def forward(self, idx):
+            x = self.token(idx) + self.position(torch.arange(idx.shape[1]))
+            return self.head(self.ln(self.blocks(x)))
+
+    return TinyTransformer()
+
+
+@benchmark("B10", "transformer_step", "ms", 1e3, references=(TORCH,))
+def transformer_step():
+    """Lesson 12's tiny transformer (2 layers, 4 heads, width 64, context 32), batch 32: CE, backward, AdamW."""
+    rng = np.random.default_rng(0)
+    tokens = rng.integers(0, B10_VOCAB, (B10_BATCH, B10_CONTEXT + 1))
+    x_np, y_np = tokens[:, :-1], tokens[:, 1:]
+    import vizgrad as vg
+    vg.manual_seed(0)
+    weights = {name: value.numpy().copy() for name, value in _tiny_transformer(vg).state_dict().items()}
+
+    def make(torch, copy, tensor):
+        def setup():
+            model = _tiny_transformer(torch)
+            for name, param in model.named_parameters():
+                copy(param, weights[name])
+            optimizer = torch.optim.AdamW(model.parameters(), lr=B10_LR)
+            x, y = tensor(x_np), tensor(y_np.reshape(-1))
+
+            def step():
+                optimizer.zero_grad()
+                loss = torch.nn.functional.cross_entropy(model(x).view(-1, B10_VOCAB), y)
+                loss.backward()
+                optimizer.step()
+                return loss
+            return step
+        return setup
+
+    def torch_setup():
+        torch = _torch()
+        return make(torch, _torch_copy, torch.from_numpy)()
+
+    return {VIZGRAD: make(vg, _vizgrad_copy, vg.tensor), TORCH: torch_setup}
+
+
 # --- measuring (in the worker process) -----------------------------------------
 @dataclass
 class Result:

@@ -23,6 +23,13 @@ def test_names_are_the_census_first_names():
     assert text.endswith("\n") and "" not in words
 
 
+def test_pride_and_prejudice_ships_and_loads_whole():
+    text = load_text("pride_and_prejudice")
+    assert text.startswith("PRIDE AND PREJUDICE\n\nBy Jane Austen")
+    assert "It is a truth universally acknowledged" in text and "Chapter 28" in text
+    assert text == (TEXTS / "pride_and_prejudice.txt").read_text(encoding="utf-8") and len(set(text)) == 74
+
+
 def test_text_names_lists_every_shipped_text():
     names = text_names()
     assert "names" in names and names == sorted(names)

@@ -1,6 +1,6 @@
 """Live Jupyter widgets (anywidget): the computation graph with its backward replay,
 gradient flow over training, a training dashboard, optimizers racing on a surface, a
-playground and a convolution explorer.
+playground, a convolution explorer and attention maps.
 
 Example::
 
@@ -28,6 +28,7 @@ from .dashboard import Dashboard, DashboardState  # noqa: E402
 from .dashboard import dashboard  # noqa: E402  (the function, not the submodule of the same name)
 
 _LAZY = {
+    "AttentionView": "attention_view",
     "OptimizerView": "optimizer_view",
     "OptimizerRace": "optimizer_view",
     "Playground": "playground",
