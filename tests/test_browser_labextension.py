@@ -53,7 +53,7 @@ def transformer_output():
     """The 4-block transformer's graph output, with the Graph JSON groups (tests/graph_models.py)."""
     model, graph = graph_models.traced("transformer")
     data, metadata = graph._repr_mimebundle_()
-    data[MIME] = graph_models.with_groups(model, graph)
+    data[MIME] = graph.to_dict()
     return data, metadata
 
 
