@@ -1,8 +1,8 @@
 """The models the graph views are judged on (issue 13): a CNN with BatchNorm, an unrolled
 RNN whose steps share one cell, a 4-block transformer-like model; each traced through
-one forward and backward pass. ``with_groups`` adds the Graph JSON "groups" (module
-type, label, signature, runs of identical blocks), "group" and "uses" that vizgrad.trace
-writes from its module tree, for front-end tests that need them before every recorder does.
+one forward and backward pass ("cnn-eval": the CNN in evaluation mode, where BatchNorm
+reads its running statistics). The recorder writes the Graph JSON "groups" (module type,
+label, signature, runs of identical blocks), each node's "group" and "uses".
 """
 
 import vizgrad as vg
@@ -76,8 +76,9 @@ def traced(name):
     """(model, Graph) of one traced forward and backward pass of model ``name``."""
     vg.manual_seed(0)
     with vg.trace() as recording:
-        if name == "cnn":
+        if name in ("cnn", "cnn-eval"):
             model = cnn()
+            model.train(name == "cnn")
             loss = F.cross_entropy(model(vg.randn(4, 1, 28, 28)), vg.tensor([1, 2, 3, 4]))
         elif name == "rnn":
             model = RNN()
@@ -88,67 +89,3 @@ def traced(name):
             loss = F.cross_entropy(model(tokens).reshape(-1, 20), tokens.reshape(-1))
         loss.backward()
     return model, recording.graph
-
-
-def _label(module):
-    kind = type(module).__name__
-    if isinstance(module, nn.Linear):
-        return f"Linear({module.in_features}→{module.out_features})"
-    if isinstance(module, nn.Embedding):
-        return f"Embedding({module.num_embeddings}, {module.embedding_dim})"
-    if kind.startswith("Conv"):
-        return f"{kind}({module.in_channels}→{module.out_channels})"
-    if kind.startswith("BatchNorm"):
-        return f"{kind}({module.num_features})"
-    if isinstance(module, nn.LayerNorm):
-        return f"LayerNorm({module.normalized_shape[0]})"
-    return kind
-
-
-def with_groups(model, graph):
-    """``graph``'s JSON with the groups of ``model``'s module tree (see the module docstring)."""
-    data = graph.to_dict()
-    modules = dict(model.named_modules())
-    owners = {}
-    for node in data["nodes"]:
-        module = node["module"]
-        if not module and node["kind"] in ("parameter", "leaf") and node["name"] and "." in node["name"]:
-            module = node["name"].rpartition(".")[0]
-        owners[node["id"]] = module if module in modules else ""
-    used = sorted({prefix for module in owners.values() if module
-                   for prefix in (".".join(module.split(".")[:i + 1]) for i in range(module.count(".") + 1))},
-                  key=lambda name: (name.count("."), name))
-
-    def signature(name):
-        module = modules[name]
-        return f"{type(module).__name__}[{','.join(str(tuple(p.shape)) for p in module.parameters())}]"
-
-    groups, ids = [], {}
-    for name in used:
-        ids[name] = f"g{len(groups)}"
-        parent = name.rpartition(".")[0] if "." in name else None
-        groups.append({"id": ids[name], "kind": "module", "name": name, "type": type(modules[name]).__name__,
-                       "label": _label(modules[name]), "parent": ids.get(parent), "signature": signature(name),
-                       "repeat": None})
-    for group in groups:          # runs of consecutive identical siblings
-        siblings = [g for g in groups if g["parent"] == group["parent"]]
-        index = siblings.index(group)
-        run = [group]
-        start = index
-        while start > 0 and siblings[start - 1]["signature"] == group["signature"]:
-            start -= 1
-        end = index
-        while end + 1 < len(siblings) and siblings[end + 1]["signature"] == group["signature"]:
-            end += 1
-        run = siblings[start:end + 1]
-        if len(run) > 1:
-            group["repeat"] = {"count": len(run), "index": index - start}
-    uses = {}
-    for edge in data["edges"]:
-        uses[edge["source"]] = uses.get(edge["source"], 0) + 1
-    for node in data["nodes"]:
-        node["group"] = ids.get(owners[node["id"]])
-        node["uses"] = uses.get(node["id"], 0)
-    data["groups"] = groups
-    data["backward"] = {"source": "recorded", "note": None} if data["backward_order"] else None
-    return data

@@ -109,10 +109,13 @@ def covers_a_node(page, selector):
 
 def test_the_transformer_opens_level_by_level_and_the_breadcrumb_goes_back(open_graph):
     model, graph = graph_models.traced("transformer")
-    page = open_graph(graph_models.with_groups(model, graph), "transformer")
+    data = graph.to_dict()
+    page = open_graph(data, "transformer")
     groups = page.eval_on_selector_all("g.vg-group", "boxes => boxes.map((box) => box.dataset.group)")
-    assert groups == ["embed", "blocks", "head"]                # 140 nodes: grouped by default
-    assert page.locator('g.vg-group[data-group="embed"] text', has_text="Embedding(20, 16)").count() == 1
+    loss = next(group["id"] for group in data["groups"] if group["name"] == "cross_entropy")   # a composite: by id
+    assert groups == ["embed", "blocks", "head", loss]          # 144 nodes: grouped by default
+    assert page.locator(f'g.vg-group[data-group="{loss}"] text', has_text="cross_entropy").count() == 1
+    assert page.locator('g.vg-group[data-group="embed"] text', has_text="Embedding(20→16)").count() == 1
     assert page.locator('g.vg-group[data-group="embed"] text', has_text="weight (20, 16)").count() == 1
     assert texts_too_small(page) == []
     shot(page, "transformer-grouped")
@@ -125,7 +128,7 @@ def test_the_transformer_opens_level_by_level_and_the_breadcrumb_goes_back(open_
 
     open_group(page, "blocks.0")                                 # the fold opens into the blocks
     assert sorted(page.eval_on_selector_all("g.vg-group", "boxes => boxes.map((b) => b.dataset.group)")) \
-        == ["blocks.0", "blocks.1", "blocks.2", "blocks.3", "embed", "head"]
+        == sorted(["blocks.0", "blocks.1", "blocks.2", "blocks.3", "embed", "head", loss])
     open_group(page, "blocks.2")
     assert page.locator('g.cluster[data-group="blocks.2"]').count() == 1
     assert page.locator('g.vg-group[data-group^="blocks.2.norm"] text', has_text="LayerNorm(16)").count() == 2
@@ -134,12 +137,12 @@ def test_the_transformer_opens_level_by_level_and_the_breadcrumb_goes_back(open_
     shot(page, "transformer-block-2-open")
 
     redrawn(page, lambda: page.locator(".vg-crumb").first.click())   # back to the top
-    assert page.eval_on_selector_all("g.vg-group", "boxes => boxes.map((box) => box.dataset.group)") == ["embed", "blocks", "head"]
+    assert page.eval_on_selector_all("g.vg-group", "boxes => boxes.map((box) => box.dataset.group)") == ["embed", "blocks", "head", loss]
 
 
 def test_the_replay_lights_a_collapsed_group_while_a_node_inside_is_visited(open_graph):
     model, graph = graph_models.traced("transformer")
-    data = graph_models.with_groups(model, graph)
+    data = graph.to_dict()
     page = open_graph(data, "transformer-replay")
     order = data["backward_order"]
     group_of = {node["id"]: node["group"] for node in data["nodes"]}
@@ -149,7 +152,9 @@ def test_the_replay_lights_a_collapsed_group_while_a_node_inside_is_visited(open
         group = group_of[node_id]
         while group is not None and top[group]["parent"] is not None:
             group = top[group]["parent"]
-        return top[group]["name"] if group is not None else None
+        if group is None:
+            return None
+        return top[group]["name"] if top[group]["kind"] == "module" else group   # a composite's key is its id
 
     slider = page.locator("input.vg-slider")
     for step in (1, 5, len(order) // 2, len(order)):
@@ -161,12 +166,12 @@ def test_the_replay_lights_a_collapsed_group_while_a_node_inside_is_visited(open
         assert (active_groups, active_nodes) == (([expected], []) if expected else ([], [node_id]))
         if step == len(order) // 2:
             shot(page, "transformer-replay-inside-blocks")
-    assert page.locator("g.vg-group.vg-visited").count() + page.locator("g.vg-group.vg-active").count() == 3
+    assert page.locator("g.vg-group.vg-visited").count() + page.locator("g.vg-group.vg-active").count() == 4
 
 
 def test_search_reveals_selects_and_zooms_to_a_node(open_graph):
     model, graph = graph_models.traced("transformer")
-    data = graph_models.with_groups(model, graph)
+    data = graph.to_dict()
     page = open_graph(data, "transformer-search")
     page.locator('[data-testid="vg-search"]').fill("softmax")
     results = page.locator('[data-testid="vg-search-result"]')
@@ -187,22 +192,36 @@ def test_search_reveals_selects_and_zooms_to_a_node(open_graph):
     shot(page, "transformer-search-found")
 
 
+def close_group(page, key):
+    cluster = page.locator(f'g.cluster[data-group="{key}"]')
+    redrawn(page, lambda: cluster.dispatch_event("pointerdown", {"button": 0}) or cluster.dispatch_event("pointerup", {"button": 0}))
+
+
 def test_the_cnn_keeps_batchnorm_buffers_in_its_box_and_shows_the_loss_value(open_graph):
-    model, graph = graph_models.traced("cnn")
-    page = open_graph(graph_models.with_groups(model, graph), "cnn")
-    assert page.eval_on_selector_all("g.vg-group", "boxes => boxes.map((b) => b.dataset.group)") == [str(i) for i in range(10)
-        if i in (0, 1, 2, 3, 4, 5, 6, 7, 8, 9)]
-    batchnorm = page.locator('g.vg-group[data-group="1"]')
-    assert batchnorm.locator("text", has_text="BatchNorm2d(8)").count() == 1
-    assert batchnorm.locator("text", has_text="running_mean (8,)").count() == 1   # its buffers inside the box
-    assert page.locator("svg.vg-graph g.node[data-node-id] text", has_text="running_mean").count() == 0
+    model, graph = graph_models.traced("cnn")                    # 24 nodes: BatchNorm is one op, drawn open
+    page = open_graph(graph.to_dict(), "cnn")
+    assert page.eval_on_selector_all("g.cluster", "boxes => boxes.map((b) => b.dataset.group)") == [
+        *map(str, range(10)), "g10"]                             # each module, and cross_entropy's ops
+    batchnorm = page.locator('g.cluster[data-group="1"]')
+    assert batchnorm.locator(":scope > text", has_text="1 · BatchNorm2d(8)").count() == 1
+    assert page.locator('g.cluster[data-group="9"] > text', has_text="9 · Linear(784→10)").count() == 1
+    assert page.locator('g.vg-node.vg-kind-constant text', has_text="input (4, 1, 28, 28)").count() == 1
     loss = page.locator("g.vg-node.vg-kind-output text", has_text="= 2.")
     assert loss.count() == 1                                     # a scalar shows its value
     assert texts_too_small(page) == []
-    shot(page, "cnn-grouped")
     assert page.locator('[data-testid="vg-graph-legend"]').is_visible()
     assert not covers_a_node(page, '[data-testid="vg-graph-legend"]')
-    shot(page, "cnn-grouped")
+    shot(page, "cnn")
+
+    model, graph = graph_models.traced("cnn-eval")               # BatchNorm reads its running statistics
+    page = open_graph(graph.to_dict(), "cnn-eval")
+    close_group(page, "1")
+    batchnorm = page.locator('g.vg-group[data-group="1"]')
+    assert batchnorm.locator("text", has_text="BatchNorm2d(8)").count() == 1
+    assert batchnorm.locator("text", has_text="running_mean (8,)").count() == 1   # its buffers inside the box
+    assert page.locator("svg.vg-graph g.node[data-node-id] text", has_text="1.running_mean").count() == 0
+    assert texts_too_small(page) == []
+    shot(page, "cnn-eval-batchnorm-closed")
 
 
 def test_the_rnn_draws_a_shared_weight_once_with_its_use_count(open_graph):
@@ -224,7 +243,7 @@ def test_the_rnn_draws_a_shared_weight_once_with_its_use_count(open_graph):
     shot(page, "rnn-shared-weight")
 
     model, graph = graph_models.traced("rnn")                    # the cell module: one box for every step
-    page = open_graph(graph_models.with_groups(model, graph), "rnn")
+    page = open_graph(graph.to_dict(), "rnn")
     assert page.locator('g.vg-group[data-group="cell"] text', has_text=re.compile("^Cell$")).count() == 1
     open_group(page, "cell")
     assert page.locator('g.cluster[data-group="cell"]').count() == 1
@@ -233,7 +252,7 @@ def test_the_rnn_draws_a_shared_weight_once_with_its_use_count(open_graph):
 
 def test_labels_give_way_to_shapes_when_too_small_and_the_minimap_follows(open_graph):
     model, graph = graph_models.traced("transformer")
-    page = open_graph(graph_models.with_groups(model, graph), "transformer-zoom")
+    page = open_graph(graph.to_dict(), "transformer-zoom")
     open_group(page, "blocks")
     open_group(page, "blocks.0")
     for key in ("blocks.0", "blocks.1", "blocks.2", "blocks.3"):

@@ -262,7 +262,7 @@ def test_unnamed_tensors_get_informative_labels():
     with vg.trace() as tr:
         (w @ vg.ones(3, 4)).sum()
     labels = [node.label for node in tr.graph.nodes]
-    assert labels[:2] == ["w", "constant (3, 4)"]
+    assert labels[:2] == ["w", "input (3, 4)"]             # data the graph reads, not requiring grad
     leaf = vg.randn(5, requires_grad=True)
     assert vg.graph(leaf * 3).nodes[0].label == "input (5,)"
 

@@ -56,21 +56,25 @@ def test_a_graph_output_carries_its_json_its_layout_and_a_picture():
     assert data["text/plain"] == repr(graph)
 
 
-def test_ipython_shows_the_bundle_and_nothing_else():
+@pytest.mark.parametrize("graphviz", [True, False])
+def test_ipython_shows_the_bundle_and_nothing_else(monkeypatch, graphviz):
     from IPython.core.interactiveshell import InteractiveShell
+    if not graphviz:
+        monkeypatch.setattr(svg, "layout_available", lambda: False)
+        monkeypatch.setattr(svg, "layout_svg", no_layout)
     graph = traced().graph
     data, metadata = InteractiveShell.instance().display_formatter.format(graph)
     assert set(data) == {MIME, "image/svg+xml", "text/plain"}      # no second, heavier HTML copy
+    assert data["image/svg+xml"].startswith("<svg")                 # the summary, with or without Graphviz
     assert metadata[MIME]["dot"].startswith("digraph")
 
 
-def test_the_repr_methods_give_a_picture_or_else_the_page(monkeypatch):
+def test_the_svg_repr_is_a_graphviz_picture_or_none(monkeypatch):
     graph = traced().graph
-    assert graph._repr_svg_().lstrip().startswith("<?xml") and graph._repr_html_() is None
+    assert graph._repr_svg_().lstrip().startswith("<?xml")
     monkeypatch.setattr(svg, "layout_available", lambda: False)
     monkeypatch.setattr(svg, "layout_svg", no_layout)
     assert graph._repr_svg_() is None
-    assert graph._repr_html_().startswith('<iframe class="vizgrad-graph"')
 
 
 def test_displaying_a_graph_never_lays_it_out_in_the_kernel(monkeypatch):

@@ -46,7 +46,7 @@ def test_the_summary_of_a_large_graph_is_one_row_per_module():
     assert picture.count("<rect") == 1 + 6 + 20                      # the input, the modules, the products
     assert re.search(r">0 · Sequential +\(\d+ nodes\)<", picture)     # each module's name and type
     assert re.search(r">5 · Sequential +\(\d+ nodes\)<", picture)
-    assert ">constant (4, 8)<" in picture                            # the input's shape said once
+    assert ">input (4, 8)<" in picture                               # the input's shape said once
 
 
 def test_the_summary_is_bounded_and_keeps_the_rows_nearest_the_output():

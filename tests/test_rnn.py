@@ -190,8 +190,9 @@ def test_graph_unrolls_every_time_step_under_the_module():
     graph = tr.graph
     assert set(graph.backward_order) >= {n.id for n in tanh_steps}     # each step's backward is replayed
     assert type(graph).from_json(graph.to_json()).to_dict() == graph.to_dict()
-    dot = graph.to_dot(collapse=False)                   # large graphs collapse by module by default
+    dot = graph.to_dot(collapse=[])          # every node drawn (by default, past 40 nodes, the module is one box)
     assert "gru" in dot and dot.count("Tanh") >= 6
+    assert graph.to_dot().count("Tanh") == 0 and "GRU(3→4)" in graph.to_dot()
 
 
 @pytest.mark.parametrize("kind", ["LSTM", "GRU"])

@@ -38,11 +38,5 @@ class GraphRenderer:
         except LayoutUnavailable:
             return None
 
-    @staticmethod
-    def repr_html(graph):
-        from .html import to_html_fragment
-        from .svg import layout_available
-        return None if layout_available() else to_html_fragment(graph)
-
 
 Graph.renderer = GraphRenderer

@@ -12,6 +12,7 @@ default, at the deepest level of groups that fits.
 """
 
 import math
+from collections import Counter
 
 from ..trace.graph import GraphGroup, shape_text
 from ..trace.groups import mark_repeats
@@ -230,12 +231,14 @@ def to_dot(graph, collapse=None, max_nodes=300, show_grads=True, rankdir="TB", t
     for group in groups:
         children.setdefault(group.parent, []).append(group.id)
 
+    ops_in = Counter(drawing.place(node.id) for node in graph.nodes if node.op)   # per collapsed box
+
     def emit(parent, indent):
         lines.extend(indent + line for line in content.get(parent, ()))
         for group_id in children.get(parent, ()):
             if group_id in drawing.shown_as:
                 if drawing.shown_as[group_id] == group_id:
-                    lines.append(indent + _box_line(drawing, group_id, graph))
+                    lines.append(indent + _box_line(drawing, group_id, ops_in[group_id]))
                 continue
             if not _has_content(group_id, content, children, drawing):
                 continue
@@ -282,8 +285,9 @@ def _has_content(group_id, content, children, drawing):
                for child in children.get(group_id, ()))
 
 
-def _box_line(drawing, group_id, graph):
-    """A collapsed group, or a folded run of identical ones (``Block ×6`` over their names)."""
+def _box_line(drawing, group_id, inside):
+    """A collapsed group, or a folded run of identical ones (``Block ×6`` over their names),
+    holding ``inside`` ops."""
     group = drawing.groups[group_id]
     count = drawing.count[group_id]
     label = group.label + (f" ×{count}" if count > 1 else "")
@@ -293,7 +297,6 @@ def _box_line(drawing, group_id, graph):
         name = f"{group.name} … {drawing.groups[last].name}"
     if name and name != group.label:
         label += "\n" + name
-    inside = sum(1 for node in graph.nodes if node.op and drawing.place(node.id) == group_id)
     tooltip = f"{group.kind} {name}: {inside} ops" + (f" in {count} identical blocks" if count > 1 else "")
     return f"{quote('m_' + group_id)} [label={quote(label)}, {STYLES['module']}, tooltip={quote(tooltip)}];"
 

@@ -144,7 +144,7 @@ def _node_summary(node):
     title = node.name or node.label or node.op or node.kind
     sample = (node.value or {}).get("sample") if not node.shape else None
     detail = f"= {sample[0]:.4g}" if sample and sample[0] is not None else shape_text(node.shape)
-    detail = "" if title.endswith(detail) else f"  {detail}"        # labels such as 'constant (4, 8)'
+    detail = "" if title.endswith(detail) else f"  {detail}"        # labels such as 'input (4, 8)'
     return f"{title}{f' · {node.op}' if node.op and node.op != title else ''}{detail}"
 
 

@@ -98,6 +98,10 @@ class Graph:
 
     # --- queries ------------------------------------------------------------
     def node(self, node_id):
+        # ids follow first appearance: node "n7" is usually self.nodes[7] (a subset is searched)
+        digits = node_id[1:] if isinstance(node_id, str) and node_id.startswith("n") else ""
+        if digits.isdigit() and int(digits) < len(self.nodes) and self.nodes[int(digits)].id == node_id:
+            return self.nodes[int(digits)]
         for node in self.nodes:
             if node.id == node_id:
                 return node
@@ -124,10 +128,14 @@ class Graph:
 
     # --- JSON ------------------------------------------------------------------
     def to_dict(self):
+        """The Graph JSON as Python data: one new dict per node, edge and group (a shallow
+        copy: their ``value``, ``grad``, ``source`` and ``repeat`` dicts are shared, not copied,
+        so that sending a graph of thousands of nodes stays cheap)."""
         return {"schema": "vizgrad.graph", "version": SCHEMA_VERSION,
-                "nodes": [_fields_of(n) for n in self.nodes], "edges": [_fields_of(e) for e in self.edges],
+                "nodes": [_fields_of(n, _NODE_FIELDS) for n in self.nodes],
+                "edges": [_fields_of(e, _EDGE_FIELDS) for e in self.edges],
                 "backward_order": list(self.backward_order), "steps": list(self.steps),
-                "truncated": self.truncated, "groups": [_fields_of(g) for g in self.groups],
+                "truncated": self.truncated, "groups": [_fields_of(g, _GROUP_FIELDS) for g in self.groups],
                 "backward": dict(self.backward)}
 
     def to_json(self, indent=None):
@@ -186,23 +194,19 @@ class Graph:
     def _repr_svg_(self):
         """An SVG picture laid out by Graphviz; None where Graphviz's layout is missing."""
         return self._render("repr_svg")
-
-    def _repr_html_(self):
-        """The interactive page in a sandboxed frame, only where no SVG picture can be
-        drawn (no Graphviz): elsewhere the notebook output keeps one light picture."""
-        return self._render("repr_html")
+    # no _repr_html_: IPython would add it beside the bundle, a second, heavier copy of the
+    # graph (the bundle's summary picture needs no Graphviz, so there is always a picture)
 
 
-def _fields_of(item):
-    """A node's or edge's fields as a dict (what ``dataclasses.asdict`` gives, without its deep
-    copy of every statistic: a live view converts its graph many times a second)."""
-    names = _FIELD_NAMES.get(type(item))
-    if names is None:
-        names = _FIELD_NAMES[type(item)] = tuple(f.name for f in fields(item))
+_NODE_FIELDS = tuple(f.name for f in fields(GraphNode))
+_EDGE_FIELDS = tuple(f.name for f in fields(GraphEdge))
+_GROUP_FIELDS = tuple(f.name for f in fields(GraphGroup))
+
+
+def _fields_of(item, names):
+    """A node's, edge's or group's fields as a dict (what ``dataclasses.asdict`` gives, without
+    its deep copy of every statistic: a live view converts its graph many times a second)."""
     return {name: getattr(item, name) for name in names}
-
-
-_FIELD_NAMES = {}
 
 
 def _finite(value):

@@ -185,12 +185,13 @@ def _leaf_kind(tensor):
 
 
 def _leaf_label(tensor, kind):
-    """A leaf's label: its name, a scalar constant's value, else its kind and shape."""
+    """A leaf's label: its name, a scalar constant's value, else "input" and its shape (data the
+    graph reads, whether or not it requires grad: the node's kind says which)."""
     if tensor.name:
         return tensor.name
     if kind == "constant" and tensor.ndim == 0:
         return _number_text(tensor.item())
-    return f"{'input' if kind == 'leaf' else kind} {shape_text(tensor.shape)}"
+    return f"input {shape_text(tensor.shape)}"
 
 
 def _number_text(value):

@@ -59,16 +59,17 @@ class GraphView(VizgradWidget):
             every node. By default graphs of more than 40 nodes start collapsed at the
             deepest module level that fits.
 
-    Synced traits: ``graph`` (Graph JSON), ``dot`` (its DOT source), ``timeline`` (node ids
+    Synced traits: ``graph`` (Graph JSON; the browser lays it out), ``timeline`` (node ids
     in backward order), ``step_index`` (the backward step shown: -1 before the first),
     ``playing``, ``selected`` (a node id or None), ``collapsed`` and ``modules`` (module
-    names), ``revision`` (counts graph updates), ``live``, ``status``.
+    names), ``revision`` (counts graph updates), ``live``, ``status``. ``dot`` is the
+    graph's DOT source as drawn with the current ``collapsed`` (for export; worked out
+    when read, never while displaying).
     """
 
     _bundle = "graph-widget"
 
     graph = traitlets.Dict().tag(sync=True)
-    dot = traitlets.Unicode("").tag(sync=True)
     timeline = traitlets.List(traitlets.Unicode()).tag(sync=True)
     step_index = traitlets.Int(-1).tag(sync=True)
     playing = traitlets.Bool(False).tag(sync=True)
@@ -229,12 +230,10 @@ class GraphView(VizgradWidget):
             timeline = list(graph.backward_order)
         data["steps"] = []   # the optimizer/mark history belongs to other views
         collapse = effective_collapse(graph, self.collapsed if self._user_collapse else None)
-        source = dot_module.to_dot(graph, collapse=collapse, max_nodes=self.max_nodes)
         following = self.step_index >= len(self.timeline) - 1     # at the end: stay at the end
         self._pushing = True
         try:
             self.graph = data
-            self.dot = source
             self.modules = module_names(graph)
             if not self._user_collapse:
                 self.collapsed = collapse
@@ -248,6 +247,12 @@ class GraphView(VizgradWidget):
             self._set_status(graph)
         finally:
             self._pushing = False
+
+    @property
+    def dot(self):
+        """The graph's DOT source, drawn as the view's ``collapsed`` says (see
+        :func:`vizgrad.render.dot.to_dot`); the browser never needs it."""
+        return dot_module.to_dot(self.current_graph, collapse=self.collapsed, max_nodes=self.max_nodes)
 
     def _set_status(self, graph):
         ops = sum(1 for node in graph.nodes if node.op)

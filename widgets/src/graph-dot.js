@@ -23,7 +23,8 @@ export const ALARM = "#d62728";
 const STYLES = {
   leaf: 'shape=ellipse, style=filled, fillcolor="#eef3fb"',
   parameter: 'shape=ellipse, style="filled,bold", fillcolor="#fde9c8"',
-  constant: 'shape=plain, fontcolor="#52606d"',
+  constant: 'shape=plain, fontcolor="#52606d"', // a number
+  tensorConstant: 'shape=box, style="rounded,dashed", color="#7b8794", fontcolor="#3e4c59"', // data, a buffer
   op: 'shape=box, style="rounded,filled", fillcolor="#f4f4f4"',
   output: 'shape=doubleoctagon, style=filled, fillcolor="#e8f5e9"',
   group: 'shape=box, style="rounded,filled,bold", fillcolor="#ede7f6", color="#7e57c2", margin="0.15,0.08"',
@@ -123,7 +124,8 @@ export function groupTree(graph) {
       const group = groups.get(key);
       group.size += 1;
       if (node.op) group.ops += 1;
-      if (node.kind === "parameter" || (node.kind === "leaf" && node.name)) {
+      // parameters and buffers (a buffer is a named constant: it needs no gradient)
+      if (node.kind === "parameter" || ((node.kind === "leaf" || node.kind === "constant") && node.name)) {
         group.params.push({ name: node.name ? node.name.slice(node.name.lastIndexOf(".") + 1) : node.id, shape: node.shape });
       }
     }
@@ -413,7 +415,8 @@ export function graphDot(graph, { collapsed = [], unfolded = [], tree = groupTre
     const node = nodesById.get(id);
     const lines = [shortName(nodeTitle(node))];
     if (node.op && node.op !== lines[0]) lines.push(node.op);
-    lines.push(node.kind === "constant" ? valueOrShape(node).replace(/^= /, "") : valueOrShape(node));
+    const detail = node.kind === "constant" ? valueOrShape(node).replace(/^= /, "") : valueOrShape(node);
+    if (!lines[0].endsWith(detail)) lines.push(detail); // "input (4, 8)", a number: said once
     if ((uses.get(id) ?? 0) > 1 && firstReader.has(id)) lines.push(`used ${uses.get(id)}×`);
     for (const reader of sharedReaders.get(id) ?? []) lines.push(`+ ${shortName(nodeTitle(nodesById.get(reader)), 18)} (shared)`);
     let extra = "";
@@ -424,7 +427,8 @@ export function graphDot(graph, { collapsed = [], unfolded = [], tree = groupTre
     } else if (magnitude && magnitude.log !== null) {
       extra = `, color="${colourFor(magnitude.log, scale)}", penwidth=3`;
     }
-    return `${indent}${quote(id)} [label=${quote(lines.join("\n"))}, ${STYLES[node.kind] ?? STYLES.op}${extra}];`;
+    const style = node.kind === "constant" && (node.shape ?? []).length ? STYLES.tensorConstant : STYLES[node.kind] ?? STYLES.op;
+    return `${indent}${quote(id)} [label=${quote(lines.join("\n"))}, ${style}${extra}];`;
   };
 
   // expanded groups are clusters, nested as the groups are
@@ -450,7 +454,7 @@ export function graphDot(graph, { collapsed = [], unfolded = [], tree = groupTre
     clusters.set(name, key);
     const group = tree.groups.get(key);
     lines.push(`${indent}subgraph ${quote(name)} {`);
-    lines.push(`${indent}  label=${quote(`${group.label} ▾`)}; style="rounded,dashed"; color="#9e9e9e"; fontsize=12; fontcolor="#3e4c59";`);
+    lines.push(`${indent}  label=${quote(`${clusterTitle(group)} ▾`)}; style="rounded,dashed"; color="#9e9e9e"; fontsize=12; fontcolor="#3e4c59";`);
     for (const id of children.get(key) ?? []) {
       lines.push(nodeLine(id, `${indent}  `));
       placed.add(id);
@@ -483,6 +487,12 @@ function openContainer(tree, key, closed) {
     if (!closed.has(current)) return current;
   }
   return null;
+}
+
+/** An open group's title: a module's name and its type label ("fc1 · Linear(784→512)"), else its label. */
+function clusterTitle(group) {
+  if (group.kind !== "module" || !group.label || group.label === group.name) return shortName(group.label || group.name, 48);
+  return `${shortName(group.name, 30)} · ${shortName(group.label, 36)}`;
 }
 
 function groupLabel(tree, key, closed) {

@@ -378,7 +378,7 @@ function createViewport(svg, content, onChange = () => {}) {
         height: box.height / applied,
       };
       if (layer) showLayer();
-      else schedule();
+      else apply(); // a button or key: one step, drawn at once
     },
     /** Move the picture by a drag of (dx, dy) screen pixels (as a layer: see commit). */
     pan(dx, dy) {

@@ -86,12 +86,23 @@ test("a run of collapsed identical blocks is one box; an open group is a cluster
   assert.equal(boxes.length, 1);
   assert.equal(boxes[0].nodes.length, 12);                     // every block's nodes in the one box
   assert.match(folded.dot, /label="Block ×4\\nblocks.0 … 3\\nweight \(8, 8\)/);
-  assert.match(folded.dot, /subgraph "cluster_0" \{\n\s+label="Sequential ▾"/);
+  assert.match(folded.dot, /subgraph "cluster_0" \{\n\s+label="blocks · Sequential ▾"/);   // an open module: name and type
   assert.equal(folded.clusters.get("cluster_0"), "blocks");
   assert.match(folded.dot, /"n14" \[label="Mul\\n= 0.125"/);  // a 0-d output: its value, not "()"
-  assert.match(folded.dot, /"n13" \[label="2\\n2", shape=plain/); // a constant
+  assert.match(folded.dot, /"n13" \[label="2", shape=plain/);    // a number: its value, said once
   const unfolded = graphDot(graph, { collapsed: open, unfolded: ["blocks.0"], tree });
   assert.equal([...unfolded.items.values()].filter((item) => item.kind === "group").length, 4);
+});
+
+test("a module's buffers (named constants) are listed in its box; data is a dashed box labelled once", () => {
+  const graph = blocksGraph(1);
+  graph.nodes.push(node("n99", { kind: "constant", name: "blocks.0.fc.running_mean", label: "blocks.0.fc.running_mean", shape: [8], group: "g2" }),
+    node("n98", { kind: "constant", label: "input (4, 8)" }));
+  graph.edges.push(edge("n99", "n2", 2), edge("n98", "n2", 3));
+  const tree = groupTree(graph);
+  assert.deepEqual(tree.groups.get("blocks.0.fc").params, [{ name: "weight", shape: [8, 8] }, { name: "running_mean", shape: [8] }]);
+  const { dot } = graphDot(graph, { tree });
+  assert.match(dot, /"n98" \[label="input \(4, 8\)", shape=box, style="rounded,dashed"/);
 });
 
 test("a shared parameter is drawn once: one edge, a 'used N×' badge, a line on its other readers", () => {
