@@ -359,6 +359,9 @@ def test_dashboard_draws_loss_gradients_ratios_and_histograms(notebook):
     loss = view.locator('[data-testid="vg-curve"][data-curve="loss"]')
     assert _drawn_lines(loss.locator("svg.vg-chart path.vg-line")) == ["train"]
     gradients = view.locator('[data-testid="vg-grad-flow-row"]')
+    # the gradients are read when the dashboard draws, which may be the update after the last step's
+    view.page.wait_for_function("([el, n]) => el.querySelectorAll('[data-testid=\"vg-grad-flow-row\"]').length >= n",
+                                arg=[view.element_handle(), len(facts["layers"])], timeout=30_000)
     assert gradients.evaluate_all("rows => rows.map(r => r.dataset.layer)") == facts["layers"]
     ratios = view.locator('[data-testid="vg-ratio-chart"] svg.vg-chart path.vg-line')
     assert sorted(_drawn_lines(ratios)) == sorted(name for name in facts["layers"])
