@@ -384,8 +384,11 @@ _TENSOR_FIELDS = {"op": ("inputs", "outputs", "arguments"), "node_backward": ("g
 def _release_tensors(event):
     """Drop the tensors an event carried during delivery, so a listener that keeps the event
     does not keep them (and their memory) alive."""
-    for name in _TENSOR_FIELDS.get(event.kind, ()):
-        object.__setattr__(event, name, None)
+    names = _TENSOR_FIELDS.get(event.kind)
+    if names:
+        state = event.__dict__    # the frozen dataclass's own storage: no object.__setattr__ per field
+        for name in names:
+            state[name] = None
 
 
 def _shapes(values):
