@@ -929,8 +929,10 @@ class Recorder:
         if not self.grads:
             return
         grad_outputs = event.grad_outputs
-        if grad_outputs and grad_outputs[0] is not None:
-            frame.grads[node_id] = _raw(grad_outputs[0])
+        if grad_outputs:
+            grad = grad_outputs[0]
+            if grad is not None:
+                frame.grads[node_id] = getattr(grad, "_array", grad)      # (_raw, inline: once per node)
         edges = self._inputs.get(node_id)
         if edges and event.grads:
             # the gradient each input received from this node (the chain rule's outgoing
@@ -939,7 +941,7 @@ class Recorder:
             if len(grads) == len(edges):
                 edge_grads = frame.edge_grads
                 for edge, grad in zip(edges, grads):
-                    edge_grads[id(edge)] = _raw(grad)
+                    edge_grads[id(edge)] = getattr(grad, "_array", grad)
 
     def _on_grad_accumulated(self, event):
         if not self._in_backward:
