@@ -23,7 +23,7 @@ computation goes on; under ``strict=True`` (for tests) the exception propagates.
 import math
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Optional
 
 import numpy as np
@@ -384,8 +384,11 @@ _TENSOR_FIELDS = {"op": ("inputs", "outputs", "arguments"), "node_backward": ("g
 def _release_tensors(event):
     """Drop the tensors an event carried during delivery, so a listener that keeps the event
     does not keep them (and their memory) alive."""
-    for name in _TENSOR_FIELDS.get(event.kind, ()):
-        object.__setattr__(event, name, None)
+    names = _TENSOR_FIELDS.get(event.kind)
+    if names:
+        state = event.__dict__    # the frozen dataclass's own storage: no object.__setattr__ per field
+        for name in names:
+            state[name] = None
 
 
 def _shapes(values):
@@ -414,6 +417,24 @@ def _device_name(tensor):
         if not tensor._backend().multi_device:
             _device_names[type(tensor._array)] = name
     return name
+
+
+def _maker(cls):
+    """A constructor of the frozen event class ``cls`` from the values of all its fields, in
+    order, for the events made at every op: it fills the instance's ``__dict__`` at once,
+    where the dataclass's ``__init__`` pays one ``object.__setattr__`` per field (twice the cost)."""
+    names = tuple(each.name for each in fields(cls))
+    new = object.__new__
+
+    def make(*values):
+        event = new(cls)
+        event.__dict__.update(zip(names, values))
+        return event
+    return make
+
+
+_op_event, _node_backward_event = _maker(OpEvent), _maker(NodeBackwardEvent)
+_grad_accumulated_event, _module_forward_event = _maker(GradAccumulatedEvent), _maker(ModuleForwardEvent)
 
 
 class _Bus(observers.Observer):
@@ -486,9 +507,9 @@ class _Bus(observers.Observer):
         else:
             output_list, first = (outputs,), outputs
         tensors = tuple(value for value in inputs if hasattr(value, "_array"))
-        self.emit(OpEvent(op.__name__, node.id if node is not None else None, tuple(t.uid for t in tensors),
-                          tuple(o.uid for o in output_list), first.shape, first.dtype.name, _device_name(first),
-                          _module_path(), seconds, "op", tensors, output_list, inputs))
+        self.emit(_op_event(op.__name__, node.id if node is not None else None, tuple(t.uid for t in tensors),
+                            tuple(o.uid for o in output_list), first.shape, first.dtype.name, _device_name(first),
+                            _module_path(), seconds, "op", tensors, output_list, inputs))
 
     def backward_started(self, roots):
         self._backward_index = 0
@@ -499,13 +520,13 @@ class _Bus(observers.Observer):
         index = self._backward_index
         self._backward_index += 1
         if "node_backward" in self._wanted:
-            self.emit(NodeBackwardEvent(node.id, node.op.__name__, index,
-                                        tuple(tuple(g.shape) if g is not None else None for g in grad_inputs),
-                                        seconds, "node_backward", tuple(grad_inputs), tuple(grad_outputs)))
+            self.emit(_node_backward_event(node.id, node.op.__name__, index,
+                                           tuple(tuple(g.shape) if g is not None else None for g in grad_inputs),
+                                           seconds, "node_backward", tuple(grad_inputs), tuple(grad_outputs)))
 
     def grad_accumulated(self, tensor, first):
         if "grad_accumulated" in self._wanted:
-            self.emit(GradAccumulatedEvent(tensor.uid, tensor.name, first, "grad_accumulated", tensor))
+            self.emit(_grad_accumulated_event(tensor.uid, tensor.name, first, "grad_accumulated", tensor))
 
     def backward_finished(self, roots, node_count, seconds):
         if "backward_end" in self._wanted:
@@ -513,9 +534,9 @@ class _Bus(observers.Observer):
 
     def module_forward(self, module, phase, args, output):
         if "module_forward" in self._wanted:
-            self.emit(ModuleForwardEvent(phase, module._qualified_name, type(module).__name__,
-                                         _shapes(tuple(args)), _shapes(output) if output is not None else (),
-                                         instance=module))
+            self.emit(_module_forward_event(phase, module._qualified_name, type(module).__name__,
+                                            _shapes(tuple(args)), _shapes(output) if output is not None else (),
+                                            "module_forward", module))
 
     def optimizer_step(self, optimizer, summaries):
         if "optimizer_step" in self._wanted:

@@ -315,13 +315,17 @@ class _Replay:
     while it does, ops are only matched and bound to the existing nodes (no nodes, edges,
     groups or source lines built again)."""
 
-    __slots__ = ("graph", "entries", "position", "gradient_edges")
+    __slots__ = ("graph", "entries", "position", "inputs")
 
-    def __init__(self, graph, entries, gradient_edges):
+    def __init__(self, graph, entries, inputs):
         self.graph = graph
         self.entries = entries
         self.position = 0
-        self.gradient_edges = gradient_edges     # ids of the edges that carry a gradient
+        self.inputs = inputs     # node id -> its incoming gradient edges (unchanged while replaying)
+
+    def gradient_edges(self):
+        """The ids of the structure's edges that carry a gradient (asked for only when diverging)."""
+        return {id(edge) for edges in self.inputs.values() for edge in edges}
 
     def counts(self, position):
         """Nodes and edges of the structure after its first ``position`` ops."""
@@ -359,7 +363,7 @@ class _EngineTap(events.Observer):
         self._module_path = current_module_path
         self.op = self.node_id = self.module = None
         self.inputs = self.outputs = self.arguments = self.grads = self.grad_outputs = self.tensor = None
-        self.tensor_id = self.roots = None
+        self.tensor_id = self.roots = self.caller = None
 
     def wants(self, kind):
         return kind in self.KINDS
@@ -373,10 +377,13 @@ class _EngineTap(events.Observer):
             self.inputs = [value for value in inputs if isinstance(value, Tensor)]
             self.outputs = outputs if type(outputs) is tuple else (outputs,)
             self.module = self._module_path()
+            # the frame that applied the op (observers.op_applied's caller): the walk to the
+            # op's call site starts there, past the frames of the bus and of this recorder
+            self.caller = sys._getframe(2)
             try:
                 recorder._on_op(self)
             finally:
-                self.inputs = self.outputs = self.arguments = None
+                self.inputs = self.outputs = self.arguments = self.caller = None
         if recorder._watchers:
             recorder._changed()
 
@@ -570,7 +577,7 @@ class Recorder:
         entries, self._entries = self._entries, []
         if entries is not None and not self.graph.truncated:
             # expect the same structure again: keep it, its groups, and the gradient edges that belong to it
-            self._replay = _Replay(self.graph, entries, {id(e) for edges in self._inputs.values() for e in edges})
+            self._replay = _Replay(self.graph, entries, self._inputs)
         else:
             self.graph = Graph()
             self._inputs = {}
@@ -675,18 +682,19 @@ class Recorder:
         if self._in_backward or not self.records_forward:
             return      # ops a backward runs (a custom Function's backward, create_graph) are no forward history
         outputs = event.outputs
+        caller = getattr(event, "caller", None) or sys._getframe(1)   # events bring no frame: walk from here
         if event.node_id is None and outputs[0].dtype.name == "bool":
-            _, call = _call_site(sys._getframe(1), False)
+            _, call = _call_site(caller, False)
             if call is not None and call[2]:
                 return  # a composite's check of its arguments: its result, if used, shows as a constant
         if self._backward_done:
             self._new_iteration()
         if self._replay is not None:
-            if self._replay_op(event):
+            if self._replay_op(event, caller):
                 return
             self._diverge()
         nodes_before = len(self.graph.nodes)
-        site, call = _call_site(sys._getframe(1), self.source)
+        site, call = _call_site(caller, self.source)
         rereads, constants = self._build_op(event, site, call)
         if self._entries is not None:
             nodes = self.graph.nodes
@@ -751,7 +759,7 @@ class Recorder:
                     self._autograd_nodes[event.node_id] = node_id
         return rereads, tuple(numbers)
 
-    def _replay_op(self, event):
+    def _replay_op(self, event, caller):
         """Bind ``event``'s tensors to the nodes the same op made in the repeated iteration;
         False when the op differs (then the structure is built afresh from here). The hot
         path of a recorded training loop: look-ups and comparisons only."""
@@ -766,9 +774,9 @@ class Recorder:
                 or len(inputs) != len(expected_inputs) or len(outputs) != len(expected_outputs):
             return False
         for value, kind in zip(arguments, layout):
-            if _argument_kind(value) != kind:
+            if not isinstance(value, Tensor) if kind == 0 else _argument_kind(value) != kind:
                 return False
-        if _call_key(_call_site(sys._getframe(2), False)[1]) != call:
+        if _call_key(_call_site(caller, False)[1]) != call:
             return False     # applied from elsewhere: its group (composite or not) and source line may differ
         ids, known_outputs = self._ids, self._outputs
         fresh = None     # (tensor, leaf node id) of the tensors this op is the first to use, bound on trial
@@ -855,8 +863,9 @@ class Recorder:
         self.graph = structure
         self._inputs = {}
         self._consumers = {}
+        gradient_edges = replay.gradient_edges()
         for original, edge in zip(replay.graph.edges, structure.edges):
-            if id(original) in replay.gradient_edges:
+            if id(original) in gradient_edges:
                 self._add_gradient_edge(edge)
         shared = self._hierarchy
         hierarchy = self._hierarchy = Hierarchy(shared.described)
@@ -921,8 +930,10 @@ class Recorder:
         if not self.grads:
             return
         grad_outputs = event.grad_outputs
-        if grad_outputs and grad_outputs[0] is not None:
-            frame.grads[node_id] = _raw(grad_outputs[0])
+        if grad_outputs:
+            grad = grad_outputs[0]
+            if grad is not None:
+                frame.grads[node_id] = getattr(grad, "_array", grad)      # (_raw, inline: once per node)
         edges = self._inputs.get(node_id)
         if edges and event.grads:
             # the gradient each input received from this node (the chain rule's outgoing
@@ -931,7 +942,7 @@ class Recorder:
             if len(grads) == len(edges):
                 edge_grads = frame.edge_grads
                 for edge, grad in zip(edges, grads):
-                    edge_grads[id(edge)] = _raw(grad)
+                    edge_grads[id(edge)] = getattr(grad, "_array", grad)
 
     def _on_grad_accumulated(self, event):
         if not self._in_backward:
