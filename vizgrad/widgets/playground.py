@@ -37,8 +37,8 @@ REGULARIZATIONS = ("L2", "L1")
 #: apart as the moons, so their noise is a third (0.1 keeps the arms clearly apart).
 NOISE_SCALE = {"spirals": 1 / 3}
 #: Class colours, vizgrad's one palette (the report's and the lessons' figures': blue,
-#: orange, then green), as (r, g, b).
-CLASS_PALETTE = (*CLASS_COLOURS, (0x55, 0xa8, 0x68))
+#: orange, then bluish green), as (r, g, b).
+CLASS_PALETTE = CLASS_COLOURS
 MAX_LAYERS = 6
 MAX_WIDTH = 16
 _BLOB_CENTRES = ((-1.0, -0.6), (1.0, -0.6), (0.0, 1.0))
