@@ -660,3 +660,37 @@ def test_widgets_are_readable_at_projector_size_in_light_and_dark_themes(noteboo
         page.locator(".lm-Menu-item", has_text="Theme").first.hover()
         page.locator(".lm-Menu-item", has_text="JupyterLab Light").first.click()
         page.set_viewport_size({"width": 1400, "height": 2000})
+
+
+def test_the_playgrounds_static_picture_shows_the_network_and_the_boundary(browser):
+    """The picture a notebook keeps without a kernel: the diagram's labels and maps inside the
+    picture, none of its text over the boundary (screenshot: playground-static.png)."""
+    from vizgrad.widgets import Playground
+
+    playground = Playground(hidden=[4, 3], features=("x", "y", "x²", "sin x"))
+    try:
+        playground.step(30)
+        svg = playground._repr_mimebundle_()[0]["image/svg+xml"]
+    finally:
+        playground.close()
+    page = browser.new_page(viewport={"width": 900, "height": 360})
+    try:
+        page.set_content(svg)
+        picture = page.locator("svg").bounding_box()
+        boxes = page.eval_on_selector_all("svg text, svg image", "items => items.map((item) => { const box = item.getBoundingClientRect(); "
+                                          "const base = item.ownerSVGElement.getBoundingClientRect(); "
+                                          "return {tag: item.tagName, node: item.getAttribute('class') === 'node', "
+                                          "x: box.left - base.left, y: box.top - base.top, right: box.right - base.left, "
+                                          "bottom: box.bottom - base.top}; })")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.locator("svg").screenshot(path=str(ARTIFACTS / "playground-static.png"))
+    finally:
+        page.close()
+    assert sum(box["node"] for box in boxes) == 4 + 4 + 3 + 2
+    (boundary,) = [box for box in boxes if box["tag"] == "image" and not box["node"]]
+    for box in boxes:
+        assert box["x"] >= 0 and box["right"] <= picture["width"] and box["bottom"] <= picture["height"]
+        if box["tag"] == "text":
+            overlaps = box["x"] < boundary["right"] and boundary["x"] < box["right"] and \
+                box["y"] < boundary["bottom"] and boundary["y"] < box["bottom"]
+            assert not overlaps, box
