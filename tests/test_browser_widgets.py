@@ -493,6 +493,15 @@ def test_playground_loss_falls_when_it_trains(notebook):
     assert after < before
     painted, canvases = _painted_canvases(view)
     assert canvases > 0 and painted == canvases, f"{painted} of {canvases} canvases painted"
+    # the loss chart: train and test curves on labelled axes, its text at least 13 px on screen
+    chart = view.locator('[data-testid="playground-loss"] svg.vg-chart')
+    assert chart.locator("path.vg-line").count() == 2
+    texts = chart.locator("text").evaluate_all("items => items.map((item) => [item.textContent, "
+                                              "item.getBoundingClientRect().height])")
+    assert {"loss", "step"} <= {text for text, _ in texts}
+    assert min(height for _, height in texts) >= 13, texts
+    assert chart.bounding_box()["width"] >= 300
+    view.locator('[data-testid="playground-loss"]').screenshot(path=str(ARTIFACTS / "playground-loss.png"))
     notebook.screenshot("playground")
     notebook.assert_no_problems()
 
