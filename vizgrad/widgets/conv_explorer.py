@@ -16,7 +16,10 @@ value the layer computed::
 
 The model is run once when the explorer is made (and again by :meth:`update`); the
 layers are expected one after another, as in a ``Sequential`` CNN: elementwise layers
-(ReLU, BatchNorm) keep positions and pooling layers enter the receptive field.
+(ReLU, BatchNorm) keep positions and pooling layers enter the receptive field. Every
+kernel is shown whole (one slice per input channel it reads); a clicked unit's window is
+also marked on the previous Conv2d's maps. Grouped convolutions (``groups`` > 1, as in
+PyTorch) list the terms of the unit's group's input channels only.
 """
 
 import numpy as np
