@@ -15,7 +15,8 @@ runs every cell from the Run menu and checks what a person would see:
 - Playground's train loss falls when it trains; its diagram has one edge per weight
   (coloured by sign, as thick as the weight), a hovered edge tells its weight and
   gradient, a clicked unit shows its response and incoming weights;
-- ConvExplorer draws every feature map; a clicked unit shows its receptive field and a
+- ConvExplorer draws every feature map and every input channel's kernel slice; a clicked
+  unit shows its receptive field, its window on the previous layer's maps and a
   multiply-accumulate equal to the layer's output; Backward adds the gradient maps;
 - a 300-node graph is laid out and drawn in the browser (the time is printed);
 - the page logs no console or page errors, asks no host but the server for anything,
@@ -495,6 +496,15 @@ def test_playground_loss_falls_when_it_trains(notebook):
     assert after < before
     painted, canvases = _painted_canvases(view)
     assert canvases > 0 and painted == canvases, f"{painted} of {canvases} canvases painted"
+    # the loss chart: train and test curves on labelled axes, its text at least 13 px on screen
+    chart = view.locator('[data-testid="playground-loss"] svg.vg-chart')
+    assert chart.locator("path.vg-line").count() == 2
+    texts = chart.locator("text").evaluate_all("items => items.map((item) => [item.textContent, "
+                                              "item.getBoundingClientRect().height])")
+    assert {"loss", "step"} <= {text for text, _ in texts}
+    assert min(height for _, height in texts) >= 13, texts
+    assert chart.bounding_box()["width"] >= 300
+    view.locator('[data-testid="playground-loss"]').screenshot(path=str(ARTIFACTS / "playground-loss.png"))
     notebook.screenshot("playground")
     notebook.assert_no_problems()
 
@@ -544,6 +554,12 @@ def test_conv_explorer_shows_a_units_receptive_field_and_multiply_accumulate(not
     assert maps.count() == sum(shown for shown, *_ in facts["layers"])
     painted, canvases = _painted_canvases(view)
     assert painted == canvases
+    # every input channel's kernel slice: 8 kernels of 1 slice, then 16 kernels of 8 slices
+    kernels = view.locator('[data-testid="conv-explorer-kernel"]')
+    assert kernels.count() == 8 + 16
+    assert view.locator(".vg-cx-kernel-slice").count() == 8 * 1 + 16 * 8
+    slice_box = view.locator('[data-layer="1"] .vg-cx-kernel-slice').first.bounding_box()
+    assert slice_box["width"] >= 14                             # a 3 × 3 slice, at least 14 px across
     # click unit (row 1, column 2) of channel 3 in the second layer (4 × 4 maps)
     target = view.locator('[data-testid="conv-explorer-map"][data-layer="1"][data-channel="3"]')
     box = target.bounding_box()
@@ -553,6 +569,14 @@ def test_conv_explorer_shows_a_units_receptive_field_and_multiply_accumulate(not
     assert field.count() == 1
     assert "rows 0–6, columns 1–7" in view.inner_text()      # conv 3×3 pad 1 ← pool 2 ← conv 3×3 pad 1, clipped
     assert view.locator('[data-testid="conv-explorer-mac-channel"]').count() == 8
+    # the unit reads a 6 × 6 window (rows 0–5, columns 2–7) of each of the first layer's 8 maps
+    windows = view.locator('[data-layer="0"] [data-testid="conv-explorer-window"]')
+    assert windows.count() == 8
+    first_map = view.locator('[data-testid="conv-explorer-map"][data-layer="0"][data-channel="0"]').bounding_box()
+    window = windows.first.bounding_box()
+    cell = first_map["width"] / 8
+    assert window["x"] - first_map["x"] == pytest.approx(2 * cell, abs=3)
+    assert window["width"] == pytest.approx(6 * cell, abs=3) and window["height"] == pytest.approx(6 * cell, abs=3)
     total = view.locator('[data-testid="conv-explorer-total"]').inner_text()
     computed, recorded = re.search(r"b \+ Σ = ([-0-9.e]+); the layer computed ([-0-9.e]+)", total).groups()
     assert computed == recorded, total
@@ -648,3 +672,37 @@ def test_widgets_are_readable_at_projector_size_in_light_and_dark_themes(noteboo
         page.locator(".lm-Menu-item", has_text="Theme").first.hover()
         page.locator(".lm-Menu-item", has_text="JupyterLab Light").first.click()
         page.set_viewport_size({"width": 1400, "height": 2000})
+
+
+def test_the_playgrounds_static_picture_shows_the_network_and_the_boundary(browser):
+    """The picture a notebook keeps without a kernel: the diagram's labels and maps inside the
+    picture, none of its text over the boundary (screenshot: playground-static.png)."""
+    from vizgrad.widgets import Playground
+
+    playground = Playground(hidden=[4, 3], features=("x", "y", "x²", "sin x"))
+    try:
+        playground.step(30)
+        svg = playground._repr_mimebundle_()[0]["image/svg+xml"]
+    finally:
+        playground.close()
+    page = browser.new_page(viewport={"width": 900, "height": 360})
+    try:
+        page.set_content(svg)
+        picture = page.locator("svg").bounding_box()
+        boxes = page.eval_on_selector_all("svg text, svg image", "items => items.map((item) => { const box = item.getBoundingClientRect(); "
+                                          "const base = item.ownerSVGElement.getBoundingClientRect(); "
+                                          "return {tag: item.tagName, node: item.getAttribute('class') === 'node', "
+                                          "x: box.left - base.left, y: box.top - base.top, right: box.right - base.left, "
+                                          "bottom: box.bottom - base.top}; })")
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.locator("svg").screenshot(path=str(ARTIFACTS / "playground-static.png"))
+    finally:
+        page.close()
+    assert sum(box["node"] for box in boxes) == 4 + 4 + 3 + 2
+    (boundary,) = [box for box in boxes if box["tag"] == "image" and not box["node"]]
+    for box in boxes:
+        assert box["x"] >= 0 and box["right"] <= picture["width"] and box["bottom"] <= picture["height"]
+        if box["tag"] == "text":
+            overlaps = box["x"] < boundary["right"] and boundary["x"] < box["right"] and \
+                box["y"] < boundary["bottom"] and boundary["y"] < box["bottom"]
+            assert not overlaps, box

@@ -5,10 +5,12 @@ The browser checks are in test_browser_report.py."""
 
 import base64
 import html
+import itertools
 import json
 import re
 import struct
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -212,3 +214,44 @@ def test_the_progress_bar_redraws_in_place_only_on_a_terminal():
         bar.update(done, f"loss {done}")
     bar.close()
     assert screen[0] == "\rtraining [#...] 1/4 loss 1" and screen[-1] == "\rtraining [####] 4/4 loss 4\n"
+
+
+# Machado, Oliveira and Fernandes (2009): full protanopia and deuteranopia on linear RGB.
+_CVD_SIMULATIONS = {
+    "protanopia": np.array([[0.152286, 1.052583, -0.204868], [0.114503, 0.786281, 0.099216],
+                            [-0.003882, -0.048116, 1.051998]]),
+    "deuteranopia": np.array([[0.367322, 0.860646, -0.227968], [0.280085, 0.672501, 0.047413],
+                              [-0.011820, 0.042940, 0.968881]]),
+}
+
+
+def _cie_lab(linear_rgb):
+    xyz = np.array([[0.4124, 0.3576, 0.1805], [0.2126, 0.7152, 0.0722], [0.0193, 0.1192, 0.9505]]) @ linear_rgb
+    t = xyz / np.array([0.95047, 1.0, 1.08883])
+    f = np.where(t > 216 / 24389, np.cbrt(t), t * 24389 / 27 / 116 + 16 / 116)
+    return np.array([116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])])
+
+
+def _linear_rgb(hex_colour):
+    srgb = np.array([int(hex_colour[k:k + 2], 16) for k in (1, 3, 5)]) / 255
+    return np.where(srgb <= 0.04045, srgb / 12.92, ((srgb + 0.055) / 1.055) ** 2.4)
+
+
+def test_series_colours_stay_apart_for_colour_blind_viewers():
+    source = (Path(__file__).resolve().parents[1] / "widgets" / "src" / "charts.js").read_text()
+    palette = re.search(r"SERIES_COLOURS = \[([^\]]*)\]", source).group(1)
+    colours = tuple(re.findall(r'"(#[0-9a-fA-F]{6})"', palette))
+    assert colours == report.SERIES_COLOURS                      # one palette for Python and the browser
+    assert report.CLASS_COLOURS[:2] == ((0x4c, 0x72, 0xb0), (0xdd, 0x84, 0x52))   # class 0 blue, class 1 orange
+    for name, simulation in {"normal vision": np.eye(3), **_CVD_SIMULATIONS}.items():
+        seen = {colour: _cie_lab(np.clip(simulation @ _linear_rgb(colour), 0, 1)) for colour in colours}
+        for first, second in itertools.combinations(colours, 2):
+            difference = float(np.linalg.norm(seen[first] - seen[second]))
+            assert difference > 15, f"{first} and {second} are {difference:.1f} ΔE apart under {name}"
+
+
+def test_the_colour_blindness_check_catches_a_red_green_pair():
+    red, green = _linear_rgb("#c44e52"), _linear_rgb("#55a868")    # the palette's old pair
+    assert np.linalg.norm(_cie_lab(red) - _cie_lab(green)) > 15
+    simulated = _CVD_SIMULATIONS["deuteranopia"]
+    assert np.linalg.norm(_cie_lab(simulated @ red) - _cie_lab(np.clip(simulated @ green, 0, 1))) < 15

@@ -158,3 +158,35 @@ def test_max_channels_and_the_static_picture(explorer):
     data, _ = view._repr_mimebundle_()
     assert data["image/svg+xml"].startswith("<svg") and data["image/svg+xml"].count("<rect") == 64 + 4 * 64 + 4 * 16
     assert "3×3 kernels" in data["text/plain"]
+
+
+def test_grouped_convolutions_list_their_groups_terms_as_pytorch_computes(explorer):
+    torch = pytest.importorskip("torch")
+    vg.manual_seed(2)
+    model = nn.Sequential(nn.Conv2d(4, 6, 3, padding=1, groups=2))
+    image = vg.randn(1, 4, 5, 5)
+    view = explorer(model, image)
+    reference = torch.nn.functional.conv2d(torch.tensor(image.numpy()), torch.tensor(model[0].weight.detach().numpy()),
+                                           torch.tensor(model[0].bias.detach().numpy()), padding=1, groups=2)
+    for channel, reads in [(0, [0, 1]), (2, [0, 1]), (3, [2, 3]), (5, [2, 3])]:
+        selection = view.select(0, channel, 1, 2)
+        assert [entry["channel"] for entry in selection["channels"]] == reads
+        assert selection["total"] == pytest.approx(float(reference[0, channel, 1, 2]), abs=1e-5)
+        assert selection["total"] == pytest.approx(selection["recorded"], abs=1e-5)
+    layer = view.layers[0]
+    assert layer["groups"] == 2
+    kernels = from_float32_bytes(layer["kernels"]).reshape(6, 2, 3, 3)     # one 3×3 slice per input channel read
+    np.testing.assert_allclose(kernels, model[0].weight.detach().numpy(), rtol=1e-6)
+
+
+def test_a_units_window_on_the_previous_layers_maps_is_where_it_depends_on_them(explorer):
+    view = explorer(lesson_cnn(), vg.randn(1, 1, 8, 8))
+    assert view.select(0, 0, 3, 3)["previous_window"] is None
+    first, second = (entry["output"] for entry in view._captured if entry["kind"] == "conv")   # recorded maps
+    for i, j in [(0, 0), (1, 0), (1, 1)]:
+        selection = view.select(1, 3, i, j)
+        (grad,) = autograd.grad(second[0, 3, i, j], first, retain_graph=True)
+        rows, columns = np.nonzero(np.abs(grad.numpy()[0]).sum(axis=0) > 0)   # ReLU and max-pool keep a subset
+        top, left, bottom, right = selection["previous_window"]
+        assert top <= rows.min() and left <= columns.min() and rows.max() <= bottom and columns.max() <= right
+    assert view.select(1, 3, 1, 1)["previous_window"] == [0, 0, 5, 5]   # pool 2 ← conv 3×3 pad 1 at (1, 1)

@@ -169,7 +169,7 @@ def test_one_class_palette_for_the_playground_the_report_and_the_lessons():
     series = re.search(r"SERIES_COLOURS = \[([^\]]*)\]", charts).group(1)
     hexes = re.findall(r'"#([0-9a-f]{6})"', series)
     js = [tuple(int(code[i:i + 2], 16) for i in (0, 2, 4)) for code in hexes[:3]]
-    assert tuple(CLASS_COLOURS) == tuple(js[:2]) and tuple(CLASS_PALETTE) == tuple(js)
+    assert tuple(CLASS_COLOURS) == tuple(CLASS_PALETTE) == tuple(js)
     # the signed-value scale of the lessons' matplotlib figures is the widgets' diverging map
     from vizgrad.lessons.figures import DIVERGING
     core = (Path(__file__).resolve().parent.parent / "widgets" / "src" / "widgets" / "optimizer-core.js").read_text(
@@ -299,7 +299,27 @@ def test_closing_stops_the_thread_and_leaves_no_listener(playground):
     assert not [t for t in threading.enumerate() if t.name == "vizgrad-playground"]
 
 
-def test_fallback_picture(playground):
-    pg = playground(hidden=[2])
+def test_the_static_picture_is_the_network_diagram_beside_the_boundary(playground):
+    from xml.etree import ElementTree
+
+    pg = playground(hidden=[3, 2], features=("x", "y", "x²"))
+    pg.step(5)
     data, _ = pg._repr_mimebundle_()
-    assert data["image/svg+xml"].startswith("<svg") and "moons" in data["text/plain"]
+    assert "moons" in data["text/plain"]
+    svg = ElementTree.fromstring(data["image/svg+xml"])                   # well-formed, self-contained
+    namespace = {"svg": "http://www.w3.org/2000/svg"}
+    nodes = svg.findall(".//svg:image[@class='node']", namespace)
+    assert len(nodes) == 3 + 3 + 2 + 2                                     # features, hidden units, classes
+    assert all(node.get("href").startswith("data:image/png;base64,") for node in nodes)
+    texts = [text.text for text in svg.iter("{http://www.w3.org/2000/svg}text")]
+    assert {"x", "y", "x²", "features", "layer 1", "layer 2", "classes"} <= set(texts)
+    edges = svg.findall(".//svg:line[@class='edge']", namespace)
+    layers = pg.trainer.network()["layers"]
+    assert len(edges) == sum(layer["weight"].size for layer in layers)   # one edge per weight
+    largest = max(np.abs(layer["weight"]).max() for layer in layers)
+    for edge in edges:
+        weight = layers[int(edge.get("data-layer"))]["weight"][int(edge.get("data-to")), int(edge.get("data-from"))]
+        assert edge.get("stroke") == ("rgb(230,120,30)" if weight < 0 else "rgb(40,110,190)")
+        assert float(edge.get("stroke-width")) == pytest.approx(0.75 + 5.25 * abs(weight) / largest, abs=0.01)
+    boundary = [image for image in svg.iter("{http://www.w3.org/2000/svg}image") if image.get("class") != "node"]
+    assert len(boundary) == 1 and len(svg.findall(".//svg:circle", namespace)) == len(pg.trainer.points)

@@ -33,7 +33,10 @@ REPORT_SCHEMA = "vizgrad.report"
 # runs in a worker started from a Blob of the page's own script (worker-src blob:).
 CONTENT_SECURITY_POLICY = ("default-src 'none'; script-src 'unsafe-inline' 'wasm-unsafe-eval'; "
                            "worker-src blob:; style-src 'unsafe-inline'; img-src data:")
-CLASS_COLOURS = ((0x4c, 0x72, 0xb0), (0xdd, 0x84, 0x52))   # the report's first two series colours
+#: vizgrad's categorical palette, the same as SERIES_COLOURS in widgets/src/charts.js:
+#: colour-blind safe (Okabe and Ito's colours after the class blue and orange).
+SERIES_COLOURS = ("#4c72b0", "#dd8452", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442")
+CLASS_COLOURS = tuple(tuple(int(colour[k:k + 2], 16) for k in (1, 3, 5)) for colour in SERIES_COLOURS[:3])
 
 _TEMPLATE = """<!DOCTYPE html>
 <html lang="en">
@@ -212,7 +215,7 @@ def decision_boundary_panel(probabilities, extent, points=(), labels=(), classes
     """
     import numpy as np
     grid = np.clip(np.asarray(probabilities, dtype=np.float64), 0.0, 1.0)[::-1]   # PNG rows run top down
-    low, high = (np.array(c, dtype=np.float64) for c in CLASS_COLOURS)
+    low, high = (np.array(c, dtype=np.float64) for c in CLASS_COLOURS[:2])
     confidence = np.abs(grid - 0.5)[..., None] * 2                               # 0 on the boundary
     colour = np.where(grid[..., None] >= 0.5, high, low)
     tint = 255 - (255 - colour) * (0.18 + 0.5 * confidence)                      # pale, deeper when sure

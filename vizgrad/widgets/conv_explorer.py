@@ -16,7 +16,10 @@ value the layer computed::
 
 The model is run once when the explorer is made (and again by :meth:`update`); the
 layers are expected one after another, as in a ``Sequential`` CNN: elementwise layers
-(ReLU, BatchNorm) keep positions and pooling layers enter the receptive field.
+(ReLU, BatchNorm) keep positions and pooling layers enter the receptive field. Every
+kernel is shown whole (one slice per input channel it reads); a clicked unit's window is
+also marked on the previous Conv2d's maps. Grouped convolutions (``groups`` > 1, as in
+PyTorch) list the terms of the unit's group's input channels only.
 """
 
 import numpy as np
@@ -65,7 +68,7 @@ class ConvExplorer(VizgradWidget):
         max_channels: feature maps shown per layer, at most.
 
     Synced traits: ``image`` (the input: ``channels``, ``height``, ``width``, ``data`` float32);
-    ``layers`` (one dict per Conv2d: ``name``, ``in_channels``, ``out_channels``, ``kernel``,
+    ``layers`` (one dict per Conv2d: ``name``, ``in_channels``, ``out_channels``, ``groups``, ``kernel``,
     ``stride``, ``padding``, ``dilation``, ``input_shape``, ``output_shape``, ``shown``,
     ``maps``, ``kernels``, ``grads`` as float32 buffers, ``bias``); ``scores``;
     ``target`` (the class whose score :meth:`backward` differentiated, or None);
@@ -146,9 +149,11 @@ class ConvExplorer(VizgradWidget):
         """Show unit ``(channel, i, j)`` of Conv2d number ``layer``: its receptive field on the
         input and its multiply-accumulate. Sets and returns :attr:`selection`: ``layer``,
         ``channel``, ``i``, ``j``, ``field`` (top, left, bottom, right on the input, clipped),
-        ``window`` (the rows and columns read from the layer's own input), ``bias``,
-        ``channels`` (per input channel: ``partial`` sum and ``terms`` [a, b, x, w, x·w],
-        x = 0 in the padding), ``total`` (bias + Σ, in float64), ``recorded`` (the layer's
+        ``window`` (the rows and columns read from the layer's own input), ``previous_window``
+        (top, left, bottom, right on the previous Conv2d's maps, clipped, through any pooling
+        between; None for the first), ``bias``, ``channels`` (per input channel the unit reads,
+        all of them or its group's with ``groups`` > 1: ``channel``, ``partial`` sum and ``terms``
+        [a, b, x, w, x·w], x = 0 in the padding), ``total`` (bias + Σ, in float64), ``recorded`` (the layer's
         output there) and ``grad`` (∂score/∂y there, after :meth:`backward`)."""
         convs = [entry for entry in self._captured if entry["kind"] == "conv"]
         if not 0 <= int(layer) < len(convs):
@@ -160,16 +165,16 @@ class ConvExplorer(VizgradWidget):
         if not (0 <= channel < output.shape[0] and 0 <= i < output.shape[1] and 0 <= j < output.shape[2]):
             raise ConvExplorerError(f"ConvExplorer.select: unit ({channel}, {i}, {j}) is outside layer {layer}'s "
                                     f"output of shape {tuple(output.shape)}")
-        if module.groups != 1:
-            raise ConvExplorerError("ConvExplorer.select: grouped convolutions are not shown term by term")
         x = _numpy(entry["input"])[0]
-        weight = _numpy(module.weight)[channel]
+        weight = _numpy(module.weight)[channel]                 # (in_channels / groups, kh, kw)
+        first_input = (channel // (module.out_channels // module.groups)) * weight.shape[0]
         bias = float(_numpy(module.bias)[channel]) if module.bias is not None else 0.0
         (kh, kw), (sh, sw), (ph, pw), (dh, dw) = entry["geometry"]
         top, left = i * sh - ph, j * sw - pw
         channels = []
         total = bias
-        for k in range(x.shape[0]):
+        for slice_index in range(weight.shape[0]):             # the input channels of this unit's group
+            k = first_input + slice_index
             terms = []
             partial = 0.0
             for a in range(kh):
@@ -177,18 +182,27 @@ class ConvExplorer(VizgradWidget):
                     row, column = top + a * dh, left + b * dw
                     inside = 0 <= row < x.shape[1] and 0 <= column < x.shape[2]
                     value = float(x[k, row, column]) if inside else 0.0
-                    product = value * float(weight[k, a, b])
+                    product = value * float(weight[slice_index, a, b])
                     partial += product
-                    terms.append([a, b, value, float(weight[k, a, b]), product])
+                    terms.append([a, b, value, float(weight[slice_index, a, b]), product])
             channels.append({"channel": k, "partial": partial, "terms": terms})
             total += partial
         field = receptive_field([item["geometry"] for item in self._captured[:entry["index"] + 1]], i, j)
         height, width = self.image["height"], self.image["width"]
         grad = self._grads.get(entry["name"])
+        previous_window = None
+        if layer > 0:       # the rows and columns of the previous Conv2d's maps this unit depends on
+            before = convs[int(layer) - 1]
+            _, previous_height, previous_width = _numpy(before["output"]).shape[1:]
+            rows_columns = receptive_field([item["geometry"] for item in
+                                            self._captured[before["index"] + 1:entry["index"] + 1]], i, j)
+            previous_window = [max(0, rows_columns[0]), max(0, rows_columns[1]),
+                               min(previous_height - 1, rows_columns[2]), min(previous_width - 1, rows_columns[3])]
         self.selection = {
             "layer": int(layer), "channel": channel, "i": i, "j": j,
             "field": [max(0, field[0]), max(0, field[1]), min(height - 1, field[2]), min(width - 1, field[3])],
             "window": [top, left, top + dh * (kh - 1), left + dw * (kw - 1)],
+            "previous_window": previous_window,
             "bias": bias, "channels": channels, "total": total, "recorded": float(output[channel, i, j]),
             "grad": None if grad is None else float(_numpy(grad)[0, channel, i, j]),
         }
@@ -234,6 +248,7 @@ class ConvExplorer(VizgradWidget):
             kernel, stride, padding, dilation = entry["geometry"]
             layers.append({
                 "name": entry["name"], "in_channels": module.in_channels, "out_channels": module.out_channels,
+                "groups": module.groups,
                 "kernel": list(kernel), "stride": list(stride), "padding": list(padding), "dilation": list(dilation),
                 "input_shape": list(_numpy(entry["input"]).shape[1:]), "output_shape": list(maps.shape),
                 "shown": shown, "maps": float32_bytes(maps[:shown]), "kernels": float32_bytes(kernels),

@@ -35,6 +35,7 @@ import traitlets
 
 from .. import events
 from ..backends import backend_of
+from ..render.html import SERIES_COLOURS
 from .base import Coalescer, SeriesBuffer, VizgradWidget, float32_bytes, html_table, number_text
 from .grad_flow import BackwardScope, GradFlowTracker, parameter_table, sample_norms
 
@@ -318,14 +319,13 @@ class Dashboard(VizgradWidget):
             log = bool(values.min() > 0 and values.max() / values.min() > 20)
             low, high = (np.log10(values.min()), np.log10(values.max())) if log else (values.min(), values.max())
             span = (high - low) or 1.0
-            colours = ["#4c72b0", "#dd8452", "#55a868", "#c44e52"]
             for position, (name, steps, series) in enumerate(lines):
                 first, last = steps.min(), steps.max() if steps.max() > steps.min() else steps.min() + 1
                 points = " ".join(
                     f"{left + (x - first) / (last - first) * (width - left - 130):.1f},"
                     f"{top + (1 - ((np.log10(y) if log else y) - low) / span) * (height - top - 20):.1f}"
                     for x, y in zip(steps, series) if np.isfinite(y) and (y > 0 or not log))
-                colour = colours[position % len(colours)]
+                colour = SERIES_COLOURS[position % len(SERIES_COLOURS)]
                 parts.append(f"<polyline points='{points}' fill='none' stroke='{colour}' stroke-width='2'/>")
                 parts.append(f"<text x='{width - 120}' y='{top + 14 + 16 * position}' fill='{colour}'>"
                              f"{html.escape(name)} {number_text(float(series[-1]))}</text>")

@@ -37,8 +37,8 @@ REGULARIZATIONS = ("L2", "L1")
 #: apart as the moons, so their noise is a third (0.1 keeps the arms clearly apart).
 NOISE_SCALE = {"spirals": 1 / 3}
 #: Class colours, vizgrad's one palette (the report's and the lessons' figures': blue,
-#: orange, then green), as (r, g, b).
-CLASS_PALETTE = (*CLASS_COLOURS, (0x55, 0xa8, 0x68))
+#: orange, then bluish green), as (r, g, b).
+CLASS_PALETTE = CLASS_COLOURS
 MAX_LAYERS = 6
 MAX_WIDTH = 16
 _BLOB_CENTRES = ((-1.0, -0.6), (1.0, -0.6), (0.0, 1.0))
@@ -590,25 +590,82 @@ class Playground(VizgradWidget):
                 f"test accuracy {m['test_accuracy']:.1%}")
 
     def _fallback_svg(self):
-        size, r = 240, self.trainer.resolution
-        probabilities, _ = self.trainer.responses()
-        colours = CLASS_PALETTE
-        cell = size / r
-        parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{size}' height='{size + 20}' "
-                 "font-family='sans-serif' font-size='11'>"]
-        winners = probabilities.argmax(axis=0)
-        for row in range(r):
-            for column in range(r):
-                red, green, blue = colours[winners[row, column] % len(colours)]
-                parts.append(f"<rect x='{column * cell:.1f}' y='{size - (row + 1) * cell:.1f}' width='{cell + 0.5:.1f}' "
-                             f"height='{cell + 0.5:.1f}' fill='rgb({red},{green},{blue})' fill-opacity='0.3'/>")
-        x0, x1, y0, y1 = self.trainer.domain
-        for (px, py), label in zip(self.trainer.points, self.trainer.labels):
-            red, green, blue = colours[label % len(colours)]
+        """The network diagram (input features, hidden units and classes as small maps over the
+        data's square, edges coloured by the weight's sign and as thick as its size) beside the
+        decision boundary with the data, as the widget draws them."""
+        from ..lessons.figures import DIVERGING
+        from ..render.html import png_data_uri
+        trainer = self.trainer
+        probabilities, units = trainer.responses()
+        network = trainer.network()
+        sizes = network["sizes"]
+        node, column_gap, row_gap, top, left = 36, 96, 44, 30, 52
+        diagram_width = left + (len(sizes) - 1) * column_gap + node + 16
+        diagram_height = top + (max(sizes) - 1) * row_gap + node
+        size = 240
+        height = max(diagram_height, top - 10 + size) + 24
+        stops = np.array(DIVERGING, dtype=np.float64)
+
+        def signed_map(values):                      # (r, r), row 0 at ymin, on the diverging scale
+            scaled = 0.5 + values / (np.abs(values).max() or 1.0) / 2
+            position = np.clip(scaled, 0, 1)[::-1] * (len(stops) - 1)
+            low = np.minimum(position.astype(int), len(stops) - 2)
+            share = (position - low)[..., None]
+            return png_data_uri(np.rint(stops[low] * (1 - share) + stops[low + 1] * share))
+
+        def class_map(probability, colour):          # white to the class colour with its probability
+            share = np.clip(probability, 0, 1)[::-1][..., None]
+            return png_data_uri(np.rint(255 * (1 - share) + np.array(colour, dtype=np.float64) * share))
+
+        maps = [[signed_map(array) for array in trainer.feature_maps()]]
+        offset = 0
+        for width in trainer.hidden:
+            maps.append([signed_map(units[offset + k]) for k in range(width)])
+            offset += width
+        maps.append([class_map(probabilities[k], CLASS_PALETTE[k % len(CLASS_PALETTE)]) for k in range(trainer.classes)])
+        position = [[(left + c * column_gap, top + j * row_gap) for j in range(count)] for c, count in enumerate(sizes)]
+        parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{diagram_width + size + 8}' height='{height}' "
+                 "font-family='sans-serif' font-size='12'>",
+                 "<rect width='100%' height='100%' fill='#ffffff'/>"]
+        titles = ["features", *[f"layer {k + 1}" for k in range(len(trainer.hidden))], "classes"]
+        for c, title in enumerate(titles):
+            parts.append(f"<text x='{left + c * column_gap + node / 2}' y='16' text-anchor='middle' fill='#1f2933'>"
+                         f"{title}</text>")
+        largest = max((float(np.abs(layer["weight"]).max()) for layer in network["layers"]), default=0.0) or 1.0
+        for c, layer in enumerate(network["layers"]):
+            for (to, source), weight in np.ndenumerate(layer["weight"]):
+                share = min(1.0, abs(float(weight)) / largest)
+                colour = "rgb({},{},{})".format(*DIVERGING[0 if weight < 0 else -1])
+                (x1, y1), (x2, y2) = position[c][source], position[c + 1][to]
+                parts.append(f"<line class='edge' data-layer='{c}' data-from='{source}' data-to='{to}' "
+                             f"x1='{x1 + node}' y1='{y1 + node / 2}' x2='{x2}' y2='{y2 + node / 2}' stroke='{colour}' "
+                             f"stroke-width='{0.75 + 5.25 * share:.2f}' stroke-opacity='{0.3 + 0.7 * share:.2f}'/>")
+        for c, column in enumerate(maps):
+            for j, uri in enumerate(column):
+                x, y = position[c][j]
+                parts.append(f"<image class='node' x='{x}' y='{y}' width='{node}' height='{node}' href='{uri}' "
+                             "preserveAspectRatio='none' style='image-rendering:pixelated'/>"
+                             f"<rect x='{x}' y='{y}' width='{node}' height='{node}' fill='none' stroke='#9aa5b1'/>")
+        for j, name in enumerate(trainer.features):
+            x, y = position[0][j]
+            parts.append(f"<text x='{x - 4}' y='{y + node / 2 + 4}' text-anchor='end' fill='#1f2933'>"
+                         f"{html.escape(name)}</text>")
+        parts.append(f"<g transform='translate({diagram_width},{top - 10})'>")
+        palette = np.array(CLASS_PALETTE, dtype=np.float64)
+        winners = palette[probabilities.argmax(axis=0) % len(palette)][::-1]      # the predicted class, a third as strong
+        parts.append(f"<image x='0' y='0' width='{size}' height='{size}' preserveAspectRatio='none' "
+                     f"href='{png_data_uri(np.rint(255 * 0.7 + winners * 0.3))}'/>"
+                     f"<rect width='{size}' height='{size}' fill='none' stroke='#9aa5b1'/>")
+        x0, x1, y0, y1 = trainer.domain
+        for (px, py), label in zip(trainer.points, trainer.labels):
+            red, green, blue = CLASS_PALETTE[label % len(CLASS_PALETTE)]
             parts.append(f"<circle cx='{(px - x0) / (x1 - x0) * size:.1f}' cy='{size - (py - y0) / (y1 - y0) * size:.1f}' "
                          f"r='2.5' fill='rgb({red},{green},{blue})'/>")
-        parts.append(f"<text x='2' y='{size + 14}'>{html.escape(self._fallback_text()[:60])}</text></svg>")
+        parts.append("</g>")
+        m = trainer.metrics()
+        parts.append(f"<text x='4' y='{height - 6}' fill='#1f2933'>{html.escape(trainer.dataset)}, step {m['step']}, "
+                     f"test accuracy {m['test_accuracy']:.1%}; edges: blue positive, orange negative, "
+                     "thicker is larger</text></svg>")
         return "".join(parts)
-
 
 __all__ = ["ACTIVATIONS", "DATASETS", "FEATURES", "OPTIMIZERS", "REGULARIZATIONS", "Playground", "PlaygroundTrainer", "make_dataset"]

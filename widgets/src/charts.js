@@ -5,8 +5,9 @@
 
 import { s } from "./dom.js";
 
-export const SERIES_COLOURS = ["#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3", "#937860", "#da8bc3",
-  "#8c8c8c", "#ccb974", "#64b5cd"];
+// Colour-blind safe: Okabe and Ito's categorical palette after vizgrad's class blue and orange
+// (every pair stays apart under simulated protanopia and deuteranopia: tests/test_report.py).
+export const SERIES_COLOURS = ["#4c72b0", "#dd8452", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#f0e442"];
 
 const MARGIN = { top: 12, right: 14, bottom: 38, left: 56 };
 

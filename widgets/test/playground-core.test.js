@@ -4,7 +4,7 @@ import { test } from "node:test";
 import { SERIES_COLOURS } from "../src/charts.js";
 import { hexToRgb } from "../src/widgets/optimizer-core.js";
 import {
-  boundaryImage, choices, CLASS_COLOURS, classImage, decodeSeries, edgeStyle, editHidden, lossGeometry, maxAbs, networkLayout,
+  boundaryImage, choices, CLASS_COLOURS, classImage, decodeSeries, edgeStyle, editHidden, maxAbs, networkLayout,
   SIGN_COLOURS, unitImage, unpackLayers,
 } from "../src/widgets/playground-core.js";
 
@@ -39,21 +39,14 @@ test("unit images use the diverging map scaled by the unit's own largest |value|
   assert.deepEqual(zero, [248, 248, 248, 255]);
 });
 
-test("loss series decode from binary buffers and fit the chart box", () => {
+test("loss series decode from binary buffers", () => {
   const steps = new Float32Array([0, 1, 2]);
   const values = new Float32Array([1, 2, 0.5, 1, 0, 0.5]);
   const { steps: decoded, series } = decodeSeries({ steps: new DataView(steps.buffer), values: new DataView(values.buffer), columns: 2, length: 3 });
   assert.deepEqual([...decoded], [0, 1, 2]);
   assert.deepEqual([...series[0]], [1, 0.5, 0]);
   assert.deepEqual([...series[1]], [2, 1, 0.5]);
-  const margin = { left: 10, right: 10, top: 10, bottom: 10 };
-  const geometry = lossGeometry(decoded, series, 120, 60, margin);
-  assert.equal(geometry.yMax, 2);
-  assert.deepEqual([...geometry.lines[1]], [10, 10, 60, 30, 110, 40]);
-  assert.deepEqual([...geometry.lines[0].slice(-2)], [110, 50]);
   assert.equal(decodeSeries(null).series.length, 0);
-  const gaps = lossGeometry(new Float32Array([0, 1]), [new Float32Array([NaN, 1])], 100, 100, margin);
-  assert.equal(gaps.lines[0].length, 2, "non-finite losses are skipped");
 });
 
 test("editing the network's shape respects the limits", () => {

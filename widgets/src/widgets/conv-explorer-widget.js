@@ -6,14 +6,14 @@
 
 import { h, listen } from "../dom.js";
 import { formatNumber } from "../node-info.js";
-import { cellAt, greyImage, layerTitle, macFormula, mapImage } from "./conv-explorer.js";
+import { cellAt, greyImage, inputChannelsOf, kernelGridLayout, layerTitle, macFormula, mapImage } from "./conv-explorer.js";
 import { createFrameScheduler } from "./frame.js";
 import { floats, onChange } from "./model.js";
 import { showError } from "./ui.js";
 
 const INPUT_SIZE = 200;
 const MAP_SIZE = 84;
-const KERNEL_SIZE = 42;
+const KERNEL_GAP = 2;
 
 function pixelCanvas(image, height, width, size, attributes = {}) {
   const canvas = h("canvas", { width, height, class: "vg-cx-map", ...attributes });
@@ -79,20 +79,35 @@ function render({ model, el }) {
     return h("section", { class: "vg-cx-input" }, children);
   }
 
+  // Output channel c's kernel: one kh × kw slice per input channel it reads, on one colour
+  // scale, in a grid as wide as a map (more rows than fit scroll).
+  function kernelGrid(kernels, c, inputs, kh, kw, columns, size) {
+    const stack = kernels.subarray(c * inputs.length * kh * kw, (c + 1) * inputs.length * kh * kw);
+    let limit = 0;
+    for (const value of stack) limit = Math.max(limit, Math.abs(value));
+    const grid = h("div", { class: "vg-cx-kernel-grid", "data-testid": "conv-explorer-kernel", "data-channel": c,
+      title: `kernel ${c}: one slice per input channel (${inputs[0]}–${inputs[inputs.length - 1]})` },
+    inputs.map((k, slice) => pixelCanvas(mapImage(stack, slice, kh, kw, limit || 1), kh, kw, size,
+      { class: "vg-cx-map vg-cx-kernel-slice", title: `w[${c}, ${slice}] (input channel ${k})` })));
+    Object.assign(grid.style, { gridTemplateColumns: `repeat(${columns}, ${size}px)`, gap: `${KERNEL_GAP}px`,
+      width: `${MAP_SIZE}px`, maxHeight: `${MAP_SIZE}px` });
+    return h("div", { class: "vg-cx-cell" }, [grid, h("span", {}, String(c))]);
+  }
+
   function layerPanel(layer, index, selection) {
     const [, height, width] = layer.output_shape;
     const maps = floats(layer.maps);
     const kernels = floats(layer.kernels);
     const grads = layer.grads ? floats(layer.grads) : null;
     const [kh, kw] = layer.kernel;
-    const kernelCells = layer.in_channels * kh * kw;
+    const slices = layer.in_channels / (layer.groups || 1);
+    const { columns, size } = kernelGridLayout(slices, MAP_SIZE, { gap: KERNEL_GAP });
     const row = (label, testid, items) => h("div", { class: "vg-cx-row", "data-testid": testid }, [h("div", { class: "vg-cx-row-label" }, label), h("div", { class: "vg-cx-cells" }, items)]);
     const kernelItems = [];
     const mapItems = [];
     const gradItems = [];
     for (let c = 0; c < layer.shown; c += 1) {
-      const kernelStack = kernels.subarray(c * kernelCells, c * kernelCells + kh * kw);
-      kernelItems.push(pixelCanvas(mapImage(kernelStack, 0, kh, kw), kh, kw, KERNEL_SIZE, { title: `kernel ${c}${layer.in_channels > 1 ? ", input channel 0" : ""}` }));
+      kernelItems.push(kernelGrid(kernels, c, inputChannelsOf(layer, c), kh, kw, columns, size));
       const canvas = pixelCanvas(mapImage(maps, c, height, width), height, width, MAP_SIZE, {
         "data-testid": "conv-explorer-map", "data-layer": index, "data-channel": c, title: `channel ${c}: click a unit`,
       });
@@ -102,6 +117,16 @@ function render({ model, el }) {
         model.send({ type: "select", layer: index, channel: c, i, j });
       }));
       const wrapper = h("div", { class: "vg-cx-cell" }, [canvas, h("span", {}, String(c))]);
+      const read = selection && selection.layer === index + 1 && selection.previous_window
+        && selection.channels.some((entry) => entry.channel === c);
+      if (read) {       // the clicked unit (next layer) reads this window of this map
+        const [top, left, bottom, right] = selection.previous_window;
+        const cell = MAP_SIZE / width;
+        const windowBox = h("div", { class: "vg-cx-unit-mark vg-cx-window-mark", "data-testid": "conv-explorer-window" });
+        Object.assign(windowBox.style, { left: `${left * cell}px`, top: `${top * cell}px`, width: `${(right - left + 1) * cell}px`,
+          height: `${(bottom - top + 1) * cell}px` });
+        wrapper.append(windowBox);
+      }
       if (selection && selection.layer === index && selection.channel === c) {
         const mark = h("div", { class: "vg-cx-unit-mark" });
         const cell = MAP_SIZE / width;
@@ -117,7 +142,7 @@ function render({ model, el }) {
     const more = layer.out_channels > layer.shown ? ` (first ${layer.shown} of ${layer.out_channels})` : "";
     return h("section", { class: "vg-cx-layer", "data-testid": "conv-explorer-layer", "data-layer": index }, [
       h("div", { class: "vg-cx-layer-title" }, layerTitle(layer) + more),
-      row(layer.in_channels > 1 ? "kernels (input channel 0)" : "kernels", "conv-explorer-kernels", kernelItems),
+      row(slices > 1 ? `kernels (${slices} input-channel slices each)` : "kernels", "conv-explorer-kernels", kernelItems),
       row("feature maps", "conv-explorer-maps", mapItems),
       grads ? row("gradients ∂ score / ∂ map", "conv-explorer-grads", gradItems) : null,
     ]);
@@ -141,7 +166,7 @@ function render({ model, el }) {
     return h("section", { class: "vg-cx-mac", "data-testid": "conv-explorer-mac" }, [
       h("div", { class: "vg-cx-layer-title" }, `unit: layer ${layer.name}, channel ${selection.channel}, row ${selection.i}, column ${selection.j}`),
       h("div", { class: "vg-cx-formula" }, macFormula(selection, layer)),
-      h("div", { class: "vg-cx-caption" }, `input channel 0, each weight × input (0 in the padding):`),
+      h("div", { class: "vg-cx-caption" }, `input channel ${first?.channel ?? 0}, each weight × input (0 in the padding):`),
       detail,
       h("div", { class: "vg-cx-caption" }, "every input channel: its products and their sum"),
       h("div", { class: "vg-cx-scroll" }, h("table", { class: "vg-cx-channels" }, channelRows)),

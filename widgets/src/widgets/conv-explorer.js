@@ -72,5 +72,28 @@ export function macFormula(selection, layer) {
   const { channel, i, j } = selection;
   const [sh, sw] = layer.stride;
   const [ph, pw] = layer.padding;
-  return `y[${channel}, ${i}, ${j}] = b[${channel}] + Σ_k Σ_a Σ_b w[${channel}, k, a, b] · x[k, ${i}·${sh} − ${ph} + a, ${j}·${sw} − ${pw} + b]`;
+  if ((layer.groups || 1) === 1) {
+    return `y[${channel}, ${i}, ${j}] = b[${channel}] + Σ_k Σ_a Σ_b w[${channel}, k, a, b] · x[k, ${i}·${sh} − ${ph} + a, ${j}·${sw} − ${pw} + b]`;
+  }
+  const inputs = inputChannelsOf(layer, channel);     // its group's channels, w's slice k − first
+  const first = inputs[0];
+  return `y[${channel}, ${i}, ${j}] = b[${channel}] + Σ_{k=${first}…${inputs[inputs.length - 1]}} Σ_a Σ_b `
+    + `w[${channel}, k − ${first}, a, b] · x[k, ${i}·${sh} − ${ph} + a, ${j}·${sw} − ${pw} + b]`;
+}
+
+/** How an output channel's ``slices`` kernel slices (one per input channel it reads) tile a
+ * box ``box`` px wide: ``columns`` of ``size`` px squares ``gap`` px apart, each at least
+ * ``minSize`` px (more rows than fit scroll), as square as the box allows. */
+export function kernelGridLayout(slices, box, { minSize = 14, gap = 2 } = {}) {
+  const widest = Math.max(1, Math.floor((box + gap) / (minSize + gap)));
+  const columns = Math.max(1, Math.min(widest, Math.ceil(Math.sqrt(slices))));
+  return { columns, size: Math.floor((box - gap * (columns - 1)) / columns) };
+}
+
+/** The input channels one output channel reads: all of them, or its group's (PyTorch's ``groups``). */
+export function inputChannelsOf(layer, channel) {
+  const groups = layer.groups || 1;
+  const slices = layer.in_channels / groups;
+  const first = Math.floor(channel / (layer.out_channels / groups)) * slices;
+  return Array.from({ length: slices }, (_, k) => first + k);
 }

@@ -97,31 +97,6 @@ export function decodeSeries(payload) {
 }
 
 /**
- * Pixel polylines for loss curves in a width × height box with ``margin`` on each side:
- * x from the first to the last step, y from 0 (bottom) to the largest finite value.
- * Returns {lines: [Float32Array of x, y pairs], yMax, xMin, xMax}; non-finite points are skipped.
- */
-export function lossGeometry(steps, series, width, height, margin = { left: 34, right: 8, top: 8, bottom: 16 }) {
-  let yMax = 0;
-  for (const line of series) for (const v of line) if (Number.isFinite(v) && v > yMax) yMax = v;
-  yMax = yMax || 1;
-  const xMin = steps.length ? steps[0] : 0;
-  const xMax = steps.length ? steps[steps.length - 1] : 1;
-  const spanX = xMax - xMin || 1;
-  const innerW = width - margin.left - margin.right;
-  const innerH = height - margin.top - margin.bottom;
-  const lines = series.map((line) => {
-    const pixels = [];
-    for (let i = 0; i < line.length; i += 1) {
-      if (!Number.isFinite(line[i])) continue;
-      pixels.push(margin.left + ((steps[i] - xMin) / spanX) * innerW, margin.top + innerH * (1 - line[i] / yMax));
-    }
-    return Float32Array.from(pixels);
-  });
-  return { lines, yMax, xMin, xMax };
-}
-
-/**
  * The hidden layer widths after one edit: {op: "add-layer" | "remove-layer" | "add-unit" |
  * "remove-unit", layer}. Limits come from the widget (at most ``maxLayers`` layers of
  * 1..``maxWidth`` units); an edit past a limit returns the widths unchanged.

@@ -6,19 +6,23 @@
 // sends, at most once per animation frame, and while Train is on sends one step request
 // per frame once the previous one was answered.
 
+import { lineChart, SERIES_COLOURS } from "../charts.js";
 import { h, listen, s } from "../dom.js";
 import {
   createFrameScheduler, createPlayLoop, formatNumber, makeTransform, toFloat32, toUint8,
 } from "./optimizer-core.js";
 import {
-  boundaryImage, choices, classColour, classImage, decodeSeries, edgeStyle, editHidden, lossGeometry, maxAbs,
+  boundaryImage, choices, classColour, classImage, decodeSeries, edgeStyle, editHidden, maxAbs,
   networkLayout, unitImage, unpackLayers,
 } from "./playground-core.js";
+import { legend } from "./ui.js";
 import "./playground-widget.css";
 
 const BOUNDARY = 320;
 const LOSS_W = 320;
-const LOSS_H = 110;
+const LOSS_H = 200;
+// train in the theme's text colour, test in the palette's bluish green (neither a class colour)
+const LOSS_LINES = [{ name: "train", colour: "currentColor" }, { name: "test", colour: SERIES_COLOURS[2] }];
 const NODE = 40;
 const DETAIL = 150;
 const RATES = [0.00001, 0.0001, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3];
@@ -88,8 +92,8 @@ function render({ model, el }) {
 
   const boundaryCanvas = h("canvas", { class: "vg-pg-boundary", "data-testid": "playground-boundary", width: BOUNDARY, height: BOUNDARY });
   const metrics = h("div", { class: "vg-pg-metrics", "data-testid": "playground-metrics" });
-  const lossCanvas = h("canvas", { class: "vg-pg-loss", "data-testid": "playground-loss", width: LOSS_W, height: LOSS_H });
-  const output = h("div", { class: "vg-pg-output" }, [h("strong", {}, "output"), boundaryCanvas, metrics, lossCanvas]);
+  const lossChart = h("div", { class: "vg-pg-loss", "data-testid": "playground-loss" });
+  const output = h("div", { class: "vg-pg-output" }, [h("strong", {}, "output"), boundaryCanvas, metrics, lossChart]);
   const root = h("div", { class: "vg-widget vg-themed vg-pg", "data-testid": "playground-view" }, [toolbar, settings, h("div", { class: "vg-pg-body" }, [network, output])]);
   el.append(root);
 
@@ -345,50 +349,17 @@ function render({ model, el }) {
     }
   }
 
+  // The train and test loss on the shared SVG line chart: axes with ticks and titles in
+  // text a projector shows (the chart is drawn at the column's width, 1 unit = 1 px).
   function drawLoss() {
-    const scaleUp = ratio();
-    const width = Math.round(LOSS_W * scaleUp);
-    const height = Math.round(LOSS_H * scaleUp);
-    if (lossCanvas.width !== width) {
-      lossCanvas.width = width;
-      lossCanvas.height = height;
-    }
-    const context = lossCanvas.getContext("2d");
-    context.setTransform(scaleUp, 0, 0, scaleUp, 0, 0);
-    context.clearRect(0, 0, LOSS_W, LOSS_H);
     const { steps, series } = decodeSeries(model.get("losses"));
-    const { lines, yMax, xMax } = lossGeometry(steps, series, LOSS_W, LOSS_H);
-    const ink = getComputedStyle(root).color || "#1f2933";      // the theme's text colour
-    context.font = "11px sans-serif";
-    context.fillStyle = ink;
-    context.strokeStyle = "#9aa5b1";
-    context.lineWidth = 1;
-    context.beginPath();
-    context.moveTo(34, 8);
-    context.lineTo(34, LOSS_H - 16);
-    context.lineTo(LOSS_W - 8, LOSS_H - 16);
-    context.stroke();
-    context.textAlign = "right";
-    context.fillText(String(Number(yMax.toPrecision(2))), 31, 14);
-    context.fillText("0", 31, LOSS_H - 16);
-    context.fillText(`step ${formatNumber(xMax)}`, LOSS_W - 8, LOSS_H - 4);
-    const styles = [[ink, "train"], ["#dd8452", "test"]];
-    lines.forEach((line, index) => {
-      if (line.length < 2) return;
-      const [colour] = styles[index % styles.length];
-      context.beginPath();
-      context.moveTo(line[0], line[1]);
-      for (let i = 2; i < line.length; i += 2) context.lineTo(line[i], line[i + 1]);
-      context.strokeStyle = colour;
-      context.lineWidth = 1.5;
-      context.stroke();
-    });
-    context.textAlign = "left";
-    styles.forEach(([colour, name], index) => {
-      context.fillStyle = colour;
-      context.fillText(`— ${name}`, 42 + 52 * index, 14);
-    });
+    const lines = LOSS_LINES.map(({ name, colour }, index) => ({
+      name, colour, points: Array.from(steps, (step, k) => [step, series[index]?.[k] ?? null]),
+    }));
+    lossChart.replaceChildren(lineChart({ series: lines, xLabel: "step", yLabel: "loss", width: LOSS_W, height: LOSS_H }),
+      legend(LOSS_LINES));
   }
+
 
   function updateSettings() {
     const options = model.get("options") || {};
