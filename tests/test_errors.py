@@ -64,7 +64,7 @@ def test_broadcasting_incompatible_shapes_raises_shape_error_naming_both(name, r
         BINARY[name](a, b)
     assert str(info.value) == f"{name}: shapes (3, 4) and (5,) cannot be broadcast together: dim -1 is 4 vs 5"
     assert "operands could not be broadcast" not in str(info.value)
-    assert isinstance(info.value.__cause__, ValueError)      # the backend's error stays reachable
+    assert info.value.__cause__ is None and info.value.__suppress_context__   # no NumPy traceback chained
 
 
 def test_broadcast_error_names_the_first_clashing_dimension():
@@ -149,7 +149,7 @@ def test_an_index_out_of_range_names_the_op_the_index_and_the_dim(message, devic
 
 def test_setitem_out_of_range_leaves_the_tensor_unchanged():
     x = vg.zeros(3, 4)
-    with pytest.raises(IndexError, match=re.escape("index_put: index 3 is out of range for dim 0 of size 3")):
+    with pytest.raises(IndexError, match=re.escape("__setitem__: index 3 is out of range for dim 0 of size 3")):
         x[vg.tensor([0, 3])] = 1.0
     assert not x.numpy().any()
 

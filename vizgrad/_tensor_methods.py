@@ -11,7 +11,7 @@ under ``no_grad`` it can (that is how optimizers update parameters).
 
 from . import ops
 from .autograd.grad_mode import no_grad, state
-from .errors import BackwardError, DTypeError, ShapeError, format_shape
+from .errors import BackwardError, DTypeError, ShapeError, format_shape, public_name_from
 from .tensor import Tensor
 
 
@@ -74,6 +74,7 @@ def _recording(target, *others):
     return target.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in others)
 
 
+@public_name_from("op_name")
 def apply_inplace(target, compute, op_name, *others):
     """Make ``target`` hold ``compute(target)``; ``compute`` builds the out-of-place result.
 

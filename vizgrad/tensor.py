@@ -9,7 +9,7 @@ from .autograd.hooks import add_hook
 from .backends import backend_of
 from .backends.base import _by_array_type
 from .device import as_device, device
-from .errors import BackwardError, DeviceError, DTypeError, ShapeError, format_shape
+from .errors import BackwardError, DeviceError, DTypeError, ShapeError, check_dim, format_shape
 
 _next_tensor_id = itertools.count(1)
 _dtype_of_native = {}  # a backend's dtype object -> its vizgrad dtype (``Tensor.dtype`` is read often)
@@ -414,10 +414,7 @@ def _is_dtype_like(value):
 
 def _dim_index(dim, ndim, op):
     """A non-negative dim, or an error that names the op and the valid range."""
-    if not -max(ndim, 1) <= dim < max(ndim, 1):
-        raise IndexError(f"{op}: dim {dim} is out of range for a tensor of {ndim} dimension"
-                         f"{'s' if ndim != 1 else ''} (valid: {-max(ndim, 1)} to {max(ndim, 1) - 1})")
-    return dim % max(ndim, 1)
+    return check_dim(op, dim, ndim)
 
 
 from .autograd import function as _function  # noqa: E402  (the engine needs the Tensor type)

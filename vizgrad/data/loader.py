@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ..errors import ShapeError
+from ..errors import ShapeError, ArgumentError, ArgumentTypeError, check_size
 from ..tensor import Tensor
 
 
@@ -24,7 +24,7 @@ class TensorDataset(Dataset):
 
     def __init__(self, *tensors):
         if not tensors:
-            raise ValueError("TensorDataset needs at least one tensor")
+            raise ArgumentError("TensorDataset needs at least one tensor")
         lengths = {t.shape[0] if t.ndim else None for t in tensors}
         if len(lengths) != 1 or None in lengths:
             raise ShapeError("TensorDataset: every tensor must have the same first dimension; got shapes "
@@ -66,7 +66,7 @@ def random_split(dataset, lengths, generator=None):
             counts[i % len(counts)] += 1
         lengths = counts
     if sum(lengths) != total:
-        raise ValueError(f"random_split: the lengths add up to {sum(lengths)} but the dataset has {total} samples")
+        raise ArgumentError(f"random_split: the lengths add up to {sum(lengths)} but the dataset has {total} samples")
     order = (generator or default_generator)._rng.permutation(total).tolist()
     subsets, start = [], 0
     for length in lengths:
@@ -90,7 +90,7 @@ def default_collate(samples):
     if isinstance(first, (int, float, bool, np.number)):
         from ..creation import tensor
         return tensor(samples)
-    raise TypeError(f"default_collate cannot batch samples of type {type(first).__name__}")
+    raise ArgumentTypeError(f"default_collate cannot batch samples of type {type(first).__name__}")
 
 
 class DataLoader:
@@ -113,8 +113,13 @@ class DataLoader:
     """
 
     def __init__(self, dataset, batch_size=1, shuffle=False, drop_last=False, collate_fn=None, generator=None):
-        if batch_size is None or batch_size < 1:
-            raise ValueError(f"DataLoader: batch_size must be a positive integer, got {batch_size}")
+        if batch_size is None:
+            raise ArgumentError("DataLoader: batch_size must be a positive int; vizgrad has no unbatched loading "
+                                "(batch_size=None)")
+        batch_size = check_size("DataLoader", "batch_size", batch_size, 1)
+        if not hasattr(dataset, "__getitem__") or not hasattr(dataset, "__len__"):
+            raise ArgumentTypeError(f"DataLoader: dataset must support len() and indexing (a Dataset), got "
+                                    f"a {type(dataset).__name__}")
         self.dataset, self.batch_size, self.shuffle, self.drop_last = dataset, batch_size, shuffle, drop_last
         self.collate_fn = collate_fn
         self.generator = generator

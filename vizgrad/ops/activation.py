@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Op
-from ..errors import DTypeError, ShapeError, format_shape
+from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, IndexingError
 from ..tensor import Tensor, _dim_index
 from . import reduce, shape
 from .conversion import to_dtype
@@ -56,7 +56,7 @@ def _stable_softplus(xp, a):
 
 def _check_floating(op, input):
     if not isinstance(input, Tensor):
-        raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+        raise ArgumentTypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
     if not input.is_floating_point():
         raise DTypeError(f"{op}: expected a floating-point input, got {input.dtype.name}")
 
@@ -136,7 +136,7 @@ def linear(input, weight, bias=None):
         vizgrad.nn.functional.linear(x, w, b).shape    # (8, 4)
     """
     if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
-        raise TypeError("linear: input and weight must be Tensors")
+        raise ArgumentTypeError("linear: input and weight must be Tensors")
     if weight.ndim != 2:
         raise ShapeError(f"linear: weight must be 2-D (out_features, in_features), got shape "
                          f"{format_shape(weight.shape)}")
@@ -312,7 +312,7 @@ def gelu(input, approximate="none"):
     """
     _check_floating("gelu", input)
     if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise ArgumentError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return Gelu.apply(input, approximate=approximate)
 
 
@@ -446,7 +446,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """
     _check_floating("hardtanh", input)
     if min_val > max_val:
-        raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
+        raise ArgumentError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
     if inplace:
         return _inplace(input, lambda t: Hardtanh.apply(t, min_val=min_val, max_val=max_val), "hardtanh_")
     return Hardtanh.apply(input, min_val=min_val, max_val=max_val)
@@ -568,7 +568,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
         F.softmin(vizgrad.tensor([1.0, 2.0]), dim=0)   # tensor([0.7311, 0.2689])
     """
     if not isinstance(input, Tensor):
-        raise TypeError(f"softmin: input must be a Tensor, got {type(input).__name__}")
+        raise ArgumentTypeError(f"softmin: input must be a Tensor, got {type(input).__name__}")
     return _softmax("softmin", Softmax, -input, dim, dtype)
 
 
@@ -613,7 +613,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
     """
     _check_floating("dropout", input)
     if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        raise ArgumentError(f"dropout: dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
     from ..creation import rand
@@ -679,10 +679,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     count = weight.shape[0]
     if padding_idx is not None:
         if not -count <= padding_idx < count:
-            raise ValueError(f"embedding: padding_idx {padding_idx} must be within num_embeddings ({count})")
+            raise ArgumentError(f"embedding: padding_idx {padding_idx} must be within num_embeddings ({count})")
         padding_idx = padding_idx % count
     if input.numel() and (reduce.amin(input).item() < 0 or reduce.amax(input).item() >= count):
-        raise IndexError(f"embedding: index out of range: indices must be in [0, {count}), got values from "
+        raise IndexingError(f"embedding: index out of range: indices must be in [0, {count}), got values from "
                          f"{reduce.amin(input).item()} to {reduce.amax(input).item()}")
     if scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: scale_grad_by_freq and sparse gradients are not supported by vizgrad")
@@ -728,11 +728,11 @@ def one_hot(tensor, num_classes=-1):
     low = reduce.amin(tensor).item() if tensor.numel() else 0
     high = reduce.amax(tensor).item() if tensor.numel() else -1
     if low < 0:
-        raise ValueError(f"one_hot: class values must be non-negative, got {low}")
+        raise ArgumentError(f"one_hot: class values must be non-negative, got {low}")
     if num_classes == -1:
         num_classes = high + 1
     elif high >= num_classes:
-        raise ValueError(f"one_hot: class values must be smaller than num_classes ({num_classes}), got {high}")
+        raise ArgumentError(f"one_hot: class values must be smaller than num_classes ({num_classes}), got {high}")
     from ..creation import arange
     classes = arange(num_classes, dtype=tensor.dtype, device=tensor.device)
     return to_dtype(shape.unsqueeze(tensor, -1) == classes, dtypes.int64)

@@ -17,14 +17,13 @@ the arrays: ``x[:, [0, 1], :, 0]``.)
 
 import math
 import operator
-import re
 
 import numpy as np
 
 from ..autograd.function import Op
 from ..backends import backend_of
 from ..backends.base import is_array
-from ..errors import DTypeError, ShapeError, format_shape
+from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, IndexingError
 from ..tensor import Tensor, _dim_index
 from .registry import Sample, register
 from .samples import non_contiguous, values
@@ -94,24 +93,8 @@ def _check_range(xp, array, size, dim, op, negative_ok=False):
     lowest = -size if negative_ok else 0
     if low < lowest or high >= size:
         bad = low if low < lowest else high
-        raise IndexError(f"{op}: index {bad} is out of range for dim {dim} of size {size}")
+        raise IndexingError(f"{op}: index {bad} is out of range for dim {dim} of size {size}")
     return xp.where(array < 0, array + size, array) if low < 0 else array
-
-
-_BACKEND_OUT_OF_RANGE = re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)")
-
-
-def _apply_at_key(op, cls, *args, key):
-    """``cls.apply(*args, key=key)``; an index out of range that the backend found itself
-    (``checks_index_bounds``) is reported in the words of :func:`_check_range`."""
-    try:
-        return cls.apply(*args, key=key)
-    except IndexError as error:
-        found = _BACKEND_OUT_OF_RANGE.search(str(error))
-        if found is None:
-            raise
-        index, dim, size = found.groups()
-        raise IndexError(f"{op}: index {index} is out of range for dim {dim} of size {size}") from None
 
 
 def _key_entry(input, item, op):
@@ -124,19 +107,19 @@ def _key_entry(input, item, op):
     if isinstance(item, slice):
         return "slice", item
     if isinstance(item, (bool, np.bool_)):
-        raise IndexError(f"{op}: a bool scalar is not a supported index; use a bool tensor as a mask")
+        raise IndexingError(f"{op}: a bool scalar is not a supported index; use a bool tensor as a mask")
     if isinstance(item, (Tensor, list, tuple, np.ndarray)) or is_array(item):
         array = _as_index_array(input, item, op, allow_bool=True)
         if array.dtype == input._backend().xp.bool:
             if array.ndim == 0:
-                raise IndexError(f"{op}: a 0-d bool index is not supported; use a bool mask with dimensions")
+                raise IndexingError(f"{op}: a 0-d bool index is not supported; use a bool mask with dimensions")
             return "mask", array
         if array.ndim == 0:
             return "int", int(array)
         return "array", array
     if hasattr(item, "__index__"):
         return "int", operator.index(item)
-    raise TypeError(f"{op}: cannot index with a {type(item).__name__}; use ints, slices, None, ..., "
+    raise ArgumentTypeError(f"{op}: cannot index with a {type(item).__name__}; use ints, slices, None, ..., "
                     "integer tensors or bool masks")
 
 
@@ -148,7 +131,7 @@ def _broadcast_shapes(shapes, op):
     for axis in range(ndim):
         sizes = {s[axis - ndim + len(s)] for s in shapes if axis - ndim + len(s) >= 0} - {1}
         if len(sizes) > 1:
-            raise IndexError(f"{op}: the index arrays could not be broadcast together, shapes "
+            raise IndexingError(f"{op}: the index arrays could not be broadcast together, shapes "
                              + ", ".join(format_shape(s) for s in shapes))
         result.append(sizes.pop() if sizes else 1)
     return tuple(result)
@@ -169,12 +152,12 @@ def _normalize_key(input, key, op):
     for position, (kind, value) in enumerate(entries):
         if kind == "ellipsis":
             if ellipsis is not None:
-                raise IndexError(f"{op}: an index can only have a single ellipsis (...)")
+                raise IndexingError(f"{op}: an index can only have a single ellipsis (...)")
             ellipsis = position
         elif kind != "none":
             used += value.ndim if kind == "mask" else 1
     if used > len(shape):
-        raise IndexError(f"{op}: too many indices for a tensor of shape {format_shape(shape)}: "
+        raise IndexingError(f"{op}: too many indices for a tensor of shape {format_shape(shape)}: "
                          f"{used} dimensions indexed")
     fill = [("slice", slice(None))] * (len(shape) - used)
     if ellipsis is not None:
@@ -193,7 +176,7 @@ def _normalize_key(input, key, op):
         if kind == "mask":
             mask_shape, covered = tuple(value.shape), shape[dim:dim + value.ndim]
             if mask_shape != covered:
-                raise IndexError(f"{op}: the mask of shape {format_shape(mask_shape)} does not match the "
+                raise IndexingError(f"{op}: the mask of shape {format_shape(mask_shape)} does not match the "
                                  f"indexed shape {format_shape(covered)} at dim {dim} of a tensor of shape "
                                  f"{format_shape(shape)}")
             resolved += [("array", array) for array in xp.nonzero(value)]
@@ -203,11 +186,11 @@ def _normalize_key(input, key, op):
         size = shape[dim]
         if kind == "int":
             if not -size <= value < size:
-                raise IndexError(f"{op}: index {value} is out of range for dim {dim} of size {size}")
+                raise IndexingError(f"{op}: index {value} is out of range for dim {dim} of size {size}")
             resolved.append(("int", value % size))
         elif kind == "slice":
             if value.step is not None and operator.index(value.step) <= 0:
-                raise ValueError(f"{op}: slice step must be positive, got {value.step} (PyTorch has no "
+                raise ArgumentError(f"{op}: slice step must be positive, got {value.step} (PyTorch has no "
                                  "negative steps: use flip)")
             start, stop, step = value.indices(size)
             resolved.append(("slice", slice(start, max(start, stop), step)))
@@ -358,7 +341,7 @@ def getitem(input, key):
         x[[0, 0, 2]].sum().backward()     # x.grad == [2., 0., 1.]
     """
     key, _ = _normalize_key(input, key, "getitem")
-    out = _apply_at_key("getitem", GetItem, input, key=key)
+    out = GetItem.apply(input, key=key)
     if key[-1] is Ellipsis:  # basic, so a view: in-place changes to it show in input, and bump its version
         out._as_view_of(input)
     return out
@@ -407,7 +390,7 @@ def put_add(input, key, values):
     key, shape = _normalize_key(input, key, "put_add")
     if shape is not None:
         _check_values(values, shape, "put_add")
-    return _apply_at_key("put_add", PutAdd, input, values, key=key)
+    return PutAdd.apply(input, values, key=key)
 
 
 class IndexPut(Op):
@@ -469,7 +452,7 @@ def index_put(input, key, values, accumulate=False):
     key, shape = _normalize_key(input, key, "index_put")
     if shape is not None:
         _check_values(values, shape, "index_put")
-    return _apply_at_key("index_put", IndexPut, input, values, key=key)
+    return IndexPut.apply(input, values, key=key)
 
 
 # --- gather / scatter along one dim -------------------------------------------

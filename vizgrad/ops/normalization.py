@@ -19,7 +19,7 @@ import numpy as np
 
 from ..autograd.function import Op
 from ..autograd.grad_mode import no_grad
-from ..errors import DTypeError, ShapeError, format_shape
+from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError
 from . import reduce, shape
 from .registry import Sample, register
 from .samples import values
@@ -103,7 +103,7 @@ def _check_parameter(op, name, tensor, expected):
     if tensor is None:
         return
     if not isinstance(tensor, _tensor_type()):
-        raise TypeError(f"{op}: {name} must be a Tensor or None, got {type(tensor).__name__}")
+        raise ArgumentTypeError(f"{op}: {name} must be a Tensor or None, got {type(tensor).__name__}")
     if tuple(tensor.shape) != tuple(expected):
         raise ShapeError(f"{op}: {name} has shape {format_shape(tensor.shape)} but must have shape "
                          f"{format_shape(expected)}")
@@ -111,7 +111,7 @@ def _check_parameter(op, name, tensor, expected):
 
 def _check_input(op, input):
     if not isinstance(input, _tensor_type()):
-        raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+        raise ArgumentTypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
     if not input.is_floating_point():
         raise DTypeError(f"{op}: expected a floating-point input, got {input.dtype.name}")
 
@@ -208,7 +208,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     axes = (0,) + tuple(range(2, input.ndim))
     if not training:
         if running_mean is None or running_var is None:
-            raise ValueError("batch_norm: running_mean and running_var are needed when training=False")
+            raise ArgumentError("batch_norm: running_mean and running_var are needed when training=False")
         # y = x·s + t with s = γ/√(r_var + ε), t = β - r_mean·s: the running statistics are constants here
         scale = (running_var + eps).rsqrt()
         if weight is not None:
@@ -219,7 +219,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         return input * shape.reshape(scale, view) + shape.reshape(shift, view)
     count = input.numel() // channels if channels else 0
     if count <= 1:
-        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+        raise ArgumentError(f"Expected more than 1 value per channel when training, got input size "
                          f"{format_shape(input.shape)}")
     if running_mean is not None or running_var is not None:
         with no_grad():
@@ -264,7 +264,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         raise ShapeError(f"group_norm: expected an input of shape (N, C, ...), got {format_shape(input.shape)}")
     channels = input.shape[1]
     if num_groups <= 0 or channels % num_groups:
-        raise ValueError(f"group_norm: the number of channels ({channels}) must be divisible by num_groups "
+        raise ArgumentError(f"group_norm: the number of channels ({channels}) must be divisible by num_groups "
                          f"({num_groups})")
     _check_parameter("group_norm", "weight", weight, (channels,))
     _check_parameter("group_norm", "bias", bias, (channels,))

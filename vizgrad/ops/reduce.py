@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Op
-from ..errors import DTypeError, ShapeError, format_shape
+from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError
 from ..tensor import Tensor, _dim_index
 from . import binary
 from .conversion import to_dtype
@@ -39,7 +39,7 @@ def _axes(op, input, dim):
     dim 0 and -1 and has no axis to reduce, so it gives ``()``.
     """
     if not isinstance(input, Tensor):
-        raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+        raise ArgumentTypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
     ndim = input.ndim
     if dim is None:
         return tuple(range(ndim))
@@ -48,7 +48,7 @@ def _axes(op, input, dim):
         return (axis,) if ndim else ()
     dims = (dim,) if _is_int(dim) else dim
     if not isinstance(dims, (tuple, list)) or not builtins.all(_is_int(d) for d in dims):
-        raise TypeError(f"{op}: dim must be an int, a tuple of ints or None, got {dim!r}")
+        raise ArgumentTypeError(f"{op}: dim must be an int, a tuple of ints or None, got {dim!r}")
     if not dims:
         return tuple(range(ndim))
     axes = []
@@ -321,7 +321,7 @@ def _correction(op, correction, unbiased):
     if unbiased is None:
         return correction
     if correction != 1:
-        raise ValueError(f"{op}: pass either correction or unbiased, not both")
+        raise ArgumentError(f"{op}: pass either correction or unbiased, not both")
     return 1 if unbiased else 0
 
 
@@ -496,7 +496,7 @@ def _extremum(op, input, dim, keepdim, full, along, binary_op, result):
         _nonempty(op, input, axes)
         return full.apply(input, axes=axes, keepdim=False)
     if not _is_int(dim):
-        raise TypeError(f"{op}: dim must be an int (or other a Tensor), got {dim!r}; "
+        raise ArgumentTypeError(f"{op}: dim must be an int (or other a Tensor), got {dim!r}; "
                         f"for several dims use a{op}(input, dim=(...))")
     axis = _dim_index(int(dim), input.ndim, op)
     if input.ndim:
@@ -585,7 +585,7 @@ def _arg_axis(op, input, dim):
         _nonempty(op, input, tuple(range(input.ndim)))
         return None
     if not _is_int(dim):
-        raise TypeError(f"{op}: dim must be an int or None, got {dim!r}")
+        raise ArgumentTypeError(f"{op}: dim must be an int or None, got {dim!r}")
     axis = _dim_index(int(dim), input.ndim, op)
     if input.ndim == 0:
         return None
@@ -725,7 +725,7 @@ def _norm_order(p):
     if p == "fro" or p is None:
         return 2
     if isinstance(p, (str, bool)) or not isinstance(p, numbers.Real):
-        raise ValueError(f"norm: p must be 'fro' or a number (inf included), got {p!r}"
+        raise ArgumentError(f"norm: p must be 'fro' or a number (inf included), got {p!r}"
                          + ("; the nuclear norm is not supported" if p == "nuc" else ""))
     return float(p)
 
@@ -820,7 +820,7 @@ def cumsum(input, dim, *, dtype=None):
         vizgrad.tensor([1.0, 2.0, 3.0]).cumsum(dim=0)   # tensor([1., 3., 6.])
     """
     if not _is_int(dim):
-        raise TypeError(f"cumsum: dim must be an int, got {dim!r}")
+        raise ArgumentTypeError(f"cumsum: dim must be an int, got {dim!r}")
     axis = _dim_index(int(dim), input.ndim, "cumsum")
     return Cumsum.apply(_cast(input, dtype), axis=axis if input.ndim else None)
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..autograd.engine import sum_to_shape
 from ..autograd.function import Op
-from ..errors import ShapeError, format_shape
+from ..errors import ShapeError, format_shape, ArgumentTypeError, IndexingError
 from ..tensor import Tensor, _dim_index
 from .registry import Sample, register
 from .samples import non_contiguous, values
@@ -36,7 +36,7 @@ def _ints(op, what, values_):
     try:
         return tuple(operator.index(value) for value in values_)
     except TypeError:
-        raise TypeError(f"{op}: {what} must be integers, got {tuple(values_)!r}") from None
+        raise ArgumentTypeError(f"{op}: {what} must be integers, got {tuple(values_)!r}") from None
 
 
 def _int_args(op, what, first, rest):
@@ -46,7 +46,7 @@ def _int_args(op, what, first, rest):
             return (operator.index(first),)
         except TypeError:
             if not hasattr(first, "__iter__"):
-                raise TypeError(f"{op}: {what} must be integers or a sequence of integers, "
+                raise ArgumentTypeError(f"{op}: {what} must be integers or a sequence of integers, "
                                 f"got {type(first).__name__}") from None
             return _ints(op, what, first)
     return _ints(op, what, (first,) + tuple(rest))
@@ -78,14 +78,14 @@ def _slice_key(ndim, dim, start, stop):
 
 def _tensors(op, tensors):
     if isinstance(tensors, Tensor):
-        raise TypeError(f"{op}: expected a sequence of tensors, got a single Tensor; "
+        raise ArgumentTypeError(f"{op}: expected a sequence of tensors, got a single Tensor; "
                         f"write {op}([a, b], dim) rather than {op}(a, b)")
     tensors = list(tensors)
     if not tensors:
         raise ShapeError(f"{op}: expected a non-empty sequence of tensors")
     for position, tensor in enumerate(tensors):
         if not isinstance(tensor, Tensor):
-            raise TypeError(f"{op}: expected tensors, got a {type(tensor).__name__} at position {position}")
+            raise ArgumentTypeError(f"{op}: expected tensors, got a {type(tensor).__name__} at position {position}")
     return tensors
 
 
@@ -532,7 +532,7 @@ def expand(input, *sizes):
         vizgrad.tensor([[1.0], [2.0]]).expand(2, 3)    # [[1, 1, 1], [2, 2, 2]]
     """
     if not sizes:
-        raise TypeError("expand: missing the target sizes")
+        raise ArgumentTypeError("expand: missing the target sizes")
     sizes = _expanded_shape("expand", input.shape, _int_args("expand", "sizes", sizes[0], sizes[1:]))
     return _view_of(input, Expand.apply(input, shape=sizes))
 
@@ -621,7 +621,7 @@ def repeat(input, *repeats):
         vizgrad.tensor([1.0, 2.0]).repeat(2, 1)    # [[1, 2], [1, 2]]
     """
     if not repeats:
-        raise TypeError("repeat: missing the number of repeats")
+        raise ArgumentTypeError("repeat: missing the number of repeats")
     repeats = _int_args("repeat", "repeats", repeats[0], repeats[1:])
     if len(repeats) < input.ndim:
         raise ShapeError(f"repeat: repeats {repeats} for a tensor of shape {format_shape(input.shape)}; "
@@ -897,7 +897,7 @@ def narrow(input, dim, start, length):
     dim_ = _dim("narrow", dim, len(shape))
     size, start, length = shape[dim_], operator.index(start), operator.index(length)
     if not -size <= start <= size:
-        raise IndexError(f"narrow: start {start} is out of range for dim {dim} of size {size} "
+        raise IndexingError(f"narrow: start {start} is out of range for dim {dim} of size {size} "
                          f"(tensor of shape {format_shape(shape)})")
     start = start + size if start < 0 else start
     if length < 0 or start + length > size:

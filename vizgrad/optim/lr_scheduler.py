@@ -14,6 +14,8 @@ Example::
 
 import math
 
+from ..errors import ArgumentError
+
 
 class LRScheduler:
     """Base class: subclasses define ``rate(base_lr, epoch)``."""
@@ -56,7 +58,7 @@ class LambdaLR(LRScheduler):
         count = len(optimizer.param_groups)
         self.lr_lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * count
         if len(self.lr_lambdas) != count:
-            raise ValueError(f"LambdaLR: expected {count} lr_lambdas, got {len(self.lr_lambdas)}")
+            raise ArgumentError(f"LambdaLR: expected {count} lr_lambdas, got {len(self.lr_lambdas)}")
         self._group = 0
         super().__init__(optimizer, last_epoch)
 
@@ -122,7 +124,7 @@ class LinearLR(LRScheduler):
 
     def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
         if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
-            raise ValueError("LinearLR: start_factor must be in (0, 1] and end_factor in [0, 1]")
+            raise ArgumentError("LinearLR: start_factor must be in (0, 1] and end_factor in [0, 1]")
         self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
         super().__init__(optimizer, last_epoch)
 
@@ -141,10 +143,10 @@ class OneCycleLR(LRScheduler):
                  div_factor=25.0, final_div_factor=1e4, three_phase=False, last_epoch=-1):
         if total_steps is None:
             if epochs is None or steps_per_epoch is None:
-                raise ValueError("OneCycleLR needs total_steps, or epochs and steps_per_epoch")
+                raise ArgumentError("OneCycleLR needs total_steps, or epochs and steps_per_epoch")
             total_steps = epochs * steps_per_epoch
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError(f"OneCycleLR: anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}")
+            raise ArgumentError(f"OneCycleLR: anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}")
         self.total_steps = total_steps
         self.anneal_strategy = anneal_strategy
         groups = optimizer.param_groups
@@ -178,7 +180,7 @@ class OneCycleLR(LRScheduler):
         self.last_epoch += 1
         step = self.last_epoch
         if step > self.total_steps:
-            raise ValueError(f"OneCycleLR stepped {step} times but total_steps is {self.total_steps}")
+            raise ArgumentError(f"OneCycleLR stepped {step} times but total_steps is {self.total_steps}")
         for group in self.optimizer.param_groups:
             start_step = 0.0
             for end_step, lr_from, lr_to, momentum_from, momentum_to in self.phases:
@@ -203,9 +205,9 @@ class ReduceLROnPlateau:
     def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
                  cooldown=0, min_lr=0.0, eps=1e-8):
         if factor >= 1.0:
-            raise ValueError("ReduceLROnPlateau: factor must be < 1.0")
+            raise ArgumentError("ReduceLROnPlateau: factor must be < 1.0")
         if mode not in ("min", "max") or threshold_mode not in ("rel", "abs"):
-            raise ValueError("ReduceLROnPlateau: mode must be 'min' or 'max', threshold_mode 'rel' or 'abs'")
+            raise ArgumentError("ReduceLROnPlateau: mode must be 'min' or 'max', threshold_mode 'rel' or 'abs'")
         self.optimizer = optimizer
         self.mode, self.factor, self.patience = mode, factor, patience
         self.threshold, self.threshold_mode, self.cooldown, self.eps = threshold, threshold_mode, cooldown, eps
