@@ -9,7 +9,8 @@ import math
 import numpy as np
 
 from ..autograd.function import Op
-from ..errors import ArgumentError, ArgumentTypeError
+from ..dtypes import bool_
+from ..errors import ArgumentError, ArgumentTypeError, DTypeError
 from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import binary, booleans, values
@@ -298,6 +299,9 @@ def where(condition, input, other):
     The gradient flows to whichever side was chosen."""
     if not isinstance(condition, Tensor):
         raise ArgumentTypeError(f"where: condition must be a bool Tensor, got {type(condition).__name__}")
+    if condition.dtype is not bool_:
+        raise DTypeError(f"where: expected condition to be a boolean tensor, but got a tensor with dtype "
+                         f"{condition.dtype.name}; compare first, e.g. where(x > 0, ...)")
     return Where.apply(condition, input, other)
 
 

@@ -194,7 +194,7 @@ def _normalize_key(input, key, op):
                                  "negative steps: use flip)")
             start, stop, step = value.indices(size)
             resolved.append(("slice", slice(start, max(start, stop), step)))
-        else:   # where the backend checks bounds, indexing raises (see _apply_at_key)
+        else:   # where the backend checks bounds, Op.apply rewords its error
             checked = backend.checks_index_bounds
             resolved.append(("array", value if checked else _check_range(xp, value, size, dim, op, True)))
             advanced = True

@@ -103,7 +103,24 @@ class Reshape(Op):
 
 
 class View(Reshape):
-    """Reshape under PyTorch's other name, so the graph shows ``ViewBackward``."""
+    """Reshape without a copy, under PyTorch's other name (the graph shows ``ViewBackward``)."""
+
+    @staticmethod
+    def forward(ctx, a, shape):
+        ctx.input_shape = tuple(a.shape)
+        try:
+            return ctx.xp.reshape(a, shape, copy=False)
+        except AttributeError:      # array_api_strict's way of saying a copy would be needed
+            raise ValueError("a view would need a copy") from None
+
+    @staticmethod
+    def explain(name, a, shape):
+        """Only on the failure path: the strides of ``a`` cannot be seen in ``shape`` without a copy."""
+        return ShapeError(f"{name}: view size is not compatible with input tensor's size and stride: a tensor of "
+                          f"shape {format_shape(a.shape)} whose elements are not laid out in row-major order "
+                          f"(e.g. after transpose, permute or expand) cannot be viewed as {format_shape(shape)} "
+                          "without a copy. Use .reshape(...) instead (it copies when it must), or "
+                          ".contiguous().view(...).")
 
 
 def _inferred_shape(op, shape, sizes, verb="reshape", preposition="into"):
@@ -145,6 +162,13 @@ def _reshape_samples(rng):
     yield Sample((non_contiguous(values(rng, (3, 4))), (4, 3)), name="non-contiguous")
 
 
+def _view_samples(rng):
+    """Views PyTorch allows: contiguous inputs, and strided ones whose strides fit the shape."""
+    for sample in _reshape_samples(rng):
+        if sample.name != "non-contiguous":
+            yield sample
+    yield Sample((non_contiguous(values(rng, (3, 4))), (3, 2, 2)), name="non-contiguous, strides fit")
+
 @register(_reshape_reference, _reshape_samples)
 def reshape(input, shape, *more):
     """The same elements, in row-major order, in a new ``shape``; one size may be -1
@@ -162,11 +186,12 @@ def reshape(input, shape, *more):
     return _view_of(input, Reshape.apply(input, shape=sizes))
 
 
-@register(_reshape_reference, _reshape_samples)
+@register(_reshape_reference, _view_samples)
 def view(input, shape, *more):
-    """``input`` seen with a new ``shape`` (one size may be -1); the element count must
-    stay the same. In vizgrad this is :func:`reshape` (it also works on non-contiguous
-    tensors), recorded as ``ViewBackward``.
+    """``input`` seen with a new ``shape`` (one size may be -1), sharing its memory; the
+    element count must stay the same and, as in PyTorch, the shape must be compatible with
+    the input's strides (a transposed tensor cannot be flattened without a copy: that
+    raises a ShapeError suggesting :func:`reshape`). Recorded as ``ViewBackward``.
 
     Maths: the gradient is the incoming gradient viewed back in the input's shape.
 
