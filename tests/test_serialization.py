@@ -157,7 +157,7 @@ def test_a_crash_mid_save_keeps_the_previous_checkpoint(tmp_path, monkeypatch, c
     monkeypatch.setattr(np.lib.format, "write_array", failing_write_array)
     with pytest.raises(type(crash)):
         vg.save({"epoch": 2, "w": vg.arange(5)}, path)
-    assert len(opened) == 2 and any(name.startswith(".vizgrad-save-") for name in opened)
+    assert len(opened) == 2 and any(name.startswith(".vizgrad-save-ckpt.vzg.") for name in opened)
     monkeypatch.undo()
     assert os.listdir(tmp_path) == ["ckpt.vzg"]                     # no temporary file left
     assert path.read_bytes() == before
