@@ -931,8 +931,8 @@ def test_load_state_dict_strict_errors_list_the_keys():
         layer.load_state_dict({"weight": vg.zeros(2, 3), "extra": vg.zeros(1), "more": vg.zeros(1)})
     assert isinstance(error.value, StateDictError)
     assert str(error.value) == ('load_state_dict: Error(s) in loading state_dict for Linear:\n\t'
-                                'Unexpected key(s) in state_dict: "extra", "more". \n\t'
-                                'Missing key(s) in state_dict: "bias". ')
+                                'Missing key(s) in state_dict: "bias". \n\t'
+                                'Unexpected key(s) in state_dict: "extra", "more". ')
     assert error.value.missing_keys == ["bias"] and error.value.unexpected_keys == ["extra", "more"]
     before = arr(layer.weight).copy()
     result = layer.load_state_dict({"weight": vg.zeros(2, 3), "extra": vg.zeros(1)}, strict=False)

@@ -73,10 +73,10 @@ _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_
 def _state_dict_message(module, missing, unexpected, errors):
     """PyTorch's report of a state dict that does not fit: one line per kind of mismatch."""
     lines = [f"load_state_dict: Error(s) in loading state_dict for {type(module).__name__}:"]
-    if unexpected:
-        lines.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
     if missing:
         lines.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
+    if unexpected:
+        lines.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
     lines.extend(f"{error}." for error in errors)
     return "\n\t".join(lines)
 _module_stack = []  # qualified names of the modules whose forward is running (for events)
