@@ -9,7 +9,7 @@ from .autograd.hooks import add_hook
 from .backends import backend_of
 from .backends.base import _by_array_type
 from .device import as_device, device
-from .errors import BackwardError, DeviceError, DTypeError, ShapeError, check_dim, format_shape
+from .errors import ArgumentTypeError, BackwardError, DeviceError, DTypeError, ShapeError, check_dim, format_shape
 
 _next_tensor_id = itertools.count(1)
 _dtype_of_native = {}  # a backend's dtype object -> its vizgrad dtype (``Tensor.dtype`` is read often)
@@ -135,7 +135,7 @@ class Tensor:
     @data.setter
     def data(self, value):
         if not isinstance(value, Tensor):
-            raise TypeError(f"Tensor.data must be set to a Tensor, not {type(value).__name__}")
+            raise ArgumentTypeError(f"Tensor.data must be set to a Tensor, not {type(value).__name__}")
         self._array = value._array
 
     @property
@@ -337,12 +337,12 @@ class Tensor:
 
     def __len__(self):
         if self.ndim == 0:
-            raise TypeError("len() of a 0-d tensor")
+            raise ArgumentTypeError("len() of a 0-d tensor")
         return self._array.shape[0]
 
     def __iter__(self):
         if self.ndim == 0:
-            raise TypeError("iteration over a 0-d tensor")
+            raise ArgumentTypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._array.shape[0]))
 
     def __bool__(self):
@@ -359,7 +359,7 @@ class Tensor:
 
     def __index__(self):
         if self._backend().is_floating(self._array) or self.numel() != 1:
-            raise TypeError("only integer tensors of a single element can be used as an index")
+            raise ArgumentTypeError("only integer tensors of a single element can be used as an index")
         return int(self.item())
 
     def __array__(self, dtype=None, copy=None):
@@ -393,7 +393,7 @@ class Tensor:
         return copied
 
     def __reduce__(self):
-        raise TypeError("Tensors are not pickled: use vizgrad.save(obj, path), which never runs code on load")
+        raise ArgumentTypeError("Tensors are not pickled: use vizgrad.save(obj, path), which never runs code on load")
 
 
 def _init(tensor, array, requires_grad, grad_fn, output_nr):

@@ -111,7 +111,7 @@ class View(Reshape):
         try:
             return ctx.xp.reshape(a, shape, copy=False)
         except AttributeError:      # array_api_strict's way of saying a copy would be needed
-            raise ValueError("a view would need a copy") from None
+            raise ValueError("a view would need a copy") from None   # backend seam: Op.apply rewords it
 
     @staticmethod
     def explain(name, a, shape):
