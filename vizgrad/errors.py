@@ -99,7 +99,7 @@ def as_int(op, name, value):
     try:
         return operator.index(value)
     except TypeError:
-        raise ArgumentTypeError(f"{op}: {name} must be an int, got {_describe(value)}") from None
+        raise ArgumentTypeError(f"{public_caller(op)}: {name} must be an int, got {_describe(value)}") from None
 
 
 def as_number(op, name, value):
@@ -120,7 +120,7 @@ def check_dim(op, dim, ndim, name="dim"):
         dim = as_int(op, name, dim)
     size = ndim if ndim > 0 else 1
     if not -size <= dim < size:
-        raise IndexingError(f"{op}: {name} {dim} is out of range for a tensor of {ndim} dimension"
+        raise IndexingError(f"{public_caller(op)}: {name} {dim} is out of range for a tensor of {ndim} dimension"
                             f"{'s' if ndim != 1 else ''} (expected to be in range of [{-size}, {size - 1}])")
     return dim % size
 

@@ -505,5 +505,5 @@ def _device_mismatch(op, args):
     for arg in args:
         if isinstance(arg, Tensor) and str(arg.device) not in devices:
             devices.append(str(arg.device))
-    return DeviceError(f"{op.__name__.lower()} got tensors on different devices: "
+    return DeviceError(f"{public_caller(op.__name__.lower())} got tensors on different devices: "
                        f"{' and '.join(devices)}. Move them to one device first, e.g. with .to('{devices[0]}').")
