@@ -113,6 +113,12 @@ def as_number(op, name, value):
     return float(value)
 
 
+def not_a_tensor(op, name, value):
+    """The error for ``value`` where a Tensor belongs (the caller raises it after its own
+    ``isinstance`` check, so the success path pays one check and no call)."""
+    return ArgumentTypeError(f"{public_caller(op)}: {name} must be a Tensor, got {_describe(value)}")
+
+
 def check_dim(op, dim, ndim, name="dim"):
     """``dim`` as a non-negative dim of a tensor with ``ndim`` dims (a 0-d tensor accepts
     0 and -1, as in PyTorch), or an :class:`IndexingError` naming the valid range."""

@@ -16,7 +16,8 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Op
-from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, IndexingError
+from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, IndexingError,
+                      not_a_tensor, as_int, as_number)
 from ..tensor import Tensor, _dim_index
 from . import reduce, shape
 from .conversion import to_dtype
@@ -56,7 +57,7 @@ def _stable_softplus(xp, a):
 
 def _check_floating(op, input):
     if not isinstance(input, Tensor):
-        raise ArgumentTypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+        raise not_a_tensor(op, "input", input)
     if not input.is_floating_point():
         raise DTypeError(f"{op}: expected a floating-point input, got {input.dtype.name}")
 
@@ -135,8 +136,12 @@ def linear(input, weight, bias=None):
         w, b = vizgrad.randn(4, 3), vizgrad.zeros(4)
         vizgrad.nn.functional.linear(x, w, b).shape    # (8, 4)
     """
-    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
-        raise ArgumentTypeError("linear: input and weight must be Tensors")
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("linear", "input", input)
+    if not isinstance(weight, Tensor):
+        raise not_a_tensor("linear", "weight", weight)
+    if bias is not None and not isinstance(bias, Tensor):
+        raise not_a_tensor("linear", "bias", bias)
     if weight.ndim != 2:
         raise ShapeError(f"linear: weight must be 2-D (out_features, in_features), got shape "
                          f"{format_shape(weight.shape)}")
@@ -175,6 +180,12 @@ def bilinear(input1, input2, weight, bias=None):
         w = vizgrad.randn(5, 3, 4)
         vizgrad.nn.functional.bilinear(vizgrad.randn(8, 3), vizgrad.randn(8, 4), w).shape  # (8, 5)
     """
+    if not isinstance(input1, Tensor):
+        raise not_a_tensor("bilinear", "input1", input1)
+    if not isinstance(input2, Tensor):
+        raise not_a_tensor("bilinear", "input2", input2)
+    if not isinstance(weight, Tensor):
+        raise not_a_tensor("bilinear", "weight", weight)
     if weight.ndim != 3 or input1.shape[-1:] != weight.shape[1:2] or input2.shape[-1:] != weight.shape[2:]:
         raise ShapeError(f"bilinear: inputs of shapes {format_shape(input1.shape)} and {format_shape(input2.shape)} "
                          f"do not fit weight of shape {format_shape(weight.shape)} (out, in1, in2)")
@@ -612,7 +623,7 @@ def dropout(input, p=0.5, training=True, inplace=False):
         F.dropout(vizgrad.ones(6), p=0.5)     # about half zeros, the rest 2.0
     """
     _check_floating("dropout", input)
-    if not 0.0 <= p <= 1.0:
+    if not 0.0 <= as_number("dropout", "p", p) <= 1.0:
         raise ArgumentError(f"dropout: dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
@@ -673,6 +684,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if not isinstance(input, Tensor) or input.is_floating_point() or input.dtype is dtypes.bool_:
         raise DTypeError("embedding: input must be a tensor of integer indices, got "
                          + (input.dtype.name if isinstance(input, Tensor) else type(input).__name__))
+    if not isinstance(weight, Tensor):
+        raise not_a_tensor("embedding", "weight", weight)
     if weight.ndim != 2:
         raise ShapeError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got shape "
                          f"{format_shape(weight.shape)}")
@@ -725,6 +738,9 @@ def one_hot(tensor, num_classes=-1):
     """
     if not isinstance(tensor, Tensor) or tensor.is_floating_point() or tensor.dtype is dtypes.bool_:
         raise DTypeError("one_hot is only applicable to index tensors (integer dtypes)")
+    num_classes = as_int("one_hot", "num_classes", num_classes)
+    if num_classes < -1:
+        raise ArgumentError(f"one_hot: num_classes must be -1 (inferred) or non-negative, got {num_classes}")
     low = reduce.amin(tensor).item() if tensor.numel() else 0
     high = reduce.amax(tensor).item() if tensor.numel() else -1
     if low < 0:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..autograd import function as _function
 from ..autograd.function import Op
-from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError
+from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, not_a_tensor, DeviceError
 from .registry import Sample, register
 from .samples import values
 
@@ -314,7 +314,7 @@ def check_positive(op, name, values_, allow_zero=False):
 def check_input(op, input, d, name="input"):
     """Whether ``input`` is unbatched ((C, *size)); raises unless it is (C, *size) or (N, C, *size)."""
     if not is_tensor(input):
-        raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got a {type(input).__name__}")
+        raise not_a_tensor(op, name, input)
     if input.ndim not in (d + 1, d + 2):
         raise ShapeError(f"{op}: expected a {d + 1}-D (unbatched) or {d + 2}-D (batched) {name}, "
                          f"got shape {format_shape(input.shape)}")
@@ -326,9 +326,14 @@ def check_input(op, input, d, name="input"):
 def _check_weight_and_bias(op, input, weight, bias, d, groups, transposed):
     """Types, dtypes and shapes of ``weight`` (O, C/groups, *kernel) or, transposed,
     (C, O/groups, *kernel), and of ``bias`` (O,), against the (batched) ``input``."""
+    if not is_tensor(weight):
+        raise not_a_tensor(op, "weight", weight)
     for name, value in (("weight", weight), ("bias", bias)):
         if value is not None and not is_tensor(value):
-            raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got a {type(value).__name__}")
+            raise not_a_tensor(op, name, value)
+        if value is not None and type(value._array) is not type(input._array):
+            raise DeviceError(f"{op}: input is on {input.device} but {name} is on {value.device}; move one "
+                              f"with .to('{input.device}')")
         if value is not None and value._array.dtype != input._array.dtype:
             raise DTypeError(f"{op}: input is {input.dtype.name} but {name} is {value.dtype.name}; "
                              "convert one with .to()")

@@ -23,7 +23,8 @@ import numpy as np
 from ..autograd.function import Op
 from ..backends import backend_of
 from ..backends.base import is_array
-from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, IndexingError
+from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, IndexingError,
+                      not_a_tensor, as_number, DeviceError)
 from ..tensor import Tensor, _dim_index
 from .registry import Sample, register
 from .samples import non_contiguous, values
@@ -62,12 +63,16 @@ def _saved_key(ctx, count=0):
     return saved[:count], _Key(next(arrays) if entry is _SAVED else entry for entry in ctx.key)
 
 
-def _as_index_array(input, index, op, allow_bool=False):
+def _as_index_array(input, index, op, allow_bool=False, same_device=False):
     """``index`` (a Tensor, a backend array, a NumPy array or nested lists) as an array of
-    ``input``'s backend, checked to hold integers (or bools, for masks)."""
+    ``input``'s backend, checked to hold integers (or bools, for masks). With ``same_device``
+    an index Tensor on another device is an error, as in PyTorch's gather and scatter."""
     backend = input._backend()
     array = index._array if isinstance(index, Tensor) else index
     if type(array) is not backend.array_type:
+        if same_device and isinstance(index, Tensor):
+            raise DeviceError(f"{op}: index is on {index.device} but input is on {input.device}; move one "
+                              f"with .to('{input.device}')")
         device_index = backend.device_index(input._array)
         try:
             array = backend.asarray(backend_of(array).to_numpy(array), None, device_index)
@@ -340,6 +345,8 @@ def getitem(input, key):
         x = vizgrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
         x[[0, 0, 2]].sum().backward()     # x.grad == [2., 0., 1.]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("getitem", "input", input)
     key, _ = _normalize_key(input, key, "getitem")
     out = GetItem.apply(input, key=key)
     if key[-1] is Ellipsis:  # basic, so a view: in-place changes to it show in input, and bump its version
@@ -387,6 +394,8 @@ def put_add(input, key, values):
 
         vizgrad.put_add(vizgrad.zeros(3), [0, 0], vizgrad.tensor([1.0, 2.0]))   # [3., 0., 0.]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("put_add", "input", input)
     key, shape = _normalize_key(input, key, "put_add")
     if shape is not None:
         _check_values(values, shape, "put_add")
@@ -447,6 +456,8 @@ def index_put(input, key, values, accumulate=False):
         x = vizgrad.zeros(3)
         x[1] = 5.0                        # index_put(x, 1, 5.0): [0., 5., 0.]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("index_put", "input", input)
     if accumulate:
         return put_add(input, key, values)
     key, shape = _normalize_key(input, key, "index_put")
@@ -534,9 +545,13 @@ def gather(input, dim, index):
         x = vizgrad.tensor([[1.0, 2.0], [3.0, 4.0]])
         vizgrad.gather(x, 1, vizgrad.tensor([[0, 0], [1, 0]]))    # [[1., 1.], [4., 3.]]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("gather", "input", input)
+    if not isinstance(index, Tensor):
+        raise not_a_tensor("gather", "index", index)
     _needs_dims("gather", input)
     dim = _dim("gather", input, dim)
-    index = _as_index_array(input, index, "gather")
+    index = _as_index_array(input, index, "gather", same_device=True)
     index = _check_along("gather", input, dim, index)
     return Gather.apply(input, index, dim=dim)
 
@@ -592,7 +607,7 @@ def _scatter_add_samples(rng):
 def _check_scatter(op, input, dim, index, src):
     _needs_dims(op, input)
     dim = _dim(op, input, dim)
-    index = _as_index_array(input, index, op)
+    index = _as_index_array(input, index, op, same_device=True)
     others = ()
     if isinstance(src, Tensor):
         if src.dtype is not input.dtype:
@@ -614,6 +629,12 @@ def scatter_add(input, dim, index, src):
 
         vizgrad.scatter_add(vizgrad.zeros(3), 0, vizgrad.tensor([0, 0, 2]), vizgrad.ones(3))   # [2., 0., 1.]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("scatter_add", "input", input)
+    if not isinstance(index, Tensor):
+        raise not_a_tensor("scatter_add", "index", index)
+    if not isinstance(src, Tensor):
+        raise not_a_tensor("scatter_add", "src", src)
     dim, index = _check_scatter("scatter_add", input, dim, index, src)
     return ScatterAdd.apply(input, index, src, dim=dim)
 
@@ -671,13 +692,17 @@ def scatter(input, dim, index, src):
     gathered at index. Where an index repeats, PyTorch leaves the winner undefined;
     vizgrad writes the mean of the values sent there.
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("scatter", "input", input)
+    if not isinstance(index, Tensor):
+        raise not_a_tensor("scatter", "index", index)
     dim, index = _check_scatter("scatter", input, dim, index, src)
     return Scatter.apply(input, index, src, dim=dim)
 
 
 # --- whole slices along one dim ----------------------------------------------
 def _vector_index(op, input, dim, index):
-    index = _as_index_array(input, index, op)
+    index = _as_index_array(input, index, op, same_device=True)
     if index.ndim > 1:
         raise ShapeError(f"{op}: index must be 1-D, got shape {format_shape(tuple(index.shape))}")
     xp = input._backend().xp
@@ -720,6 +745,10 @@ def index_select(input, dim, index):
         x = vizgrad.tensor([[1.0, 2.0], [3.0, 4.0]])
         vizgrad.index_select(x, 0, vizgrad.tensor([1, 1]))     # [[3., 4.], [3., 4.]]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("index_select", "input", input)
+    if not isinstance(index, Tensor):
+        raise not_a_tensor("index_select", "index", index)
     _needs_dims("index_select", input)
     dim = _dim("index_select", input, dim)
     return IndexSelect.apply(input, _vector_index("index_select", input, dim, index), dim=dim)
@@ -772,6 +801,12 @@ def index_add(input, dim, index, source, *, alpha=1):
         vizgrad.index_add(vizgrad.zeros(3, 2), 0, vizgrad.tensor([0, 0]), vizgrad.ones(2, 2))
         # [[2., 2.], [0., 0.], [0., 0.]]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("index_add", "input", input)
+    if not isinstance(index, Tensor):
+        raise not_a_tensor("index_add", "index", index)
+    if not isinstance(source, Tensor):
+        raise not_a_tensor("index_add", "source", source)
     _needs_dims("index_add", input)
     dim = _dim("index_add", input, dim)
     index = _vector_index("index_add", input, dim, index)
@@ -809,6 +844,11 @@ def _masked_fill_samples(rng):
     yield Sample((non_contiguous(values(rng, (3, 4))), rng.uniform(size=(3, 1)) > 0.5, -1.0), name="non-contiguous")
 
 
+def _largest(dtype):
+    """The largest finite value of ``dtype``."""
+    return float(np.finfo(dtype.numpy).max) if dtype.is_floating_point else int(np.iinfo(dtype.numpy).max)
+
+
 @register(lambda a, mask, value: np.where(mask, value, a).astype(a.dtype), _masked_fill_samples)
 def masked_fill(input, mask, value):
     """``input`` with ``value`` (a number or a 0-d tensor) where the bool ``mask`` (broadcast
@@ -822,6 +862,10 @@ def masked_fill(input, mask, value):
         x = vizgrad.tensor([1.0, -2.0, 3.0])
         x.masked_fill(x < 0, 0.0)      # [1., 0., 3.]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("masked_fill", "input", input)
+    if not isinstance(mask, Tensor):
+        raise not_a_tensor("masked_fill", "mask", mask)
     if not isinstance(mask, Tensor) or mask.dtype.name != "bool":
         got = f"dtype {mask.dtype.name}" if isinstance(mask, Tensor) else f"a {type(mask).__name__}"
         raise DTypeError(f"masked_fill: mask must be a bool tensor, got {got}")
@@ -829,7 +873,14 @@ def masked_fill(input, mask, value):
     if mask.ndim > len(shape) or any(n not in (1, m) for n, m in zip(mask.shape, shape[len(shape) - mask.ndim:])):
         raise ShapeError(f"masked_fill: mask of shape {format_shape(mask.shape)} cannot be broadcast to input "
                          f"of shape {format_shape(shape)}")
-    if isinstance(value, Tensor) and value.ndim != 0:
-        raise ShapeError(f"masked_fill: value must be a number or a 0-d tensor, got shape "
-                         f"{format_shape(value.shape)}")
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise ShapeError(f"masked_fill: value must be a number or a 0-d tensor, got shape "
+                             f"{format_shape(value.shape)}")
+    elif not isinstance(value, bool):
+        number = as_number("masked_fill", "value", value)
+        too_long = isinstance(number, int) and not -2 ** 63 <= number < 2 ** 63   # PyTorch's Scalar is int64
+        if too_long or (input.dtype.name != "bool" and math.isfinite(number) and abs(number) > _largest(input.dtype)):
+            raise ArgumentError(f"masked_fill: value {value!r} cannot be converted to {input.dtype.name} "
+                                "without overflow")
     return MaskedFill.apply(input, mask, value)

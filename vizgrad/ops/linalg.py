@@ -12,7 +12,7 @@ import string
 import numpy as np
 
 from ..autograd.function import Op
-from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError
+from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, not_a_tensor
 from ..tensor import Tensor, _dim_index
 from .registry import Sample, register
 from .samples import non_contiguous, values
@@ -21,7 +21,7 @@ from .samples import non_contiguous, values
 def _tensors(op, *operands):
     for operand in operands:
         if not isinstance(operand, Tensor):
-            raise ArgumentTypeError(f"{op}: expected Tensors, got a {type(operand).__name__}")
+            raise not_a_tensor(op, "each operand", operand)
     first = operands[0]
     for operand in operands[1:]:   # (the backend's dtypes compared first: Tensor.dtype is a lookup)
         if operand._array.dtype is not first._array.dtype and operand.dtype is not first.dtype:

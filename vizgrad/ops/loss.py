@@ -273,7 +273,7 @@ def _check_targets(op, input, target, ignore_index):
         raise DTypeError(f"{op}: target must hold class indices (an integer tensor), got {target.dtype.name}")
     expected = (input.shape[0],) + tuple(input.shape[2:])
     if tuple(target.shape) != expected:
-        raise ShapeError(f"{op}: input of shape {format_shape(input.shape)} needs a target of shape "
+        raise ShapeError(f"{public_caller(op)}: input of shape {format_shape(input.shape)} needs a target of shape "
                          f"{format_shape(expected)}, got {format_shape(target.shape)}")
     classes = input.shape[1]
     if target.numel():

@@ -19,7 +19,8 @@ import numpy as np
 
 from ..autograd.function import Op
 from ..autograd.grad_mode import no_grad
-from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError
+from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, not_a_tensor,
+                      public_caller)
 from . import reduce, shape
 from .registry import Sample, register
 from .samples import values
@@ -111,7 +112,7 @@ def _check_parameter(op, name, tensor, expected):
 
 def _check_input(op, input):
     if not isinstance(input, _tensor_type()):
-        raise ArgumentTypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+        raise not_a_tensor(op, "input", input)
     if not input.is_floating_point():
         raise DTypeError(f"{op}: expected a floating-point input, got {input.dtype.name}")
 
@@ -219,8 +220,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         return input * shape.reshape(scale, view) + shape.reshape(shift, view)
     count = input.numel() // channels if channels else 0
     if count <= 1:
-        raise ArgumentError(f"Expected more than 1 value per channel when training, got input size "
-                         f"{format_shape(input.shape)}")
+        raise ArgumentError(f"{public_caller('batch_norm')}: expected more than 1 value per channel when "
+                            f"training, got input size {format_shape(input.shape)}")
     if running_mean is not None or running_var is not None:
         with no_grad():
             batch = input.detach()

@@ -408,7 +408,7 @@ def _adaptive_avg_pool(op, d, input, output_size):
     size = tuple(input.shape[-d:])
     if output_size is None or isinstance(output_size, int):
         output_size = (output_size,) * d
-    elif len(output_size) != d:
+    elif not isinstance(output_size, (tuple, list)) or len(output_size) != d:
         raise ArgumentError(f"{op}: output_size must be an int or a tuple of {d} ints (or None), got {output_size!r}")
     output_size = tuple(n if o is None else spatial_tuple(op, "output_size", o, 1)[0]
                         for n, o in zip(size, output_size))

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Op
-from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError
+from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, not_a_tensor
 from ..tensor import Tensor, _dim_index
 from . import binary
 from .conversion import to_dtype
@@ -39,7 +39,7 @@ def _axes(op, input, dim):
     dim 0 and -1 and has no axis to reduce, so it gives ``()``.
     """
     if not isinstance(input, Tensor):
-        raise ArgumentTypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+        raise not_a_tensor(op, "input", input)
     ndim = input.ndim
     if dim is None:
         return tuple(range(ndim))
@@ -604,6 +604,8 @@ def argmax(input, dim=None, keepdim=False):
         vizgrad.tensor([[1.0, 5.0], [7.0, 2.0]]).argmax()        # tensor(2)
         vizgrad.tensor([[1.0, 5.0], [7.0, 2.0]]).argmax(dim=1)   # tensor([1, 0])
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("argmax", "input", input)
     return Argmax.apply(input, axis=_arg_axis("argmax", input, dim), keepdim=keepdim)
 
 
@@ -617,6 +619,8 @@ def argmin(input, dim=None, keepdim=False):
 
         vizgrad.tensor([3.0, -1.0, 2.0]).argmin()   # tensor(1)
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("argmin", "input", input)
     return Argmin.apply(input, axis=_arg_axis("argmin", input, dim), keepdim=keepdim)
 
 
@@ -819,6 +823,8 @@ def cumsum(input, dim, *, dtype=None):
 
         vizgrad.tensor([1.0, 2.0, 3.0]).cumsum(dim=0)   # tensor([1., 3., 6.])
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("cumsum", "input", input)
     if not _is_int(dim):
         raise ArgumentTypeError(f"cumsum: dim must be an int, got {dim!r}")
     axis = _dim_index(int(dim), input.ndim, "cumsum")
