@@ -161,7 +161,13 @@ CONSTRUCTORS = {
     "Adam": (lambda **kw: optim.Adam([vg.ones(2, requires_grad=True)], **kw), (), ["lr", "eps", "weight_decay",
                                                                                     "betas"]),
     "RMSprop": (lambda **kw: optim.RMSprop([vg.ones(2, requires_grad=True)], **kw), (), ["lr", "alpha", "eps"]),
+    "AdamW": (lambda **kw: optim.AdamW([vg.ones(2, requires_grad=True)], **kw), (), ["lr", "betas", "eps"]),
+    "Adagrad": (lambda **kw: optim.Adagrad([vg.ones(2, requires_grad=True)], **kw), (), ["lr", "lr_decay"]),
+    "Adadelta": (lambda **kw: optim.Adadelta([vg.ones(2, requires_grad=True)], **kw), (), ["lr", "rho"]),
     "DataLoader": (lambda **kw: DataLoader(TensorDataset(vg.ones(4, 2)), **kw), (), ["batch_size"]),
+    "LayerNorm": (nn.LayerNorm, (4,), ["normalized_shape"]),
+    "ConvTranspose2d": (nn.ConvTranspose2d, (1, 2, 3), ["in_channels", "out_channels", "kernel_size", "stride",
+                                                       "padding", "output_padding"]),
 }
 TORCH_CONSTRUCTORS = {
     "Linear": lambda **kw: torch.nn.Linear(3, 4, **kw), "Conv2d": lambda **kw: torch.nn.Conv2d(1, 2, 3, **kw),
@@ -195,3 +201,55 @@ def test_constructors_refuse_bad_arguments_in_their_own_words(name, data):
             TORCH_CONSTRUCTORS[name](**{argument: value})
         except (RuntimeError, ValueError, TypeError, IndexError) as error:
             pytest.fail(f"{name}({argument}={value!r}) returned in vizgrad but torch raises: {str(error)[:200]}")
+
+
+# --- layers called on inputs of the wrong shape or dtype ------------------------------------------
+# (layer, the names its errors may use: its class or the functional it calls, the torch twin)
+LAYERS = {
+    "Linear": (lambda: nn.Linear(3, 4), ("Linear", "linear"), lambda: torch.nn.Linear(3, 4)),
+    "Conv2d": (lambda: nn.Conv2d(2, 3, 3), ("Conv2d", "conv2d"), lambda: torch.nn.Conv2d(2, 3, 3)),
+    "BatchNorm2d": (lambda: nn.BatchNorm2d(2), ("BatchNorm2d", "batch_norm"), lambda: torch.nn.BatchNorm2d(2)),
+    "BatchNorm1d": (lambda: nn.BatchNorm1d(2), ("BatchNorm1d", "batch_norm"), lambda: torch.nn.BatchNorm1d(2)),
+    "LayerNorm": (lambda: nn.LayerNorm(3), ("LayerNorm", "layer_norm"), lambda: torch.nn.LayerNorm(3)),
+    "GroupNorm": (lambda: nn.GroupNorm(2, 4), ("GroupNorm", "group_norm"), lambda: torch.nn.GroupNorm(2, 4)),
+    "MaxPool2d": (lambda: nn.MaxPool2d(2), ("MaxPool2d", "max_pool2d"), lambda: torch.nn.MaxPool2d(2)),
+    "AvgPool2d": (lambda: nn.AvgPool2d(2), ("AvgPool2d", "avg_pool2d"), lambda: torch.nn.AvgPool2d(2)),
+    "Embedding": (lambda: nn.Embedding(5, 2), ("Embedding", "embedding"), lambda: torch.nn.Embedding(5, 2)),
+    "Softmax": (lambda: nn.Softmax(dim=1), ("Softmax", "softmax"), lambda: torch.nn.Softmax(dim=1)),
+    "CrossEntropyLoss": (lambda: nn.CrossEntropyLoss(), ("CrossEntropyLoss", "cross_entropy"),
+                         lambda: torch.nn.CrossEntropyLoss()),
+    "MSELoss": (lambda: nn.MSELoss(), ("MSELoss", "mse_loss"), lambda: torch.nn.MSELoss()),
+}
+SHAPES = st.lists(st.integers(1, 4), min_size=0, max_size=5).map(tuple)
+DTYPES = st.sampled_from(["float32", "float64", "int64", "bool"])
+
+
+def _layer_input(shape, dtype):
+    values = np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape) % 3
+    return values.astype(dtype)
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+@FUZZ
+@given(shapes=st.lists(SHAPES, min_size=1, max_size=1), dtype=DTYPES, target_shape=SHAPES)
+def test_layers_on_wrong_inputs(name, shapes, dtype, target_shape):
+    make, names, twin = LAYERS[name]
+    loss = name.endswith("Loss")
+    inputs = [_layer_input(shapes[0], dtype)]
+    if loss:
+        inputs.append(_layer_input(target_shape, "int64" if name == "CrossEntropyLoss" else dtype))
+    try:
+        make()(*[vg.tensor(a) for a in inputs])
+        raised = False
+    except Exception as error:    # noqa: BLE001 - the point is to see what escapes
+        assert isinstance(error, VizgradError), f"{name} raised a bare {type(error).__name__}: {error}"
+        assert any(called in str(error) for called in names), f"{name}'s error names neither of {names}: {error}"
+        assert not any(leak in str(error).lower() for leak in LEAKS), f"{name} leaks backend text: {error}"
+        raised = True
+    if torch is not None and not raised:
+        try:
+            with torch.no_grad():
+                twin()(*[torch.tensor(a) for a in inputs])
+        except (RuntimeError, ValueError, TypeError, IndexError) as error:
+            pytest.fail(f"{name} on {[a.shape for a in inputs]} {dtype} returned in vizgrad but torch raises: "
+                        f"{str(error)[:200]}")

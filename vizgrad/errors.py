@@ -27,7 +27,21 @@ import sys
 
 
 class VizgradError(Exception):
-    """Base class of every error vizgrad raises on purpose."""
+    """Base class of every error vizgrad raises on purpose.
+
+    A message starts with the public function it is about (``"softmax: dim 2 is out of
+    range ..."``). When that function ran beneath another public function the user called
+    (``log_softmax`` inside ``cross_entropy``), the message is attributed to the outer one:
+    the user reads the name they wrote. This happens here, once, when the error is made."""
+
+    def __init__(self, *args):
+        if args and isinstance(args[0], str):
+            head, separator, rest = args[0].partition(": ")
+            if separator and head in PUBLIC_NAMES:
+                caller = public_caller(head)
+                if caller != head:
+                    args = (f"{caller}: {rest}",) + args[1:]
+        super().__init__(*args)
 
 
 class ShapeError(VizgradError, ValueError):
@@ -99,7 +113,7 @@ def as_int(op, name, value):
     try:
         return operator.index(value)
     except TypeError:
-        raise ArgumentTypeError(f"{public_caller(op)}: {name} must be an int, got {_describe(value)}") from None
+        raise ArgumentTypeError(f"{op}: {name} must be an int, got {_describe(value)}") from None
 
 
 def as_number(op, name, value):
@@ -116,7 +130,7 @@ def as_number(op, name, value):
 def not_a_tensor(op, name, value):
     """The error for ``value`` where a Tensor belongs (the caller raises it after its own
     ``isinstance`` check, so the success path pays one check and no call)."""
-    return ArgumentTypeError(f"{public_caller(op)}: {name} must be a Tensor, got {_describe(value)}")
+    return ArgumentTypeError(f"{op}: {name} must be a Tensor, got {_describe(value)}")
 
 
 def check_dim(op, dim, ndim, name="dim"):
@@ -126,7 +140,7 @@ def check_dim(op, dim, ndim, name="dim"):
         dim = as_int(op, name, dim)
     size = ndim if ndim > 0 else 1
     if not -size <= dim < size:
-        raise IndexingError(f"{public_caller(op)}: {name} {dim} is out of range for a tensor of {ndim} dimension"
+        raise IndexingError(f"{op}: {name} {dim} is out of range for a tensor of {ndim} dimension"
                             f"{'s' if ndim != 1 else ''} (expected to be in range of [{-size}, {size - 1}])")
     return dim % size
 
@@ -212,6 +226,7 @@ def _describe(value):
 
 # --- the public name on the failure path ---------------------------------------------------
 PUBLIC_CODE = {}   # code object of a public function -> its public name (filled by registration)
+PUBLIC_NAMES = set()   # the names in PUBLIC_CODE
 NAMING_CODE = {}   # code object of a dispatcher -> the parameter that holds the public name
 
 
@@ -221,6 +236,7 @@ def public(name=None):
     for every registered op; composite functions (losses, layers) use it directly."""
     def mark(function):
         PUBLIC_CODE[function.__code__] = name or function.__name__
+        PUBLIC_NAMES.add(name or function.__name__)
         return function
     return mark
 

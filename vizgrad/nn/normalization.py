@@ -2,7 +2,7 @@
 
 from .. import creation, dtypes
 from ..autograd.grad_mode import no_grad
-from ..errors import ShapeError, format_shape, ArgumentError, check_size
+from ..errors import ShapeError, format_shape, ArgumentError, check_size, check_sizes
 from . import functional as F
 from . import init
 from .module import Module, Parameter
@@ -123,9 +123,9 @@ class LayerNorm(Module):
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
         super().__init__()
-        if isinstance(normalized_shape, int):
+        if isinstance(normalized_shape, int) or not hasattr(normalized_shape, "__iter__"):
             normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
+        self.normalized_shape = check_sizes("LayerNorm", tuple(normalized_shape), "normalized_shape")
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         _affine_parameters(self, elementwise_affine, bias, self.normalized_shape, device, dtype)

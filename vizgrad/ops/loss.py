@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Op
-from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, IndexingError, public_caller
+from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, IndexingError
 from ..tensor import Tensor
 from . import binary, shape, unary
 from . import reduce as reductions  # `reduce` is also PyTorch's legacy argument name
@@ -273,7 +273,7 @@ def _check_targets(op, input, target, ignore_index):
         raise DTypeError(f"{op}: target must hold class indices (an integer tensor), got {target.dtype.name}")
     expected = (input.shape[0],) + tuple(input.shape[2:])
     if tuple(target.shape) != expected:
-        raise ShapeError(f"{public_caller(op)}: input of shape {format_shape(input.shape)} needs a target of shape "
+        raise ShapeError(f"{op}: input of shape {format_shape(input.shape)} needs a target of shape "
                          f"{format_shape(expected)}, got {format_shape(target.shape)}")
     classes = input.shape[1]
     if target.numel():
@@ -283,7 +283,7 @@ def _check_targets(op, input, target, ignore_index):
         if bool(xp.any(bad)):
             bad = Tensor._make(xp.reshape(bad, (-1,)))
             value = shape.reshape(target, (-1,))[reductions.argmax(bad.to(dtypes.int64))].item()
-            raise IndexingError(f"{public_caller(op)}: target {value} is out of bounds: class indices must be in [0, {classes}) "
+            raise IndexingError(f"{op}: target {value} is out of bounds: class indices must be in [0, {classes}) "
                              f"(or equal ignore_index={ignore_index})")
 
 

@@ -19,8 +19,7 @@ import numpy as np
 
 from ..autograd.function import Op
 from ..autograd.grad_mode import no_grad
-from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, not_a_tensor,
-                      public_caller)
+from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, not_a_tensor
 from . import reduce, shape
 from .registry import Sample, register
 from .samples import values
@@ -220,7 +219,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         return input * shape.reshape(scale, view) + shape.reshape(shift, view)
     count = input.numel() // channels if channels else 0
     if count <= 1:
-        raise ArgumentError(f"{public_caller('batch_norm')}: expected more than 1 value per channel when "
+        raise ArgumentError(f"batch_norm: expected more than 1 value per channel when "
                             f"training, got input size {format_shape(input.shape)}")
     if running_mean is not None or running_var is not None:
         with no_grad():
