@@ -11,7 +11,7 @@ from collections import OrderedDict, namedtuple
 from ..autograd import observers
 from ..autograd.hooks import add_hook
 from ..device import as_device
-from ..errors import DTypeError, ShapeError, VizgradError, format_shape, ArgumentError, ArgumentTypeError, StateDictError
+from ..errors import DTypeError, VizgradError, format_shape, ArgumentError, ArgumentTypeError, StateDictError
 from ..tensor import Tensor
 
 

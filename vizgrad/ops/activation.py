@@ -17,8 +17,8 @@ import numpy as np
 from .. import dtypes
 from ..autograd.function import Op
 from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, IndexingError,
-                      not_a_tensor, as_int, as_number)
-from ..tensor import Tensor, _dim_index
+                      not_a_tensor, as_int, as_number, check_dim)
+from ..tensor import Tensor
 from . import reduce, shape
 from .conversion import to_dtype
 from .linalg import einsum
@@ -522,7 +522,7 @@ def _softmax(op, cls, input, dim, dtype):
     if dtype is not None and isinstance(input, Tensor):
         input = to_dtype(input, dtype)
     _check_floating(op, input)
-    axis = _dim_index(_softmax_dim(op, input.ndim, dim, 5), max(input.ndim, 1), op)
+    axis = check_dim(op, _softmax_dim(op, input.ndim, dim, 5), max(input.ndim, 1))
     if input.ndim == 0:                               # one element: softmax 1, log_softmax 0
         return shape.reshape(cls.apply(shape.reshape(input, (1,)), axis=0), ())
     return cls.apply(input, axis=axis)
@@ -579,7 +579,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
         F.softmin(vizgrad.tensor([1.0, 2.0]), dim=0)   # tensor([0.7311, 0.2689])
     """
     if not isinstance(input, Tensor):
-        raise ArgumentTypeError(f"softmin: input must be a Tensor, got {type(input).__name__}")
+        raise not_a_tensor("softmin", "input", input)
     return _softmax("softmin", Softmax, -input, dim, dtype)
 
 

@@ -24,8 +24,8 @@ from ..autograd.function import Op
 from ..backends import backend_of
 from ..backends.base import is_array
 from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, IndexingError,
-                      not_a_tensor, as_number, DeviceError)
-from ..tensor import Tensor, _dim_index
+                      not_a_tensor, as_number, DeviceError, check_dim)
+from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import non_contiguous, values
 
@@ -468,7 +468,7 @@ def index_put(input, key, values, accumulate=False):
 
 # --- gather / scatter along one dim -------------------------------------------
 def _dim(op, input, dim):
-    return _dim_index(dim, input.ndim, op)
+    return check_dim(op, dim, input.ndim)
 
 
 def _needs_dims(op, input, name="input"):

@@ -12,8 +12,8 @@ import string
 import numpy as np
 
 from ..autograd.function import Op
-from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, not_a_tensor
-from ..tensor import Tensor, _dim_index
+from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, not_a_tensor, check_dim
+from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import non_contiguous, values
 
@@ -340,8 +340,8 @@ def tensordot(a, b, dims=2):
         dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
         if len(dims_a) != len(dims_b):
             raise ArgumentError(f"tensordot: dims pairs {dims_a} of a with {dims_b} of b: give as many of each")
-    dims_a = [_dim_index(d, a.ndim, "tensordot") for d in dims_a]
-    dims_b = [_dim_index(d, b.ndim, "tensordot") for d in dims_b]
+    dims_a = [check_dim("tensordot", d, a.ndim) for d in dims_a]
+    dims_b = [check_dim("tensordot", d, b.ndim) for d in dims_b]
     letters = iter(string.ascii_letters)
     left = [next(letters) for _ in range(a.ndim)]
     right = [next(letters) for _ in range(b.ndim)]

@@ -18,8 +18,8 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Op
-from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, not_a_tensor
-from ..tensor import Tensor, _dim_index
+from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, not_a_tensor, check_dim
+from ..tensor import Tensor
 from . import binary
 from .conversion import to_dtype
 from .registry import Sample, register
@@ -44,7 +44,7 @@ def _axes(op, input, dim):
     if dim is None:
         return tuple(range(ndim))
     if type(dim) is int:  # the common case, one dim: no duplicates to look for, nothing to sort
-        axis = _dim_index(dim, ndim, op)
+        axis = check_dim(op, dim, ndim)
         return (axis,) if ndim else ()
     dims = (dim,) if _is_int(dim) else dim
     if not isinstance(dims, (tuple, list)) or not builtins.all(_is_int(d) for d in dims):
@@ -53,7 +53,7 @@ def _axes(op, input, dim):
         return tuple(range(ndim))
     axes = []
     for d in dims:
-        axis = _dim_index(int(d), ndim, op)
+        axis = check_dim(op, int(d), ndim)
         if axis in axes:
             raise ShapeError(f"{op}: dim {d} appears more than once in dim={tuple(dims)!r}")
         axes.append(axis)
@@ -498,7 +498,7 @@ def _extremum(op, input, dim, keepdim, full, along, binary_op, result):
     if not _is_int(dim):
         raise ArgumentTypeError(f"{op}: dim must be an int (or other a Tensor), got {dim!r}; "
                         f"for several dims use a{op}(input, dim=(...))")
-    axis = _dim_index(int(dim), input.ndim, op)
+    axis = check_dim(op, int(dim), input.ndim)
     if input.ndim:
         _nonempty(op, input, (axis,))
     return result(*along.apply(input, axis=axis, keepdim=keepdim))
@@ -586,7 +586,7 @@ def _arg_axis(op, input, dim):
         return None
     if not _is_int(dim):
         raise ArgumentTypeError(f"{op}: dim must be an int or None, got {dim!r}")
-    axis = _dim_index(int(dim), input.ndim, op)
+    axis = check_dim(op, int(dim), input.ndim)
     if input.ndim == 0:
         return None
     _nonempty(op, input, (axis,))
@@ -827,7 +827,7 @@ def cumsum(input, dim, *, dtype=None):
         raise not_a_tensor("cumsum", "input", input)
     if not _is_int(dim):
         raise ArgumentTypeError(f"cumsum: dim must be an int, got {dim!r}")
-    axis = _dim_index(int(dim), input.ndim, "cumsum")
+    axis = check_dim("cumsum", int(dim), input.ndim)
     return Cumsum.apply(_cast(input, dtype), axis=axis if input.ndim else None)
 
 

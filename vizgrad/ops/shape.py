@@ -25,7 +25,7 @@ import numpy as np
 from ..autograd.engine import sum_to_shape
 from ..autograd.function import Op
 from ..errors import ShapeError, format_shape, ArgumentTypeError, IndexingError, not_a_tensor, as_int, check_dim
-from ..tensor import Tensor, _dim_index
+from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import non_contiguous, values
 
