@@ -14,9 +14,10 @@ import vizgrad as vg
 import vizgrad.nn.functional as F
 from vizgrad import nn, optim
 from vizgrad.data import DataLoader, TensorDataset
-from vizgrad.errors import (ArgumentError, ArgumentTypeError, DTypeError, IndexingError, ShapeError,
+from vizgrad.backends import base
+from vizgrad.errors import (ArgumentError, ArgumentTypeError, DeviceError, DTypeError, IndexingError, ShapeError,
                             StateDictError, VizgradError)
-from vizgrad.serialization import CheckpointError, SaveError
+from vizgrad.serialization import CheckpointError, CheckpointNotFoundError, CheckpointPathError
 
 
 def _linear_params():
@@ -108,8 +109,8 @@ EXAMPLES = {
                      lambda: vg.ones(2, 3).copy_(vg.ones(4, 3))),
     "Linear(-1, 3)": (ArgumentError, ValueError, "Linear: in_features must be non-negative, got -1",
                       lambda: nn.Linear(-1, 3)),
-    "BatchNorm1d channels": (ShapeError, ValueError, "BatchNorm1d: expected 4 channels (dim 1), got 5 (input of "
-                             "shape (3, 5))", lambda: nn.BatchNorm1d(4)(vg.ones(3, 5))),
+    "BatchNorm1d channels": (ShapeError, ValueError, "BatchNorm1d: expected 4 channels, got 5 (dim 1 of the input "
+                             "of shape (3, 5))", lambda: nn.BatchNorm1d(4)(vg.ones(3, 5))),
     "tensor overflow": (ArgumentError, ValueError, "tensor: overflow: the integer 1180591620717411303424 does not "
                         "fit in int64", lambda: vg.tensor([2 ** 70])),
     "GroupNorm(3, 4)": (ArgumentError, ValueError, "GroupNorm: num_channels (4) must be divisible by num_groups (3)",
@@ -124,6 +125,22 @@ EXAMPLES = {
                       lambda: vg.zeros(-1)),
     "view of a transpose": (ShapeError, ValueError, "view: view size is not compatible with input tensor's size "
                             "and stride", lambda: vg.ones(2, 3).transpose(0, 1).view(6)),
+    # found by the fuzz suite and the probes around it
+    "inner op's dtype error": (DTypeError, TypeError, "cross_entropy: expected a floating-point input, got int64",
+                               lambda: F.cross_entropy(vg.tensor([[1, 2]]), vg.tensor([0]))),
+    "inner op's dim error": (IndexingError, IndexError, "normalize: dim 4 is out of range",
+                             lambda: F.normalize(vg.ones(2, 3), dim=4)),
+    "dtype helper's error": (DTypeError, TypeError, "zeros: unsupported dtype 'foo'",
+                             lambda: vg.zeros(2, dtype="foo")),
+    "a non-Tensor input": (ArgumentTypeError, TypeError, "reshape: input must be a Tensor, got a str ('abc')",
+                           lambda: vg.reshape("abc", (3,))),
+    "masked_fill overflow": (ArgumentError, ValueError, "masked_fill: value 1e+300 cannot be converted to float32 "
+                             "without overflow", lambda: vg.ones(2).masked_fill(vg.ones(2) > 0, 1e300)),
+    "StepLR step_size": (ArgumentTypeError, TypeError, "StepLR: step_size must be an int, got a str ('a')",
+                         lambda: optim.lr_scheduler.StepLR(optim.SGD(_linear_params(), lr=0.1), step_size="a")),
+    "manual_seed": (ArgumentTypeError, TypeError, "manual_seed: seed must be an int", lambda: vg.manual_seed("a")),
+    "LayerNorm shape": (ArgumentError, ValueError, "LayerNorm: normalized_shape must be non-negative, got (-1,)",
+                        lambda: nn.LayerNorm(-1)),
 }
 
 
@@ -226,12 +243,31 @@ def test_saving_into_a_missing_folder_names_the_target(tmp_path):
     target = tmp_path / "nowhere" / "ckpt.vzg"
     with pytest.raises(OSError) as info:
         vg.save({"a": 1}, target)
-    assert isinstance(info.value, SaveError) and str(target) in str(info.value)
+    assert isinstance(info.value, CheckpointPathError) and str(target) in str(info.value)
     assert ".vizgrad-save" not in str(info.value)
 
 
+def test_loading_a_missing_file_or_a_directory_names_the_path(tmp_path):
+    missing = tmp_path / "nothing.vzg"
+    with pytest.raises(FileNotFoundError, match=re.escape(f"load: {str(missing)!r} does not exist")) as info:
+        vg.load(missing)
+    assert isinstance(info.value, CheckpointNotFoundError)
+    with pytest.raises(CheckpointPathError, match=re.escape(f"load: {str(tmp_path)!r} is a directory")):
+        vg.load(tmp_path)
+
+
+def test_an_index_on_another_device_is_refused_by_gather_but_not_by_indexing():
+    if "strict" not in base._by_device_type:
+        pytest.skip("one device only")
+    x = vg.arange(6.0).reshape(2, 3)
+    index = vg.tensor([[0, 2]], device="strict")
+    with pytest.raises(DeviceError, match=r"gather: index is on strict but input is on cpu"):
+        x.gather(1, index)
+    assert x[vg.tensor([1], device="strict")].tolist() == [[3.0, 4.0, 5.0]]
+
+
 def test_saving_onto_a_directory_names_the_target(tmp_path):
-    with pytest.raises(SaveError, match=re.escape(f"save: cannot write {str(tmp_path)!r}: it is a directory")):
+    with pytest.raises(CheckpointPathError, match=re.escape(f"save: cannot write {str(tmp_path)!r}: it is a directory")):
         vg.save({"a": 1}, tmp_path)
 
 

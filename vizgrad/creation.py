@@ -10,7 +10,7 @@ from . import dtypes
 from .backends import backend_of
 from .backends.base import is_array
 from .device import as_device
-from .errors import DTypeError, ShapeError, ArgumentError, ArgumentTypeError, as_number, check_size
+from .errors import DTypeError, ShapeError, ArgumentError, ArgumentTypeError, as_number, check_size, public_functions_of
 from .tensor import Tensor
 
 _PYTHON_SCALARS = (bool, int, float)
@@ -23,7 +23,7 @@ class Generator:
         self._rng = np.random.default_rng(seed)
 
     def manual_seed(self, seed):
-        self._rng = np.random.default_rng(seed)
+        self._rng = np.random.default_rng(check_size("manual_seed", "seed", seed))
         return self
 
     def get_state(self):
@@ -303,3 +303,6 @@ def randperm(n, *, generator=None, dtype=None, device=None):
     dtype = dtypes.as_dtype(dtype or dtypes.int64)
     target = as_device(device)
     return _finish(target.backend.asarray(rng.permutation(n).astype(dtype.numpy), None, target.index or 0), False)
+
+
+public_functions_of(globals())   # errors beneath these functions name them

@@ -32,7 +32,8 @@ class VizgradError(Exception):
     A message starts with the public function it is about (``"softmax: dim 2 is out of
     range ..."``). When that function ran beneath another public function the user called
     (``log_softmax`` inside ``cross_entropy``), the message is attributed to the outer one:
-    the user reads the name they wrote. This happens here, once, when the error is made."""
+    the user reads the name they wrote; a message without a name (a dtype helper's) gets
+    the caller's put first. This happens here, once, when the error is made."""
 
     def __init__(self, *args):
         if args and isinstance(args[0], str):
@@ -41,6 +42,10 @@ class VizgradError(Exception):
                 caller = public_caller(head)
                 if caller != head:
                     args = (f"{caller}: {rest}",) + args[1:]
+            elif not (separator and head.replace(".", "").replace("_", "").isalnum()):
+                caller = public_caller(None)     # a message without a name: the caller's is put first
+                if caller is not None:
+                    args = (f"{caller}: {args[0]}",) + args[1:]
         super().__init__(*args)
 
 
@@ -239,6 +244,15 @@ def public(name=None):
         PUBLIC_NAMES.add(name or function.__name__)
         return function
     return mark
+
+
+def public_functions_of(namespace):
+    """Mark every public function defined in module ``namespace`` (a ``globals()`` dict), so
+    that functions added to that module later are covered without a decorator each."""
+    module = namespace["__name__"]
+    for name, value in list(namespace.items()):
+        if not name.startswith("_") and getattr(value, "__module__", None) == module and hasattr(value, "__code__"):
+            public(name)(value)
 
 
 def public_name_from(parameter):

@@ -51,9 +51,13 @@ class CheckpointError(VizgradError, ValueError):
     """A file that is not a readable vizgrad checkpoint, or an object that cannot be saved."""
 
 
-class SaveError(VizgradError, OSError):
-    """A checkpoint that cannot be written where asked: a missing folder, a directory as the
-    target, no permission, a full disk. The message names the target path."""
+class CheckpointPathError(VizgradError, OSError):
+    """A checkpoint path that cannot be written or read: a directory, no permission, a full
+    disk. The message names the path the user gave."""
+
+
+class CheckpointNotFoundError(CheckpointPathError, FileNotFoundError):
+    """A checkpoint to load that does not exist, or a folder to save into that does not."""
 
 
 def cast_floating(dtype):
@@ -74,9 +78,9 @@ def save(obj, path, transform=None):
     target = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(target))
     if not os.path.isdir(folder):
-        raise SaveError(f"save: cannot write {target!r}: the folder {folder!r} does not exist")
+        raise CheckpointNotFoundError(f"save: cannot write {target!r}: the folder {folder!r} does not exist")
     if os.path.isdir(target):
-        raise SaveError(f"save: cannot write {target!r}: it is a directory; give a file path "
+        raise CheckpointPathError(f"save: cannot write {target!r}: it is a directory; give a file path "
                         f"such as {os.path.join(target, 'checkpoint.vzg')!r}")
     containers = set()   # ids of the dicts, lists and tuples being encoded: a cycle is an error
 
@@ -123,7 +127,7 @@ def save(obj, path, transform=None):
     try:
         handle, temporary = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}.", dir=folder)
     except OSError as error:
-        raise SaveError(f"save: cannot write {target!r}: {error.strerror or error}") from None
+        raise CheckpointPathError(f"save: cannot write {target!r}: {error.strerror or error}") from None
     try:
         with os.fdopen(handle, "wb") as raw:
             with zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_STORED) as archive:
@@ -142,7 +146,7 @@ def save(obj, path, transform=None):
         if os.path.exists(temporary):
             os.unlink(temporary)
         if isinstance(error, OSError) and not isinstance(error, VizgradError):
-            raise SaveError(f"save: cannot write {target!r}: {error.strerror or error}") from None
+            raise CheckpointPathError(f"save: cannot write {target!r}: {error.strerror or error}") from None
         raise
 
 
@@ -195,8 +199,15 @@ def load(path, map_location=None, transform=None):
     from .creation import tensor as make_tensor
     try:
         archive = zipfile.ZipFile(path)
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
-        raise
+    except FileNotFoundError:
+        raise CheckpointNotFoundError(f"load: {os.fspath(path)!r} does not exist") from None
+    except OSError as error:
+        if isinstance(error, IsADirectoryError) or os.path.isdir(path):
+            raise CheckpointPathError(f"load: {os.fspath(path)!r} is a directory, not a checkpoint file") from None
+        if isinstance(error, PermissionError):
+            raise CheckpointPathError(f"load: cannot read {os.fspath(path)!r}: permission denied") from None
+        raise CheckpointError(f"load: {os.fspath(path)!r} is not a vizgrad checkpoint (not a zip archive: damaged, "
+                              "truncated, or written by another program)") from None
     except _DAMAGE:
         raise CheckpointError(f"load: {path!r} is not a vizgrad checkpoint (not a zip archive: damaged, "
                               "truncated, or written by another program)") from None

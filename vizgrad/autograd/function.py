@@ -466,7 +466,7 @@ def _reworded(op, args, params, error):
                             f"{name}: shapes {format_shape(left)} and {format_shape(right)} cannot be "
                             f"broadcast together: dim {dim} is {left[dim]} vs {right[dim]}")
         return ShapeError(f"{name}: the shapes of {_describe_args(args)} cannot be broadcast together")
-    if isinstance(error, TypeError):
+    if isinstance(error, TypeError) or "could not convert" in str(error):
         return DTypeError(f"{name}: unsupported argument types: {_describe_args(args)}")
     if isinstance(error, IndexError):
         found = _BACKEND_OUT_OF_RANGE.search(str(error))

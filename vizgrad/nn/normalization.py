@@ -68,8 +68,8 @@ class _BatchNorm(Module):
             raise ShapeError(f"{type(self).__name__}: expected {expected} input (got {input.ndim}D input of shape "
                              f"{format_shape(input.shape)})")
         if input.shape[1] != self.num_features:
-            raise ShapeError(f"{type(self).__name__}: expected {self.num_features} channels (dim 1), got "
-                             f"{input.shape[1]} (input of shape {format_shape(input.shape)})")
+            raise ShapeError(f"{type(self).__name__}: expected {self.num_features} channels, got {input.shape[1]} "
+                             f"(dim 1 of the input of shape {format_shape(input.shape)})")
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             with no_grad():

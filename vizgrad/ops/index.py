@@ -880,7 +880,9 @@ def masked_fill(input, mask, value):
     elif not isinstance(value, bool):
         number = as_number("masked_fill", "value", value)
         too_long = isinstance(number, int) and not -2 ** 63 <= number < 2 ** 63   # PyTorch's Scalar is int64
-        if too_long or (input.dtype.name != "bool" and math.isfinite(number) and abs(number) > _largest(input.dtype)):
+        # (65504, float16's largest, first: most values are smaller, and then no dtype needs looking up)
+        if too_long or (abs(number) > 65504 and input.dtype.name != "bool" and math.isfinite(number)
+                        and abs(number) > _largest(input.dtype)):
             raise ArgumentError(f"masked_fill: value {value!r} cannot be converted to {input.dtype.name} "
                                 "without overflow")
     return MaskedFill.apply(input, mask, value)

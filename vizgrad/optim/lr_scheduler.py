@@ -14,7 +14,7 @@ Example::
 
 import math
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, as_int, as_number, check_range, check_size
 
 
 class LRScheduler:
@@ -78,7 +78,8 @@ class StepLR(LRScheduler):
     """lr = base_lr · γ^⌊epoch / step_size⌋."""
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
-        self.step_size, self.gamma = step_size, gamma
+        self.step_size = check_size("StepLR", "step_size", step_size, 1)
+        self.gamma = as_number("StepLR", "gamma", gamma)
         super().__init__(optimizer, last_epoch)
 
     def rate(self, base_lr, epoch):
@@ -89,7 +90,8 @@ class MultiStepLR(LRScheduler):
     """lr = base_lr · γ^(number of milestones ≤ epoch)."""
 
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
-        self.milestones, self.gamma = sorted(milestones), gamma
+        self.milestones = sorted(as_int("MultiStepLR", "milestones", m) for m in milestones)
+        self.gamma = as_number("MultiStepLR", "gamma", gamma)
         super().__init__(optimizer, last_epoch)
 
     def rate(self, base_lr, epoch):
@@ -100,7 +102,7 @@ class ExponentialLR(LRScheduler):
     """lr = base_lr · γ^epoch."""
 
     def __init__(self, optimizer, gamma, last_epoch=-1):
-        self.gamma = gamma
+        self.gamma = as_number("ExponentialLR", "gamma", gamma)
         super().__init__(optimizer, last_epoch)
 
     def rate(self, base_lr, epoch):
@@ -111,7 +113,8 @@ class CosineAnnealingLR(LRScheduler):
     """lr = η_min + (base_lr - η_min)(1 + cos(π·epoch/T_max))/2 (SGDR without restarts)."""
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
-        self.T_max, self.eta_min = T_max, eta_min
+        self.T_max = check_size("CosineAnnealingLR", "T_max", T_max, 1)
+        self.eta_min = as_number("CosineAnnealingLR", "eta_min", eta_min)
         super().__init__(optimizer, last_epoch)
 
     def rate(self, base_lr, epoch):
@@ -123,9 +126,10 @@ class LinearLR(LRScheduler):
     over ``total_iters`` steps."""
 
     def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
-        if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
-            raise ArgumentError("LinearLR: start_factor must be in (0, 1] and end_factor in [0, 1]")
-        self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
+        check_range("LinearLR", "start_factor", start_factor, 0, 1, low_open=True)
+        check_range("LinearLR", "end_factor", end_factor, 0, 1)
+        self.start_factor, self.end_factor = start_factor, end_factor
+        self.total_iters = check_size("LinearLR", "total_iters", total_iters, 1)
         super().__init__(optimizer, last_epoch)
 
     def rate(self, base_lr, epoch):
