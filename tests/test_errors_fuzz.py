@@ -70,8 +70,10 @@ def _call_both(name, function, args, kwargs, device="cpu"):
         except (RuntimeError, ValueError, TypeError, IndexError, OverflowError) as error:
             text = str(error)
             if ("argument" in text and ("must be" in text or "invalid combination" in text.lower())) or \
-                    "required positional" in text:
+                    "required positional" in text or "expected Tensor as element" in text:
                 return      # the oracle refused the call's Python form, not the values
+            if isinstance(error, OverflowError) or "Overflow when unpacking" in text:
+                return      # torch cannot hold a Python int beyond int64 at all; vizgrad compares it exactly
             pytest.fail(f"{name}{tuple(args)} {kwargs} returned in vizgrad but torch raises: {text[:200]}")
 
 
@@ -127,6 +129,32 @@ def test_wrong_argument_values_and_types_in_every_op(name, data):
         args[key] = replacement
     else:
         kwargs[key] = replacement
+    _call_both(name, OPS[name].function, args, kwargs)
+
+
+# Where vizgrad accepts a dtype PyTorch refuses (it promotes int64 @ float64, rounds bools, ...):
+# type promotion is being rewritten in vizgrad/dtypes.py and ops/binary.py, so these are tracked
+# here, each a strict xfail that flips once the promotion rules follow PyTorch's.
+KNOWN_DTYPE_GAPS = {"abs", "argmax", "argmin", "batch_norm", "bilinear", "binary_cross_entropy",
+                    "binary_cross_entropy_with_logits", "ceil", "cross_entropy", "floor", "group_norm",
+                    "huber_loss", "index_add", "kl_div", "layer_norm", "linear", "nll_loss", "one_hot",
+                    "relu", "round", "sub", "trunc"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(
+    strict=True, reason="vizgrad promotes a dtype PyTorch refuses")] if n in KNOWN_DTYPE_GAPS else [])
+    for n in sorted(OPS) if OPS[n].samples])
+@FUZZ
+@given(data=st.data())
+def test_tensors_of_another_dtype_in_every_op(name, data):
+    """Replace one tensor of a valid call by the same values in another dtype."""
+    sample = _first_sample(name)
+    args, kwargs = list(sample.args), dict(sample.kwargs)
+    positions = [i for i, a in enumerate(args) if isinstance(a, np.ndarray)]
+    if not positions:
+        return
+    position = data.draw(st.sampled_from(positions))
+    args[position] = args[position].astype(data.draw(st.sampled_from(["int64", "bool", "float32", "int32"])))
     _call_both(name, OPS[name].function, args, kwargs)
 
 

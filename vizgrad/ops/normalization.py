@@ -19,7 +19,7 @@ import numpy as np
 
 from ..autograd.function import Op
 from ..autograd.grad_mode import no_grad
-from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, not_a_tensor
+from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, not_a_tensor, check_sizes
 from . import reduce, shape
 from .registry import Sample, register
 from .samples import values
@@ -145,7 +145,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         F.layer_norm(x, (16,)).mean(dim=-1)    # ~0 for every row
     """
     _check_input("layer_norm", input)
-    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if not isinstance(normalized_shape, (tuple, list)) and not hasattr(normalized_shape, "__iter__"):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = check_sizes("layer_norm", tuple(normalized_shape), "normalized_shape")
     k = len(normalized_shape)
     if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k:]) != normalized_shape:
         raise ShapeError(f"layer_norm: normalized_shape {normalized_shape} must match the last dims of the "
