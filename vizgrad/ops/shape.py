@@ -1019,14 +1019,13 @@ def split(tensor, split_size_or_sections, dim=0):
         raise ShapeError("split: a 0-d tensor has no dim to split")
     dim_ = _dim("split", dim, len(shape))
     n = shape[dim_]
-    try:
-        size = as_int("split", "split_size_or_sections", split_size_or_sections)
-    except TypeError:
+    if isinstance(split_size_or_sections, (list, tuple)):
         sizes = _ints("split", "sections", split_size_or_sections)
         if any(s < 0 for s in sizes) or sum(sizes) != n:
             raise ShapeError(f"split: sections {sizes} must be non-negative and sum to {n}, the size of dim "
-                             f"{dim} (tensor of shape {format_shape(shape)})") from None
+                             f"{dim} (tensor of shape {format_shape(shape)})")
     else:
+        size = as_int("split", "split_size_or_sections", split_size_or_sections)
         if size < 0 or (size == 0 and n != 0):
             raise ShapeError(f"split: split_size must be positive, got {size} for dim {dim} of size {n}")
         count = max(-(-n // size), 1) if size else 1
