@@ -267,7 +267,8 @@ def test_an_index_on_another_device_is_refused_by_gather_but_not_by_indexing():
 
 
 def test_saving_onto_a_directory_names_the_target(tmp_path):
-    with pytest.raises(CheckpointPathError, match=re.escape(f"save: cannot write {str(tmp_path)!r}: it is a directory")):
+    expected = f"save: cannot write {str(tmp_path)!r}: it is a directory"
+    with pytest.raises(CheckpointPathError, match=re.escape(expected)):
         vg.save({"a": 1}, tmp_path)
 
 

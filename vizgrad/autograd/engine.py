@@ -313,7 +313,7 @@ def _run_hooks(hooks, grad, create_graph, label):
         if result is not None:
             if not isinstance(result, Tensor):
                 raise ArgumentTypeError(f"a tensor hook returned a {type(result).__name__}; "
-                                "it must return a Tensor or None")
+                                        "it must return a Tensor or None")
             if result.shape != value.shape:
                 raise BackwardError(f"a tensor hook returned a gradient of shape {format_shape(result.shape)} "
                                     f"for a tensor of shape {format_shape(value.shape)}")

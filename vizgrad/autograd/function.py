@@ -336,7 +336,7 @@ class Function:
         for position, result in enumerate(results):
             if not isinstance(result, Tensor):
                 raise ArgumentTypeError(f"{cls.__name__}.forward must return Tensors; output {position} "
-                                f"is a {type(result).__name__}")
+                                        f"is a {type(result).__name__}")
         if not any(needs):
             outputs = tuple(Tensor._make(result._array) for result in results)
             if observers.active:

@@ -180,7 +180,7 @@ def _as_tuple(value, caller, what):
         if not isinstance(item, Tensor):
             where = f"{what}[{position}]" if is_tuple else what
             raise ArgumentTypeError(f"{caller}: {what} must be a Tensor or a tuple of Tensors, "
-                            f"but {where} is a {type(item).__name__}")
+                                    f"but {where} is a {type(item).__name__}")
     return is_tuple, values
 
 
@@ -238,12 +238,12 @@ def _vectors(v, like, caller, what):
     if v is None:
         if len(like) != 1 or like[0].numel() != 1:
             raise ArgumentError(f"{caller}: v may be omitted only when the {what} is one Tensor with a single "
-                             f"element; pass v with the {what}'s shape")
+                                f"element; pass v with the {what}'s shape")
         return (ones_like(like[0]),)
     _, v = _as_tuple(v, caller, "v")
     if len(v) != len(like):
         raise ArgumentError(f"{caller}: v has {len(v)} entries but there {'is' if len(like) == 1 else 'are'} "
-                         f"{len(like)} {what}{'s' if len(like) != 1 else ''}")
+                            f"{len(like)} {what}{'s' if len(like) != 1 else ''}")
     for position, (vector, tensor) in enumerate(zip(v, like)):
         if vector.shape != tensor.shape:
             raise ShapeError(f"{caller}: v[{position}] has shape {format_shape(vector.shape)} but {what} "

@@ -166,7 +166,7 @@ class _ConvTransposeNd(_ConvNd):
             smallest = (n - 1) * s - 2 * p + dil * (k - 1) + 1
             if not smallest <= size < smallest + s:
                 raise ArgumentError(f"requested an output size of {output_size}, but valid sizes range from "
-                                 f"{smallest} to {smallest + s - 1} (for an input of {size_in})")
+                                    f"{smallest} to {smallest + s - 1} (for an input of {size_in})")
             padding.append(size - smallest)
         return tuple(padding)
 

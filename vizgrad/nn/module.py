@@ -128,11 +128,12 @@ class Module:
         elif name in self._parameters:
             if value is not None:
                 raise ArgumentTypeError(f"cannot assign a {type(value).__name__} to parameter {name!r}: "
-                                "assign a vizgrad.nn.Parameter or None")
+                                        "assign a vizgrad.nn.Parameter or None")
             self._parameters[name] = None
         elif name in self._buffers:
             if value is not None and not isinstance(value, Tensor):
-                raise ArgumentTypeError(f"cannot assign a {type(value).__name__} to buffer {name!r}: assign a Tensor or None")
+                raise ArgumentTypeError(f"cannot assign a {type(value).__name__} to buffer {name!r}: assign a Tensor "
+                                        "or None")
             self._buffers[name] = value
         elif name in self._modules:
             if value is not None:
@@ -167,7 +168,7 @@ class Module:
         _check_name(self, name)
         if param is not None and not isinstance(param, Parameter):
             raise ArgumentTypeError(f"cannot register a {type(param).__name__} as parameter {name!r}: "
-                            "wrap it in vizgrad.nn.Parameter")
+                                    "wrap it in vizgrad.nn.Parameter")
         self._parameters[name] = param
         if param is not None:
             param.name = _join(self._qualified_name, name)

@@ -375,11 +375,11 @@ def _conv_padding(op, padding, kernel, stride, dilation, d):
         if padding == "same":
             if any(s != 1 for s in stride):
                 raise ArgumentError(f"{op}: padding='same' is not supported for strided convolutions "
-                                 f"(stride={stride}); use stride=1 or give the padding explicitly")
+                                    f"(stride={stride}); use stride=1 or give the padding explicitly")
             totals = [dil * (k - 1) for k, dil in zip(kernel, dilation)]
             return tuple((total // 2, total - total // 2) for total in totals)
         raise ArgumentError(f"{op}: padding must be an int, a tuple of {d} ints, 'valid' or 'same'; "
-                         f"got {padding!r}")
+                            f"got {padding!r}")
     pads = spatial_tuple(op, "padding", padding, d)
     check_positive(op, "padding", pads, allow_zero=True)
     return tuple((p, p) for p in pads)
@@ -425,7 +425,7 @@ def _conv_transpose(op, d, input, weight, bias, stride, padding, output_padding,
     for extra, s, dil in zip(output_padding, stride, dilation):
         if extra >= s and extra >= dil:
             raise ArgumentError(f"{op}: output_padding {output_padding} must be smaller than either the stride "
-                             f"{stride} or the dilation {dilation}")
+                                f"{stride} or the dilation {dilation}")
 
     def run(x):
         _check_weight_and_bias(op, x, weight, bias, d, groups, transposed=True)

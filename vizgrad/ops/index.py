@@ -125,7 +125,7 @@ def _key_entry(input, item, op):
     if hasattr(item, "__index__"):
         return "int", operator.index(item)
     raise ArgumentTypeError(f"{op}: cannot index with a {type(item).__name__}; use ints, slices, None, ..., "
-                    "integer tensors or bool masks")
+                            "integer tensors or bool masks")
 
 
 def _broadcast_shapes(shapes, op):
@@ -137,7 +137,7 @@ def _broadcast_shapes(shapes, op):
         sizes = {s[axis - ndim + len(s)] for s in shapes if axis - ndim + len(s) >= 0} - {1}
         if len(sizes) > 1:
             raise IndexingError(f"{op}: the index arrays could not be broadcast together, shapes "
-                             + ", ".join(format_shape(s) for s in shapes))
+                                + ", ".join(format_shape(s) for s in shapes))
         result.append(sizes.pop() if sizes else 1)
     return tuple(result)
 
@@ -163,7 +163,7 @@ def _normalize_key(input, key, op):
             used += value.ndim if kind == "mask" else 1
     if used > len(shape):
         raise IndexingError(f"{op}: too many indices for a tensor of shape {format_shape(shape)}: "
-                         f"{used} dimensions indexed")
+                            f"{used} dimensions indexed")
     fill = [("slice", slice(None))] * (len(shape) - used)
     if ellipsis is not None:
         entries[ellipsis:ellipsis + 1] = fill
@@ -182,8 +182,8 @@ def _normalize_key(input, key, op):
             mask_shape, covered = tuple(value.shape), shape[dim:dim + value.ndim]
             if mask_shape != covered:
                 raise IndexingError(f"{op}: the mask of shape {format_shape(mask_shape)} does not match the "
-                                 f"indexed shape {format_shape(covered)} at dim {dim} of a tensor of shape "
-                                 f"{format_shape(shape)}")
+                                    f"indexed shape {format_shape(covered)} at dim {dim} of a tensor of shape "
+                                    f"{format_shape(shape)}")
             resolved += [("array", array) for array in xp.nonzero(value)]
             dim += value.ndim
             advanced = True
@@ -196,7 +196,7 @@ def _normalize_key(input, key, op):
         elif kind == "slice":
             if value.step is not None and operator.index(value.step) <= 0:
                 raise ArgumentError(f"{op}: slice step must be positive, got {value.step} (PyTorch has no "
-                                 "negative steps: use flip)")
+                                    "negative steps: use flip)")
             start, stop, step = value.indices(size)
             resolved.append(("slice", slice(start, max(start, stop), step)))
         else:   # where the backend checks bounds, Op.apply rewords its error

@@ -191,7 +191,7 @@ def _parse_einsum(equation, shapes):
     terms = inputs.split(",")
     if len(terms) != len(shapes):
         raise ArgumentError(f"einsum: {equation!r} names {len(terms)} operand{'s' if len(terms) != 1 else ''} "
-                         f"but {len(shapes)} were given")
+                            f"but {len(shapes)} were given")
     for term in terms + ([output] if arrow else []):
         if any(c not in string.ascii_letters for c in term.replace("...", "")):
             raise ArgumentError(f"einsum: {equation!r}: subscripts must be letters (and at most one ... per operand)")

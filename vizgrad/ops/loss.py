@@ -40,7 +40,7 @@ def legacy_reduction(size_average, reduce_, reduction):
 def _check_reduction(op, reduction, allowed=_REDUCTIONS):
     if reduction not in allowed:
         raise ArgumentError(f"{op}: {reduction!r} is not a valid value for reduction; use one of "
-                         + ", ".join(repr(r) for r in allowed))
+                            + ", ".join(repr(r) for r in allowed))
 
 
 def _reduce(loss, reduction):

@@ -267,7 +267,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     channels = input.shape[1]
     if num_groups <= 0 or channels % num_groups:
         raise ArgumentError(f"group_norm: the number of channels ({channels}) must be divisible by num_groups "
-                         f"({num_groups})")
+                            f"({num_groups})")
     _check_parameter("group_norm", "weight", weight, (channels,))
     _check_parameter("group_norm", "bias", bias, (channels,))
     per_group = (channels // num_groups) * math.prod(input.shape[2:])

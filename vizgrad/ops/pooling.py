@@ -614,7 +614,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                          f"{format_shape(input.shape)}")
     if mode not in _LINEAR_MODES and align_corners is not None:
         raise ArgumentError(f"{op}: align_corners can only be set with the interpolating modes 'linear' and "
-                         f"'bilinear', not with mode {mode!r}")
+                            f"'bilinear', not with mode {mode!r}")
     if antialias:
         raise NotImplementedError(f"{op}: antialias=True is not supported by vizgrad")
     spatial = tuple(input.shape[2:])

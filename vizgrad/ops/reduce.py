@@ -497,7 +497,7 @@ def _extremum(op, input, dim, keepdim, full, along, binary_op, result):
         return full.apply(input, axes=axes, keepdim=False)
     if not _is_int(dim):
         raise ArgumentTypeError(f"{op}: dim must be an int (or other a Tensor), got {dim!r}; "
-                        f"for several dims use a{op}(input, dim=(...))")
+                                f"for several dims use a{op}(input, dim=(...))")
     axis = check_dim(op, int(dim), input.ndim)
     if input.ndim:
         _nonempty(op, input, (axis,))
@@ -730,7 +730,7 @@ def _norm_order(p):
         return 2
     if isinstance(p, (str, bool)) or not isinstance(p, numbers.Real):
         raise ArgumentError(f"norm: p must be 'fro' or a number (inf included), got {p!r}"
-                         + ("; the nuclear norm is not supported" if p == "nuc" else ""))
+                            + ("; the nuclear norm is not supported" if p == "nuc" else ""))
     return float(p)
 
 

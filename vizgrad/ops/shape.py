@@ -49,7 +49,7 @@ def _int_args(op, what, first, rest):
         except TypeError:
             if not hasattr(first, "__iter__"):
                 raise ArgumentTypeError(f"{op}: {what} must be integers or a sequence of integers, "
-                                f"got {type(first).__name__}") from None
+                                        f"got {type(first).__name__}") from None
             return _ints(op, what, first)
     return _ints(op, what, (first,) + tuple(rest))
 
@@ -81,7 +81,7 @@ def _slice_key(ndim, dim, start, stop):
 def _tensors(op, tensors):
     if isinstance(tensors, Tensor):
         raise ArgumentTypeError(f"{op}: expected a sequence of tensors, got a single Tensor; "
-                        f"write {op}([a, b], dim) rather than {op}(a, b)")
+                                f"write {op}([a, b], dim) rather than {op}(a, b)")
     try:
         tensors = list(tensors)
     except TypeError:
@@ -964,7 +964,7 @@ def narrow(input, dim, start, length):
     size, start, length = shape[dim_], as_int("narrow", "start", start), as_int("narrow", "length", length)
     if not -size <= start <= size:
         raise IndexingError(f"narrow: start {start} is out of range for dim {dim} of size {size} "
-                         f"(tensor of shape {format_shape(shape)})")
+                            f"(tensor of shape {format_shape(shape)})")
     start = start + size if start < 0 else start
     if length < 0 or start + length > size:
         raise ShapeError(f"narrow: start {start} and length {length} do not fit in dim {dim} of size {size} "

@@ -40,7 +40,7 @@ class Optimizer:
         self._step_post_hooks = OrderedDict()
         if isinstance(params, Tensor):
             raise ArgumentTypeError(f"{type(self).__name__} expects an iterable of tensors (e.g. "
-                            "model.parameters()), not a single tensor: wrap it in a list")
+                                    "model.parameters()), not a single tensor: wrap it in a list")
         groups = list(params)
         if not groups:
             raise ArgumentError(f"{type(self).__name__} got an empty parameter list")
@@ -59,10 +59,10 @@ class Optimizer:
         for position, param in enumerate(group["params"]):
             if not isinstance(param, Tensor):
                 raise ArgumentTypeError(f"{type(self).__name__} can optimize only tensors; parameter {position} "
-                                f"of the group is a {type(param).__name__}")
+                                        f"of the group is a {type(param).__name__}")
             if not param.is_leaf:
                 raise ArgumentError(f"{type(self).__name__} can optimize only leaf tensors; parameter "
-                                 f"{position} is the result of {param.grad_fn.name()}")
+                                    f"{position} is the result of {param.grad_fn.name()}")
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in group["params"]):
             raise ArgumentError("some parameters appear in more than one parameter group")
@@ -171,12 +171,12 @@ class Optimizer:
         groups = state_dict["param_groups"]
         if len(groups) != len(self.param_groups):
             raise ArgumentError(f"the state dict has {len(groups)} parameter groups, this optimizer "
-                             f"{len(self.param_groups)}")
+                                f"{len(self.param_groups)}")
         params = {}
         for position, (saved, group) in enumerate(zip(groups, self.param_groups)):
             if len(saved["params"]) != len(group["params"]):
                 raise ArgumentError(f"parameter group {position}: the state dict has {len(saved['params'])} "
-                                 f"parameters, this optimizer {len(group['params'])}")
+                                    f"parameters, this optimizer {len(group['params'])}")
             for number, param in zip(saved["params"], group["params"]):
                 params[number] = param
             group.update({k: v for k, v in saved.items() if k != "params"})
