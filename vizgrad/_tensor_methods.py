@@ -11,7 +11,7 @@ under ``no_grad`` it can (that is how optimizers update parameters).
 
 from . import ops
 from .autograd.grad_mode import no_grad, state
-from .errors import BackwardError, DTypeError, ShapeError, format_shape, public_name_from
+from .errors import BackwardError, DTypeError, ShapeError, format_shape, public, public_name_from
 from .tensor import Tensor
 
 
@@ -184,3 +184,6 @@ Tensor.__setitem__ = setitem
 Tensor.masked_fill_ = masked_fill_
 Tensor.index_add_ = index_add_
 Tensor.scatter_add_ = scatter_add_
+
+public("to")(Tensor.to)                     # errors beneath these methods name them
+public("requires_grad_")(Tensor.requires_grad_)
