@@ -23,6 +23,7 @@ How the rule is kept:
 
 import math
 import operator
+import os
 import sys
 
 
@@ -264,7 +265,7 @@ def public_name_from(parameter):
     return mark
 
 
-_PACKAGE_ROOT = __file__.rsplit("/", 1)[0].rsplit("\\", 1)[0]
+_PACKAGE_ROOT = os.path.dirname(os.path.abspath(__file__)) + os.sep   # frames below it are vizgrad's
 
 
 def public_caller(default, depth=1):
