@@ -135,10 +135,9 @@ def test_wrong_argument_values_and_types_in_every_op(name, data):
 # Where vizgrad accepts a dtype PyTorch refuses (it promotes int64 @ float64, rounds bools, ...):
 # type promotion is being rewritten in vizgrad/dtypes.py and ops/binary.py, so these are tracked
 # here, each a strict xfail that flips once the promotion rules follow PyTorch's.
-KNOWN_DTYPE_GAPS = {"abs", "argmax", "argmin", "batch_norm", "bilinear", "binary_cross_entropy",
-                    "binary_cross_entropy_with_logits", "ceil", "cross_entropy", "floor", "group_norm",
-                    "huber_loss", "index_add", "kl_div", "layer_norm", "linear", "nll_loss", "one_hot",
-                    "relu", "round", "sub", "trunc"}
+KNOWN_DTYPE_GAPS = {"abs", "batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits",
+                    "ceil", "cross_entropy", "floor", "group_norm", "huber_loss", "index_add", "kl_div",
+                    "layer_norm", "linear", "nll_loss", "relu", "round", "sub", "trunc"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(

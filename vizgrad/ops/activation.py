@@ -736,8 +736,9 @@ def one_hot(tensor, num_classes=-1):
 
         F.one_hot(vizgrad.tensor([0, 2]), 3)    # tensor([[1, 0, 0], [0, 0, 1]])
     """
-    if not isinstance(tensor, Tensor) or tensor.is_floating_point() or tensor.dtype is dtypes.bool_:
-        raise DTypeError("one_hot is only applicable to index tensors (integer dtypes)")
+    if not isinstance(tensor, Tensor) or tensor.dtype is not dtypes.int64:
+        got = f"dtype {tensor.dtype.name}" if isinstance(tensor, Tensor) else f"a {type(tensor).__name__}"
+        raise DTypeError(f"one_hot: is only applicable to index tensors of dtype int64, got {got}")
     num_classes = as_int("one_hot", "num_classes", num_classes)
     if num_classes < -1:
         raise ArgumentError(f"one_hot: num_classes must be -1 (inferred) or non-negative, got {num_classes}")

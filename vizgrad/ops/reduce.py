@@ -581,6 +581,8 @@ class Argmin(IndexOrTruthReduction):
 
 
 def _arg_axis(op, input, dim):
+    if input.dtype is dtypes.bool_:
+        raise DTypeError(f"{op}: does not support bool input; convert it first, e.g. with .int()")
     if dim is None:
         _nonempty(op, input, tuple(range(input.ndim)))
         return None
