@@ -192,35 +192,6 @@ def check_range(op, name, value, low=None, high=None, *, low_open=False, high_op
     return value
 
 
-def check_choice(op, name, value, choices):
-    """``value`` if it is one of ``choices``, else an :class:`ArgumentError` listing them."""
-    if value not in choices:
-        raise ArgumentError(f"{op}: {name} must be one of {', '.join(repr(c) for c in choices)}; got {value!r}")
-    return value
-
-
-def broadcast_shapes(op, *named_shapes):
-    """The broadcast of ``(name, shape)`` pairs, or a :class:`ShapeError` naming the two
-    arguments that clash and the first dim where they do (the rule is NumPy's and PyTorch's)."""
-    result = ()
-    for index, (name, shape) in enumerate(named_shapes):
-        ndim = max(len(result), len(shape))
-        padded_result = (1,) * (ndim - len(result)) + tuple(result)
-        padded = (1,) * (ndim - len(shape)) + tuple(shape)
-        merged = []
-        for dim, (a, b) in enumerate(zip(padded_result, padded)):
-            if a != b and a != 1 and b != 1:
-                for other_name, other in named_shapes[:index]:
-                    if len(other) >= ndim - dim and other[dim - ndim] not in (1, b):
-                        raise ShapeError(
-                            f"{op}: {other_name} of shape {format_shape(other)} and {name} of shape "
-                            f"{format_shape(shape)} cannot be broadcast together: dim {dim - ndim} is "
-                            f"{other[dim - ndim]} vs {b}")
-            merged.append(a if b == 1 else b)
-        result = tuple(merged)
-    return result
-
-
 def _describe(value):
     """A short description of a value for messages: its type, and the value when short."""
     text = repr(value)
