@@ -455,11 +455,10 @@ def _reworded(op, args, params, error):
         explained = explain(name, *args, **params)
         if explained is not None:
             return explained
-    shapes = [(f"argument {position}", tuple(arg.shape)) for position, arg in enumerate(args)
-              if isinstance(arg, Tensor)]
     if isinstance(error, ValueError) and any(text in str(error) for text in _BROADCAST_FAILURES):
-        for first, (_, left) in enumerate(shapes):
-            for _, right in shapes[first + 1:]:
+        shapes = [tuple(arg.shape) for arg in args if isinstance(arg, Tensor)]
+        for first, left in enumerate(shapes):
+            for right in shapes[first + 1:]:
                 for dim in range(-1, -min(len(left), len(right)) - 1, -1):
                     if left[dim] != right[dim] and 1 not in (left[dim], right[dim]):
                         return ShapeError(
