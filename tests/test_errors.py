@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import vizgrad as vg
+from vizgrad import errors
 from vizgrad.backends import base
 from vizgrad.errors import BackwardError, DeviceError, DTypeError, ShapeError, VizgradError, format_shape
 
@@ -15,6 +16,11 @@ DEVICES = ["cpu"] + (["strict"] if "strict" in base._by_device_type else [])
 
 # --- the hierarchy -----------------------------------------------------------------
 @pytest.mark.parametrize("error, builtin", [
+    (errors.IndexingError, IndexError),
+    (errors.ArgumentError, ValueError),
+    (errors.ArgumentTypeError, TypeError),
+    (errors.StateDictError, RuntimeError),
+    (errors.NonFiniteError, RuntimeError),
     (ShapeError, ValueError),
     (DTypeError, TypeError),
     (DeviceError, RuntimeError),
@@ -32,6 +38,9 @@ def test_the_base_and_the_exports():
     assert vg.ShapeError is ShapeError and vg.DTypeError is DTypeError
     assert vg.DeviceError is DeviceError and vg.BackwardError is BackwardError
     assert vg.VizgradError is VizgradError
+    assert vg.IndexingError is errors.IndexingError and vg.ArgumentError is errors.ArgumentError
+    assert vg.ArgumentTypeError is errors.ArgumentTypeError and vg.StateDictError is errors.StateDictError
+    assert vg.NonFiniteError is errors.NonFiniteError
     assert issubclass(vg.autograd.GradcheckError, BackwardError)
 
 

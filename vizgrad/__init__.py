@@ -14,7 +14,8 @@ from .dtypes import bool_ as bool  # noqa: A001  (vizgrad.bool, as torch.bool)
 from .dtypes import dtype, float16, float32, float64, int32, int64
 from .device import device
 from .tensor import Tensor
-from .errors import BackwardError, DeviceError, DTypeError, ShapeError, VizgradError
+from .errors import (ArgumentError, ArgumentTypeError, BackwardError, DeviceError, DTypeError, IndexingError,
+                     NonFiniteError, ShapeError, StateDictError, VizgradError)
 from . import ops as _ops
 from .ops.registry import OPS as _OPS
 from .creation import (Generator, arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
