@@ -11,7 +11,7 @@ under ``no_grad`` it can (that is how optimizers update parameters).
 
 from . import dtypes, ops
 from .autograd.grad_mode import no_grad, state
-from .errors import BackwardError, DTypeError, ShapeError, format_shape
+from .errors import BackwardError, DTypeError, ShapeError, format_shape, public, public_name_from
 from .ops.inplace import AsStrided, CopySlices, overlapping_write_error, positions_in_base
 from .tensor import Tensor
 
@@ -68,6 +68,7 @@ def _recording(target, *others):
     return target.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in others)
 
 
+@public_name_from("op_name")
 def apply_inplace(target, compute, op_name, *others, cast=False):
     """Make ``target`` hold ``compute(target)``; ``compute`` builds the out-of-place result.
 
@@ -287,3 +288,6 @@ Tensor.__setitem__ = setitem
 Tensor.masked_fill_ = masked_fill_
 Tensor.index_add_ = index_add_
 Tensor.scatter_add_ = scatter_add_
+
+public("to")(Tensor.to)                     # errors beneath these methods name them
+public("requires_grad_")(Tensor.requires_grad_)

@@ -4,7 +4,9 @@ A checkpoint is a zip archive holding ``vizgrad.json`` (the structure: dicts, li
 tuples, numbers, strings, booleans, None and references to arrays) and one ``.npy``
 file per tensor, read back with ``allow_pickle=False``. Writing goes to a temporary
 file in the same folder that replaces the target only once complete, so a crash
-mid-save leaves the previous checkpoint intact.
+mid-save leaves the previous checkpoint intact. A temporary is named after its target
+and the saving process (``.vizgrad-save-<name>.<pid>.<random>``), so the next save of
+that target removes the ones that killed saves left behind.
 
 Transforms (a save/load "param mapper") change tensors on the way in or out: a
 callable ``transform(path, tensor) -> tensor``, where ``path`` is the dotted location
@@ -49,6 +51,15 @@ class CheckpointError(VizgradError, ValueError):
     """A file that is not a readable vizgrad checkpoint, or an object that cannot be saved."""
 
 
+class CheckpointPathError(VizgradError, OSError):
+    """A checkpoint path that cannot be written or read: a directory, no permission, a full
+    disk. The message names the path the user gave."""
+
+
+class CheckpointNotFoundError(CheckpointPathError, FileNotFoundError):
+    """A checkpoint to load that does not exist, or a folder to save into that does not."""
+
+
 def cast_floating(dtype):
     """A transform that casts floating-point tensors to ``dtype`` and leaves others alone."""
     dtype = dtypes.as_dtype(dtype)
@@ -64,6 +75,14 @@ def save(obj, path, transform=None):
     None) to ``path`` atomically."""
     from .tensor import Tensor
     arrays = {}
+    target = os.fspath(path)
+    folder = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(folder):
+        raise CheckpointNotFoundError(f"save: cannot write {target!r}: the folder {folder!r} does not exist")
+    if os.path.isdir(target):
+        raise CheckpointPathError(f"save: cannot write {target!r}: it is a directory; give a file path "
+                        f"such as {os.path.join(target, 'checkpoint.vzg')!r}")
+    containers = set()   # ids of the dicts, lists and tuples being encoded: a cycle is an error
 
     def encode(value, where):
         if isinstance(value, Tensor):
@@ -71,29 +90,44 @@ def save(obj, path, transform=None):
             key = str(len(arrays))
             arrays[key] = tensor.detach()
             return {"t": "tensor", "key": key, "requires_grad": bool(value.requires_grad)}
-        if isinstance(value, dict):
-            items = []
-            for k, v in value.items():
-                if not isinstance(k, (str, int)) or isinstance(k, bool):
-                    raise CheckpointError(f"save: dict keys must be strings or integers; {where or 'the object'} "
-                                          f"has a key of type {type(k).__name__}")
-                items.append([k, encode(v, f"{where}.{k}" if where else str(k))])
-            return {"t": "dict", "items": items}
-        if isinstance(value, (list, tuple)):
-            return {"t": type(value).__name__,
-                    "items": [encode(v, f"{where}.{i}" if where else str(i)) for i, v in enumerate(value)]}
+        if isinstance(value, (dict, list, tuple)):
+            if id(value) in containers:
+                raise CheckpointError(f"save: cannot write {target!r}: the object contains itself at "
+                                      f"{where or 'the top level'} (a self-referential {type(value).__name__})")
+            containers.add(id(value))
+            try:
+                return encode_container(value, where)
+            finally:
+                containers.discard(id(value))
         if value is None or isinstance(value, (bool, int, float, str)):
             return value
         if isinstance(value, np.generic):
             return value.item()
         if isinstance(value, dtypes.dtype):
             return {"t": "dtype", "name": value.name}
-        raise CheckpointError(f"save: cannot store a {type(value).__name__} at {where or 'the top level'}; "
-                              "checkpoints hold tensors, numbers, strings, booleans, None, lists, tuples and dicts")
+        raise CheckpointError(f"save: cannot write {target!r}: cannot store a {type(value).__name__} at "
+                              f"{where or 'the top level'}; checkpoints hold tensors, numbers, strings, booleans, "
+                              "None, lists, tuples and dicts")
+
+    def encode_container(value, where):
+        if isinstance(value, dict):
+            items = []
+            for k, v in value.items():
+                if not isinstance(k, (str, int)) or isinstance(k, bool):
+                    raise CheckpointError(f"save: cannot write {target!r}: dict keys must be strings or integers; "
+                                          f"{where or 'the object'} has a key of type {type(k).__name__}")
+                items.append([k, encode(v, f"{where}.{k}" if where else str(k))])
+            return {"t": "dict", "items": items}
+        return {"t": type(value).__name__,
+                "items": [encode(v, f"{where}.{i}" if where else str(i)) for i, v in enumerate(value)]}
 
     manifest = {"format": FORMAT, "version": VERSION, "root": encode(obj, "")}
-    folder = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix=".vizgrad-save-", dir=folder)
+    prefix = f"{_TEMPORARY}{os.path.basename(target)}."
+    _remove_stale_temporaries(folder, prefix)
+    try:
+        handle, temporary = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}.", dir=folder)
+    except OSError as error:
+        raise CheckpointPathError(f"save: cannot write {target!r}: {error.strerror or error}") from None
     try:
         with os.fdopen(handle, "wb") as raw:
             with zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_STORED) as archive:
@@ -106,12 +140,46 @@ def save(obj, path, transform=None):
                     archive.writestr(f"arrays/{key}.npy", buffer.getvalue())
             raw.flush()
             os.fsync(raw.fileno())
-        os.chmod(temporary, _file_mode(path))
-        os.replace(temporary, path)
-    except BaseException:
+        os.chmod(temporary, _file_mode(target))
+        os.replace(temporary, target)
+    except BaseException as error:
         if os.path.exists(temporary):
             os.unlink(temporary)
+        if isinstance(error, OSError) and not isinstance(error, VizgradError):
+            raise CheckpointPathError(f"save: cannot write {target!r}: {error.strerror or error}") from None
         raise
+
+
+_TEMPORARY = ".vizgrad-save-"
+
+
+def _remove_stale_temporaries(folder, prefix):
+    """Delete the temporaries of this target (``prefix``) whose saving process no longer
+    runs: what a save killed mid-way left. Live saves' temporaries are left alone."""
+    try:
+        names = [name for name in os.listdir(folder) if name.startswith(prefix)]
+    except OSError:
+        return
+    for name in names:
+        pid, dot, random_part = name[len(prefix):].partition(".")
+        if not (pid.isdigit() and dot and random_part and "." not in random_part) or _process_runs(int(pid)):
+            continue   # another target's temporary (a name with more dots), or a save still running
+        try:
+            os.unlink(os.path.join(folder, name))
+        except OSError:
+            pass    # removed meanwhile, or not ours to remove
+
+
+def _process_runs(pid):
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True     # another user's process, or a platform that cannot tell: keep the file
+    return True
 
 
 def _file_mode(path):
@@ -146,8 +214,15 @@ def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap
         map_location = map_location.get("cpu")
     try:
         archive = zipfile.ZipFile(path)
-    except (FileNotFoundError, IsADirectoryError, PermissionError):
-        raise
+    except FileNotFoundError:
+        raise CheckpointNotFoundError(f"load: {os.fspath(path)!r} does not exist") from None
+    except OSError as error:
+        if isinstance(error, IsADirectoryError) or os.path.isdir(path):
+            raise CheckpointPathError(f"load: {os.fspath(path)!r} is a directory, not a checkpoint file") from None
+        if isinstance(error, PermissionError):
+            raise CheckpointPathError(f"load: cannot read {os.fspath(path)!r}: permission denied") from None
+        raise CheckpointError(f"load: {os.fspath(path)!r} is not a vizgrad checkpoint (not a zip archive: damaged, "
+                              "truncated, or written by another program)") from None
     except _DAMAGE:
         raise CheckpointError(f"load: {path!r} is not a vizgrad checkpoint (not a zip archive: damaged, "
                               "truncated, or written by another program)") from None

@@ -11,7 +11,7 @@ from .autograd.hooks import add_hook
 from .backends import backend_of
 from .backends.base import _by_array_type
 from .device import as_device, device
-from .errors import BackwardError, DeviceError, DTypeError, ShapeError, format_shape
+from .errors import ArgumentTypeError, BackwardError, DeviceError, DTypeError, ShapeError, check_dim, format_shape
 
 _next_tensor_id = itertools.count(1)
 _dtype_of_native = {}  # a backend's dtype object -> its vizgrad dtype (``Tensor.dtype`` is read often)
@@ -221,7 +221,7 @@ class Tensor:
     @data.setter
     def data(self, value):
         if not isinstance(value, Tensor):
-            raise TypeError(f"Tensor.data must be set to a Tensor, not {type(value).__name__}")
+            raise ArgumentTypeError(f"Tensor.data must be set to a Tensor, not {type(value).__name__}")
         self._array = value._array
 
     @property
@@ -502,12 +502,12 @@ class Tensor:
 
     def __len__(self):
         if self.ndim == 0:
-            raise TypeError("len() of a 0-d tensor")
+            raise ArgumentTypeError("len() of a 0-d tensor")
         return self._array.shape[0]
 
     def __iter__(self):
         if self.ndim == 0:
-            raise TypeError("iteration over a 0-d tensor")
+            raise ArgumentTypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self._array.shape[0]))
 
     def __bool__(self):
@@ -528,7 +528,7 @@ class Tensor:
 
     def __index__(self):
         if self._backend().is_floating(self._array) or self.numel() != 1:
-            raise TypeError("only integer tensors of a single element can be used as an index")
+            raise ArgumentTypeError("only integer tensors of a single element can be used as an index")
         return int(self.item())
 
     def __array__(self, dtype=None, copy=None):
@@ -562,7 +562,7 @@ class Tensor:
         return copied
 
     def __reduce__(self):
-        raise TypeError("Tensors are not pickled: use vizgrad.save(obj, path), which never runs code on load")
+        raise ArgumentTypeError("Tensors are not pickled: use vizgrad.save(obj, path), which never runs code on load")
 
 
 def _init(tensor, array, requires_grad, grad_fn, output_nr):
@@ -617,10 +617,7 @@ def _is_dtype_like(value):
 
 def _dim_index(dim, ndim, op):
     """A non-negative dim, or an error that names the op and the valid range."""
-    if not -max(ndim, 1) <= dim < max(ndim, 1):
-        raise IndexError(f"{op}: dim {dim} is out of range for a tensor of {ndim} dimension"
-                         f"{'s' if ndim != 1 else ''} (valid: {-max(ndim, 1)} to {max(ndim, 1) - 1})")
-    return dim % max(ndim, 1)
+    return check_dim(op, dim, ndim)
 
 
 from .autograd import function as _function  # noqa: E402  (the engine needs the Tensor type)

@@ -10,7 +10,8 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Op
-from ..errors import DivisionByZeroError, DTypeError, format_shape
+from ..dtypes import bool_
+from ..errors import ArgumentError, ArgumentTypeError, DivisionByZeroError, DTypeError, format_shape
 from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import binary, booleans, values
@@ -233,7 +234,7 @@ def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:
         return Div.apply(input, other)
     if rounding_mode not in ("trunc", "floor"):
-        raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+        raise ArgumentError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
     integral = not dtypes.result_type(input, other).is_floating_point
     if integral:
         _check_integer_divisor("floor_divide" if rounding_mode == "floor" else "div", input, other)
@@ -328,6 +329,27 @@ class Pow(Op):
                 safe = xp.where(a == 0, 1.0, a)
                 grad_b = xp.where(a == 0, 0.0, grad * out * xp.log(safe))
         return grad_a, grad_b
+
+    @staticmethod
+    def explain(name, a, b):
+        """Only on the failure path: integers to negative integer powers, as PyTorch says it."""
+        if not _is_floating_arg(a) and not _is_floating_arg(b) and _has_negative(b):
+            return ArgumentError(f"{name}: integers to negative integer powers are not allowed (input "
+                                 f"{_arg_text(a)}, exponent {_arg_text(b)}); use a floating-point input, "
+                                 "e.g. x.float() ** -1")
+        return None
+
+
+def _is_floating_arg(value):
+    return isinstance(value, float) or (isinstance(value, Tensor) and value.is_floating_point())
+
+
+def _has_negative(value):
+    return (value < 0) if isinstance(value, int) else isinstance(value, Tensor) and bool((value < 0).any())
+
+
+def _arg_text(value):
+    return f"of dtype {value.dtype.name}" if isinstance(value, Tensor) else repr(value)
 
 
 def _pow_samples(rng):
@@ -451,7 +473,10 @@ def where(condition, input, other):
     """``input`` where ``condition`` is true, else ``other``, broadcasting all three.
     The gradient flows to whichever side was chosen."""
     if not isinstance(condition, Tensor):
-        raise TypeError(f"where: condition must be a bool Tensor, got {type(condition).__name__}")
+        raise ArgumentTypeError(f"where: condition must be a bool Tensor, got {type(condition).__name__}")
+    if condition.dtype is not bool_:
+        raise DTypeError(f"where: expected condition to be a boolean tensor, but got a tensor with dtype "
+                         f"{condition.dtype.name}; compare first, e.g. where(x > 0, ...)")
     return Where.apply(condition, input, other)
 
 
@@ -503,5 +528,5 @@ def clamp(input, min=None, max=None):
     The gradient passes where the input is inside the bounds and goes to a tensor
     bound where that bound was taken."""
     if min is None and max is None:
-        raise ValueError("clamp: at least one of min and max must be given")
+        raise ArgumentError("clamp: at least one of min and max must be given")
     return Clamp.apply(input, min, max)
