@@ -13,7 +13,8 @@ import vizgrad
 ROOT = pathlib.Path(vizgrad.__file__).parent
 # the engine and everything a user calls; the visual layers and lessons have their own reports
 PUBLIC = sorted([*ROOT.glob("*.py"), *ROOT.glob("ops/*.py"), *ROOT.glob("nn/*.py"), *ROOT.glob("optim/*.py"),
-                 *ROOT.glob("data/*.py"), *ROOT.glob("autograd/*.py")])
+                 *ROOT.glob("data/*.py"), *ROOT.glob("autograd/*.py"), *ROOT.glob("distributions/*.py"),
+                 *ROOT.glob("utils/*.py")])
 BARE = {"ValueError", "TypeError", "IndexError", "KeyError", "RuntimeError", "OverflowError",
         "ZeroDivisionError", "OSError", "FileNotFoundError", "IsADirectoryError", "Exception"}
 SKIP = {"__main__.py", "cli.py", "events.py", "diagnostics.py", "printing.py"}   # not the tensor API

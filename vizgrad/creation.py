@@ -153,7 +153,7 @@ def _shape(size, op, keyword=None):
     """The shape from ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``."""
     if keyword is not None:
         if size:
-            raise TypeError(f"{op}: pass the size either positionally or as size=, not both")
+            raise ArgumentTypeError(f"{op}: pass the size either positionally or as size=, not both")
         size = (keyword,)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
@@ -210,7 +210,7 @@ def _into(out, result):
     if out is None:
         return result
     if not isinstance(out, Tensor):
-        raise TypeError(f"out must be a Tensor, got {type(out).__name__}")
+        raise ArgumentTypeError(f"out must be a Tensor, got {type(out).__name__}")
     if result.requires_grad or (out.requires_grad and state.grad_enabled):
         raise BackwardError("out=... arguments don't support automatic differentiation, but one of the "
                             "arguments requires grad: call the function without out= instead")
@@ -234,6 +234,8 @@ def accepts_out(function):
 
     @functools.wraps(function)
     def with_out(*args, out=None, **kwargs):
+        if out is not None and not isinstance(out, Tensor):   # named here: function has returned in _into
+            raise ArgumentTypeError(f"{function.__name__}: out must be a Tensor, got {type(out).__name__}")
         return _into(out, function(*args, **kwargs))
     return with_out
 
@@ -392,24 +394,23 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         vizgrad.multinomial(vizgrad.tensor([0.1, 0.0, 0.9]), 4, replacement=True, generator=g)
     """
     if not isinstance(input, Tensor):
-        raise TypeError(f"multinomial: input must be a Tensor, got {type(input).__name__}")
+        raise ArgumentTypeError(f"multinomial: input must be a Tensor, got {type(input).__name__}")
     if input.ndim not in (1, 2):
         raise ShapeError(f"multinomial: prob_dist must be 1 or 2 dim, got shape {tuple(input.shape)}")
     if not input.is_floating_point():
         raise DTypeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype.name}")
-    if not isinstance(num_samples, (int, np.integer)) or num_samples <= 0:
-        raise ValueError(f"multinomial: num_samples must be a positive integer, got {num_samples!r}")
+    num_samples = check_size("multinomial", "num_samples", num_samples, 1)
     weights = np.asarray(input._backend().to_numpy(input._array), dtype=np.float64)
     rows = weights.reshape(-1, weights.shape[-1])
     categories = rows.shape[1]
     if not replacement and num_samples > categories:
-        raise ValueError(f"multinomial: cannot sample n_sample ({num_samples}) > prob_dist.size(-1) "
-                         f"({categories}) samples without replacement")
+        raise ArgumentError(f"multinomial: cannot sample n_sample ({num_samples}) > prob_dist.size(-1) "
+                            f"({categories}) samples without replacement")
     if not np.all(np.isfinite(rows)) or np.any(rows < 0):
-        raise ValueError("multinomial: probability tensor contains either `inf`, `nan` or element < 0")
+        raise ArgumentError("multinomial: probability tensor contains either `inf`, `nan` or element < 0")
     totals = rows.sum(axis=1)
     if np.any(totals <= 0):
-        raise ValueError("multinomial: invalid multinomial distribution (sum of probabilities <= 0)")
+        raise ArgumentError("multinomial: invalid multinomial distribution (sum of probabilities <= 0)")
     rng = (generator or default_generator)._rng
     if replacement:
         cumulative = np.cumsum(rows / totals[:, None], axis=1)
@@ -459,19 +460,19 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
     if not tensors:
         if size is None:
-            raise TypeError("normal: with a number mean and std, pass size (normal(mean, std, size)); "
-                            "or pass mean and/or std as Tensors")
+            raise ArgumentTypeError("normal: with a number mean and std, pass size (normal(mean, std, size)); "
+                                    "or pass mean and/or std as Tensors")
         if std < 0:
-            raise ValueError(f"normal expects std >= 0.0, but found std {std}")
+            raise ArgumentError(f"normal: expects std >= 0.0, but found std {std}")
         noise = _random(rng.standard_normal(_shape((size,), "normal")), dtype, device, False)
         return _into(out, _finish((noise * std + mean)._array, requires_grad))
     if size is not None:
-        raise TypeError("normal: size is only for a number mean and std; with Tensors the shape is theirs")
+        raise ArgumentTypeError("normal: size is only for a number mean and std; with Tensors the shape is theirs")
     if isinstance(std, Tensor):
         if std.numel() and bool((std < 0).any()):
-            raise ValueError(f"normal expects all elements of std >= 0.0, got {std.detach()}")
+            raise ArgumentError(f"normal: expects all elements of std >= 0.0, got {std.detach()}")
     elif std < 0:
-        raise ValueError(f"normal expects std >= 0.0, but found std {std}")
+        raise ArgumentError(f"normal: expects std >= 0.0, but found std {std}")
     overload = 3 if len(tensors) == 2 else 1 if isinstance(mean, Tensor) else 2
     like = tensors[0]
     if not like.is_floating_point():

@@ -21,6 +21,7 @@ How the rule is kept:
   registered op and constructor with wrong arguments.
 """
 
+import inspect
 import math
 import operator
 import os
@@ -215,9 +216,11 @@ NAMING_CODE = {}   # code object of a dispatcher -> the parameter that holds the
 def public(name=None):
     """Mark a function as public under ``name`` (default: its own name), so that errors
     reworded beneath it (:func:`public_caller`) name it. ``ops.registry.register`` does this
-    for every registered op; composite functions (losses, layers) use it directly."""
+    for every registered op; composite functions (losses, layers) use it directly. A
+    decorator's wrapper (``functools.wraps``) shares its code with every function it wraps,
+    so the wrapped function's own code is marked."""
     def mark(function):
-        PUBLIC_CODE[function.__code__] = name or function.__name__
+        PUBLIC_CODE[inspect.unwrap(function).__code__] = name or function.__name__
         PUBLIC_NAMES.add(name or function.__name__)
         return function
     return mark

@@ -29,7 +29,7 @@ import zlib
 import numpy as np
 
 from . import dtypes
-from .errors import VizgradError
+from .errors import ArgumentTypeError, VizgradError
 
 FORMAT = "vizgrad-checkpoint"
 VERSION = 1
@@ -205,8 +205,8 @@ def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap
     :class:`CheckpointError`."""
     from .creation import tensor as make_tensor
     if pickle_module is not None or pickle_load_args:
-        raise TypeError("load: vizgrad checkpoints are never pickled, so pickle_module and pickle load "
-                        f"arguments ({', '.join(sorted(pickle_load_args)) or 'pickle_module'}) have no meaning here")
+        raise ArgumentTypeError("load: vizgrad checkpoints are never pickled, so pickle_module and pickle load "
+                                f"arguments ({', '.join(sorted(pickle_load_args)) or 'pickle_module'}) have no meaning here")
     relocate = None
     if callable(map_location):
         relocate, map_location = map_location, None

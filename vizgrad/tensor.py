@@ -47,8 +47,8 @@ class Size(tuple):
         sizes = tuple(sizes)
         for position, n in enumerate(sizes):
             if isinstance(n, bool) or not hasattr(n, "__index__"):
-                raise TypeError(f"vizgrad.Size() takes an iterable of 'int' (item {position} is "
-                                f"'{type(n).__name__}')")
+                raise ArgumentTypeError(f"Size: takes an iterable of 'int' (item {position} is "
+                                        f"'{type(n).__name__}')")
         return _tuple_new(cls, (n.__index__() for n in sizes))
 
     def __repr__(self):
@@ -125,8 +125,8 @@ class Tensor:
         elif not args:
             array = zeros(0, dtype=dtype, device=device)._array
         else:
-            raise TypeError(f"Tensor(): pass sizes (Tensor(2, 3)) or one sequence of values (Tensor([1, 2])), "
-                            f"got {', '.join(type(a).__name__ for a in args)}")
+            raise ArgumentTypeError(f"Tensor: pass sizes (Tensor(2, 3)) or one sequence of values (Tensor([1, 2])), "
+                                    f"got {', '.join(type(a).__name__ for a in args)}")
         _init(self, array, False, None, 0)
         if name is not None:
             self.name = name

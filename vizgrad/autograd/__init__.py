@@ -154,7 +154,7 @@ class Variable(metaclass=_VariableType):
 
     def __new__(cls, data, requires_grad=False, volatile=False):
         if not isinstance(data, _function.Tensor):
-            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+            raise ArgumentTypeError(f"Variable: data has to be a tensor, but got {type(data).__name__}")
         if volatile:
             warnings.warn("volatile was removed (Variable.volatile is always False): use `with vizgrad.no_grad():` "
                           "instead", UserWarning, stacklevel=2)

@@ -465,10 +465,7 @@ def _promotion_plan(cls, arrays, backend):
         elif value is not None:
             operands.append(value)
             positions.append(position)
-    try:
-        target = dtypes.result_type_of(operands)
-    except DTypeError as error:
-        raise DTypeError(f"{cls.__name__.lower()}: {error}") from None
+    target = dtypes.result_type_of(operands)   # its errors take the public caller's name (VizgradError)
     if cls.int_to_float and not target.is_floating_point:
         target = dtypes.default_float
     native = backend.native_dtype(target)

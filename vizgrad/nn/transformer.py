@@ -7,7 +7,7 @@ import copy
 import math
 
 from .. import creation
-from ..errors import ShapeError, format_shape
+from ..errors import ArgumentError, ArgumentTypeError, ShapeError, format_shape
 from . import functional as F
 from . import init
 from .attention import MultiheadAttention
@@ -36,13 +36,13 @@ def _activation(activation, owner):
     if not isinstance(activation, str):
         return activation
     if activation not in _ACTIVATIONS:
-        raise ValueError(f"{owner}: activation should be relu/gelu, not {activation}")
+        raise ArgumentError(f"{owner}: activation should be relu/gelu, not {activation}")
     return _ACTIVATIONS[activation]
 
 
 def _stack(layer, num_layers, owner):
     if not isinstance(layer, Module):
-        raise TypeError(f"{owner}: the layer to stack must be a Module, got {type(layer).__name__}")
+        raise ArgumentTypeError(f"{owner}: the layer to stack must be a Module, got {type(layer).__name__}")
     return ModuleList([copy.deepcopy(layer) for _ in range(num_layers)])
 
 

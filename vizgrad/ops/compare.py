@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Op
-from ..errors import not_a_tensor
+from ..errors import ArgumentTypeError, DTypeError, not_a_tensor
 from ..tensor import Tensor
 from .registry import Sample, bind_method, register
 from .samples import binary, booleans, values
@@ -225,8 +225,8 @@ def _isclose_samples(rng):
 
 def _check_same_dtype(op, input, other):
     if isinstance(other, Tensor) and input.dtype is not other.dtype:
-        raise TypeError(f"{op}(): expected both inputs to have the same dtype, but got {input.dtype.name} and "
-                        f"{other.dtype.name}")
+        raise DTypeError(f"{op}: expected both inputs to have the same dtype, but got {input.dtype.name} and "
+                         f"{other.dtype.name}")
 
 
 @register(np.isclose, _isclose_samples, differentiable=False)
@@ -263,7 +263,7 @@ def equal(input, other):
         vizgrad.equal(vizgrad.tensor([1, 2]), vizgrad.tensor([1, 2]))   # True
     """
     if not isinstance(other, Tensor):
-        raise TypeError(f"equal(): argument 'other' must be a Tensor, not {type(other).__name__}")
+        raise ArgumentTypeError(f"equal: argument 'other' must be a Tensor, not {type(other).__name__}")
     if tuple(input.shape) != tuple(other.shape):
         return False
     return bool(eq(input, other).all().item())

@@ -7,7 +7,7 @@ import collections
 
 import numpy as np
 
-from ..errors import DTypeError, ShapeError, format_shape
+from ..errors import ArgumentError, DTypeError, ShapeError, format_shape
 from ..tensor import Tensor
 from .registry import Sample, bind_method, register
 
@@ -47,7 +47,7 @@ def bincount(input, weights=None, minlength=0):
                          f"and shape {format_shape(input.shape)}")
     values = _host(input)
     if values.size and values.min() < 0:
-        raise ValueError(f"bincount only supports 1-d non-negative integral inputs, got the value {values.min()}")
+        raise ArgumentError(f"bincount: only supports 1-d non-negative integral inputs, got the value {values.min()}")
     if weights is not None and tuple(weights.shape) != tuple(input.shape):
         raise ShapeError(f"bincount: weights of shape {format_shape(weights.shape)} should have the same shape "
                          f"as input {format_shape(input.shape)}")
@@ -57,7 +57,7 @@ def bincount(input, weights=None, minlength=0):
 
 def _range(op, values, low, high):
     if low > high:
-        raise ValueError(f"{op}: max must be larger than min, got min={low} and max={high}")
+        raise ArgumentError(f"{op}: max must be larger than min, got min={low} and max={high}")
     if low == high and values.size:
         low, high = float(values.min()), float(values.max())
     if low == high:

@@ -42,7 +42,7 @@ def numpy_names(function):
         for numpy_name, name in (("axis", "dim"), ("keepdims", "keepdim")):
             if numpy_name in kwargs:
                 if name in kwargs:
-                    raise TypeError(f"{function.__name__}() got both {name}= and its alias {numpy_name}=")
+                    raise ArgumentTypeError(f"{function.__name__}: got both {name}= and its alias {numpy_name}=")
                 kwargs[name] = kwargs.pop(numpy_name)
         return function(*args, **kwargs)
     return reduction
