@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import vizgrad as vg
-from vizgrad import nn, optim
+from vizgrad import distributions, nn, optim
 from vizgrad.backends import base
 from vizgrad.data import DataLoader, TensorDataset
 from vizgrad.errors import VizgradError
@@ -195,12 +195,33 @@ CONSTRUCTORS = {
     "LayerNorm": (nn.LayerNorm, (4,), ["normalized_shape"]),
     "ConvTranspose2d": (nn.ConvTranspose2d, (1, 2, 3), ["in_channels", "out_channels", "kernel_size", "stride",
                                                        "padding", "output_padding"]),
+    "RNN": (nn.RNN, (3, 4), ["input_size", "hidden_size", "num_layers", "dropout", "nonlinearity"]),
+    "LSTM": (nn.LSTM, (3, 4), ["input_size", "hidden_size", "num_layers", "dropout", "proj_size"]),
+    "GRU": (nn.GRU, (3, 4), ["input_size", "hidden_size", "num_layers", "dropout"]),
+    "RNNCell": (nn.RNNCell, (3, 4), ["input_size", "hidden_size", "nonlinearity"]),
+    "LSTMCell": (nn.LSTMCell, (3, 4), ["input_size", "hidden_size"]),
+    "GRUCell": (nn.GRUCell, (3, 4), ["input_size", "hidden_size"]),
+    "MultiheadAttention": (nn.MultiheadAttention, (4, 2), ["embed_dim", "num_heads", "dropout", "kdim"]),
+    "TransformerEncoderLayer": (nn.TransformerEncoderLayer, (4, 2), ["d_model", "nhead", "dim_feedforward",
+                                                                     "dropout", "activation"]),
+    "LBFGS": (lambda **kw: optim.LBFGS([vg.ones(2, requires_grad=True)], **kw), (), ["lr", "max_iter",
+                                                                                      "history_size"]),
+    "Normal": (distributions.Normal, (0.0, 1.0), ["loc", "scale"]),
+    "Bernoulli": (distributions.Bernoulli, (0.5,), ["probs"]),
+    "Categorical": (distributions.Categorical, (vg.tensor([0.5, 0.5]),), ["probs"]),
 }
 TORCH_CONSTRUCTORS = {
     "Linear": lambda **kw: torch.nn.Linear(3, 4, **kw), "Conv2d": lambda **kw: torch.nn.Conv2d(1, 2, 3, **kw),
     "BatchNorm1d": lambda **kw: torch.nn.BatchNorm1d(4, **kw), "Dropout": lambda **kw: torch.nn.Dropout(**kw),
     "SGD": lambda **kw: torch.optim.SGD([torch.ones(2, requires_grad=True)], **kw),
     "Adam": lambda **kw: torch.optim.Adam([torch.ones(2, requires_grad=True)], **kw),
+    **{name: lambda name=name, **kw: getattr(torch.nn, name)(**{"input_size": 3, "hidden_size": 4, **kw})
+       for name in ("RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell")},
+    "MultiheadAttention": lambda **kw: torch.nn.MultiheadAttention(**{"embed_dim": 4, "num_heads": 2, **kw}),
+    "TransformerEncoderLayer": lambda **kw: torch.nn.TransformerEncoderLayer(**{"d_model": 4, "nhead": 2, **kw}),
+    "LBFGS": lambda **kw: torch.optim.LBFGS([torch.ones(2, requires_grad=True)], **kw),
+    "Normal": lambda **kw: torch.distributions.Normal(**{"loc": 0.0, "scale": 1.0, **kw}),
+    "Bernoulli": lambda **kw: torch.distributions.Bernoulli(**{"probs": 0.5, **kw}),
 } if torch is not None else {}
 BAD_ARGUMENTS = st.sampled_from([-1, 0, -0.5, 1.5, "abc", None, 2.5, (1.5, 0.9), float("nan")])
 
@@ -212,7 +233,8 @@ def test_constructors_refuse_bad_arguments_in_their_own_words(name, data):
     make, positional, names = CONSTRUCTORS[name]
     argument = data.draw(st.sampled_from(names))
     value = data.draw(BAD_ARGUMENTS)
-    signature = inspect.signature(getattr(nn, name, None) or getattr(optim, name, None) or DataLoader)
+    signature = inspect.signature(getattr(nn, name, None) or getattr(optim, name, None)
+                                  or getattr(distributions, name, None) or DataLoader)
     parameters = [p for p in signature.parameters if p != "self"]
     kwargs = {parameters[i]: v for i, v in enumerate(positional)} if name not in ("SGD", "Adam", "RMSprop",
                                                                                     "DataLoader") else {}
@@ -246,7 +268,23 @@ LAYERS = {
     "CrossEntropyLoss": (lambda: nn.CrossEntropyLoss(), ("CrossEntropyLoss", "cross_entropy"),
                          lambda: torch.nn.CrossEntropyLoss()),
     "MSELoss": (lambda: nn.MSELoss(), ("MSELoss", "mse_loss"), lambda: torch.nn.MSELoss()),
+    **{name: (lambda name=name: getattr(nn, name)(3, 4), (name, name.lower()),
+              lambda name=name: getattr(torch.nn, name)(3, 4))
+       for name in ("RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell")},
+    "MultiheadAttention": (lambda: _self_attention(nn.MultiheadAttention(4, 2)),
+                           ("MultiheadAttention", "multi_head_attention_forward"),
+                           lambda: _self_attention(torch.nn.MultiheadAttention(4, 2))),
+    "TransformerEncoderLayer": (lambda: nn.TransformerEncoderLayer(4, 2, dim_feedforward=8),
+                                ("TransformerEncoderLayer",),
+                                lambda: torch.nn.TransformerEncoderLayer(4, 2, dim_feedforward=8)),
 }
+
+
+def _self_attention(attention):
+    """``attention(x, x, x)``: a MultiheadAttention called on one input, as the other layers are."""
+    return lambda x: attention(x, x, x)
+
+
 SHAPES = st.lists(st.integers(1, 4), min_size=0, max_size=5).map(tuple)
 DTYPES = st.sampled_from(["float32", "float64", "int64", "bool"])
 

@@ -15,7 +15,8 @@ import math
 
 from .. import creation
 from ..autograd.grad_mode import no_grad
-from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, format_shape
+from ..errors import (ArgumentError, ArgumentTypeError, DTypeError, ShapeError, as_int, check_range, check_size,
+                      format_shape)
 from ..ops.activation import dropout as _dropout
 from ..ops.activation import linear as _linear
 from ..ops.activation import softmax as _softmax
@@ -149,9 +150,15 @@ class MultiheadAttention(Module):
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
                  kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
         super().__init__()
+        as_int("MultiheadAttention", "embed_dim", embed_dim)
+        as_int("MultiheadAttention", "num_heads", num_heads)
         if embed_dim <= 0 or num_heads <= 0:
             raise ArgumentError(f"MultiheadAttention: embed_dim and num_heads must be greater than 0, got "
                                 f"embed_dim={embed_dim} and num_heads={num_heads} instead")
+        for name, size in (("kdim", kdim), ("vdim", vdim)):
+            if size is not None:
+                check_size("MultiheadAttention", name, size, 1)
+        check_range("MultiheadAttention", "dropout", dropout, 0, 1)
         if embed_dim % num_heads:
             raise ArgumentError(f"MultiheadAttention: embed_dim must be divisible by num_heads, got embed_dim="
                                 f"{embed_dim} and num_heads={num_heads}")
@@ -225,6 +232,9 @@ class MultiheadAttention(Module):
             if tensor.shape[-1] != size:
                 raise ShapeError(f"{owner}: expected {name} of feature size {size}, got shape "
                                  f"{format_shape(tensor.shape)}")
+            if tensor.dtype is not self.out_proj.weight.dtype:
+                raise DTypeError(f"{owner}: {name} must have the type {self.out_proj.weight.dtype.name} of the "
+                                 f"layer's weights, got {tensor.dtype.name}; convert one with .to()")
         batched = query.ndim == 3
         self_attention = query is key and key is value
         if is_causal and attn_mask is None:

@@ -69,7 +69,7 @@ def _check_size(owner, name, value, minimum=1):
         raise ArgumentError(f"{owner}: {name} must be at least {minimum}, got {value}")
 
 
-def _check_input(owner, input, input_size, batched_dims):
+def _check_input(owner, input, input_size, batched_dims, dtype):
     """The feature size of ``input`` and whether it is batched (``batched_dims`` dims)."""
     if input.ndim not in (batched_dims - 1, batched_dims):
         raise ShapeError(f"{owner}: expected input to be {batched_dims - 1}D or {batched_dims}D, got "
@@ -79,6 +79,9 @@ def _check_input(owner, input, input_size, batched_dims):
                          f"{input.shape[-1]} (input of shape {format_shape(input.shape)})")
     if not input.is_floating_point():
         raise DTypeError(f"{owner}: expected a floating-point input, got {input.dtype.name}")
+    if input.dtype is not dtype:
+        raise DTypeError(f"{owner}: input must have the type {dtype.name} of the layer's weights, got "
+                         f"{input.dtype.name}; convert one with .to()")
     return input.ndim == batched_dims
 
 
@@ -101,9 +104,10 @@ class RNNBase(Module):
                  bidirectional=False, proj_size=0, device=None, dtype=None):
         super().__init__()
         owner = type(self).__name__
-        _check_size(owner, "input_size", input_size, 0)
+        _check_size(owner, "input_size", input_size)
         _check_size(owner, "hidden_size", hidden_size)
         _check_size(owner, "num_layers", num_layers)
+        _check_size(owner, "proj_size", proj_size, 0)
         if (not isinstance(dropout, numbers.Number) or isinstance(dropout, bool) or not 0 <= dropout <= 1):
             raise ArgumentError(f"{owner}: dropout should be a number in range [0, 1] representing the probability "
                                 f"of an element being zeroed, got {dropout!r}")
@@ -197,7 +201,7 @@ class RNNBase(Module):
 
     def forward(self, input, hx=None):
         owner = type(self).__name__
-        batched = _check_input(owner, input, self.input_size, 3)
+        batched = _check_input(owner, input, self.input_size, 3, self.weight_ih_l0.dtype)
         if not batched:
             input = input.unsqueeze(1)
         elif self.batch_first:
@@ -340,7 +344,7 @@ class RNNCellBase(Module):
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
         super().__init__()
         owner = type(self).__name__
-        _check_size(owner, "input_size", input_size, 0)
+        _check_size(owner, "input_size", input_size)
         _check_size(owner, "hidden_size", hidden_size)
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -362,7 +366,7 @@ class RNNCellBase(Module):
         """The input as a batch, ``count`` hidden states (zeros when ``hx`` is None) and
         whether the input was batched."""
         owner = type(self).__name__
-        batched = _check_input(owner, input, self.input_size, 2)
+        batched = _check_input(owner, input, self.input_size, 2, self.weight_ih.dtype)
         if not batched:
             input = input.unsqueeze(0)
         shape = (input.shape[0], self.hidden_size)

@@ -224,6 +224,8 @@ def _isclose_samples(rng):
 
 
 def _check_same_dtype(op, input, other):
+    if not isinstance(input, Tensor):
+        raise not_a_tensor(op, "input", input)
     if isinstance(other, Tensor) and input.dtype is not other.dtype:
         raise DTypeError(f"{op}: expected both inputs to have the same dtype, but got {input.dtype.name} and "
                          f"{other.dtype.name}")

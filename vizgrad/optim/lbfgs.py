@@ -8,7 +8,7 @@ direction d = -H g, H the inverse-Hessian estimate from the last ``history_size`
 
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..backends import backend_of
-from ..errors import ArgumentError, ArgumentTypeError, check_range
+from ..errors import ArgumentError, ArgumentTypeError, check_range, check_size
 from ..tensor import Tensor
 from .optimizer import Optimizer
 
@@ -119,6 +119,10 @@ class LBFGS(Optimizer):
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7, tolerance_change=1e-9,
                  history_size=100, line_search_fn=None):
         lr = check_range("LBFGS", "lr", lr, 0.0)
+        max_iter = check_size("LBFGS", "max_iter", max_iter, 1)
+        history_size = check_size("LBFGS", "history_size", history_size, 1)
+        if max_eval is not None:
+            max_eval = check_size("LBFGS", "max_eval", max_eval, 1)
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         if line_search_fn not in (None, "strong_wolfe"):
