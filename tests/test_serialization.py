@@ -69,6 +69,26 @@ def test_nested_structures_round_trip(tmp_path):
     assert list(back) == list(obj)                       # key order kept
 
 
+def test_file_like_objects_as_in_torch(tmp_path):
+    """torch.save(obj, buffer) / torch.load(buffer): a BytesIO and a file opened in binary mode."""
+    state = {"weight": sample("float32", (3, 2)), "step": 4}
+    buffer = io.BytesIO()
+    vg.save(state, buffer)
+    buffer.seek(0)
+    back = vg.load(buffer, weights_only=True)
+    assert_same(state["weight"], back["weight"])
+    assert back["step"] == 4
+    with open(tmp_path / "c.vzg", "wb") as handle:
+        vg.save(state, handle)
+    with open(tmp_path / "c.vzg", "rb") as handle:
+        assert_same(state["weight"], vg.load(handle)["weight"])
+    assert_same(state["weight"], vg.load(tmp_path / "c.vzg")["weight"])      # the same file format
+    with open(tmp_path / "t.txt", "w") as handle, pytest.raises(vg.ArgumentTypeError, match="binary mode"):
+        vg.save(state, handle)
+    with pytest.raises(CheckpointError, match="load: '<BytesIO>' is not a vizgrad checkpoint"):
+        vg.load(io.BytesIO(b"not a zip"))
+
+
 def test_views_and_non_contiguous_tensors_save_their_values(tmp_path):
     base = vg.arange(12).reshape(3, 4)
     vg.save({"t": base.T, "s": base[:, ::2]}, tmp_path / "v.vzg")

@@ -72,16 +72,32 @@ def cast_floating(dtype):
 
 def save(obj, path, transform=None):
     """Write ``obj`` (nested dicts, lists and tuples of tensors, numbers, strings, booleans and
-    None) to ``path`` atomically."""
+    None) to ``path`` atomically, or, as ``torch.save`` does, into a binary file-like object
+    (``io.BytesIO``, a file opened with ``"wb"``), from its current position.
+
+    Example::
+
+        buffer = io.BytesIO()
+        vizgrad.save(model.state_dict(), buffer)
+        buffer.seek(0)
+        model.load_state_dict(vizgrad.load(buffer))
+    """
     from .tensor import Tensor
     arrays = {}
-    target = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(target))
-    if not os.path.isdir(folder):
-        raise CheckpointNotFoundError(f"save: cannot write {target!r}: the folder {folder!r} does not exist")
-    if os.path.isdir(target):
-        raise CheckpointPathError(f"save: cannot write {target!r}: it is a directory; give a file path "
-                        f"such as {os.path.join(target, 'checkpoint.vzg')!r}")
+    stream = path if hasattr(path, "write") else None
+    if stream is not None:
+        if isinstance(stream, io.TextIOBase):
+            raise ArgumentTypeError(f"save: the file {_stream_name(stream)} is open in text mode; open it in "
+                                    "binary mode ('wb')")
+        target = _stream_name(stream)
+    else:
+        target = os.fspath(path)
+        folder = os.path.dirname(os.path.abspath(target))
+        if not os.path.isdir(folder):
+            raise CheckpointNotFoundError(f"save: cannot write {target!r}: the folder {folder!r} does not exist")
+        if os.path.isdir(target):
+            raise CheckpointPathError(f"save: cannot write {target!r}: it is a directory; give a file path "
+                                      f"such as {os.path.join(target, 'checkpoint.vzg')!r}")
     containers = set()   # ids of the dicts, lists and tuples being encoded: a cycle is an error
 
     def encode(value, where):
@@ -122,6 +138,12 @@ def save(obj, path, transform=None):
                 "items": [encode(v, f"{where}.{i}" if where else str(i)) for i, v in enumerate(value)]}
 
     manifest = {"format": FORMAT, "version": VERSION, "root": encode(obj, "")}
+    if stream is not None:
+        try:
+            _write_archive(stream, manifest, arrays)
+        except OSError as error:
+            raise CheckpointPathError(f"save: cannot write {target!r}: {error.strerror or error}") from None
+        return
     prefix = f"{_TEMPORARY}{os.path.basename(target)}."
     _remove_stale_temporaries(folder, prefix)
     try:
@@ -130,14 +152,7 @@ def save(obj, path, transform=None):
         raise CheckpointPathError(f"save: cannot write {target!r}: {error.strerror or error}") from None
     try:
         with os.fdopen(handle, "wb") as raw:
-            with zipfile.ZipFile(raw, "w", compression=zipfile.ZIP_STORED) as archive:
-                archive.writestr(_MANIFEST, json.dumps(manifest))
-                for key, tensor in arrays.items():
-                    buffer = io.BytesIO()
-                    host = tensor._backend().to_numpy(tensor._array)
-                    # asarray, not ascontiguousarray: that one turns a 0-d array into shape (1,)
-                    np.lib.format.write_array(buffer, np.asarray(host, order="C"), allow_pickle=False)
-                    archive.writestr(f"arrays/{key}.npy", buffer.getvalue())
+            _write_archive(raw, manifest, arrays)
             raw.flush()
             os.fsync(raw.fileno())
         os.chmod(temporary, _file_mode(target))
@@ -148,6 +163,24 @@ def save(obj, path, transform=None):
         if isinstance(error, OSError) and not isinstance(error, VizgradError):
             raise CheckpointPathError(f"save: cannot write {target!r}: {error.strerror or error}") from None
         raise
+
+
+def _write_archive(stream, manifest, arrays):
+    """The checkpoint's zip archive (the manifest and one .npy per tensor) into ``stream``."""
+    with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_STORED) as archive:
+        archive.writestr(_MANIFEST, json.dumps(manifest))
+        for key, tensor in arrays.items():
+            buffer = io.BytesIO()
+            host = tensor._backend().to_numpy(tensor._array)
+            # asarray, not ascontiguousarray: that one turns a 0-d array into shape (1,)
+            np.lib.format.write_array(buffer, np.asarray(host, order="C"), allow_pickle=False)
+            archive.writestr(f"arrays/{key}.npy", buffer.getvalue())
+
+
+def _stream_name(stream):
+    """How messages name a file-like object: its file name, else its type."""
+    name = getattr(stream, "name", None)
+    return name if isinstance(name, str) else f"<{type(stream).__name__}>"
 
 
 _TEMPORARY = ".vizgrad-save-"
@@ -202,8 +235,15 @@ def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap
     the CPU. A vizgrad checkpoint holds only tensors, numbers, strings and containers and is
     never unpickled, so it is always read as PyTorch reads with ``weights_only=True`` (the
     argument is accepted either way; ``mmap`` too). Damaged or foreign files raise
-    :class:`CheckpointError`."""
+    :class:`CheckpointError`. ``path`` may be a binary file-like object (``io.BytesIO``, a file
+    opened with ``"rb"``), as in ``torch.load``."""
     from .creation import tensor as make_tensor
+    if hasattr(path, "read"):
+        name = _stream_name(path)
+        if isinstance(path, io.TextIOBase):
+            raise ArgumentTypeError(f"load: the file {name} is open in text mode; open it in binary mode ('rb')")
+    else:
+        name = os.fspath(path)
     if pickle_module is not None or pickle_load_args:
         raise ArgumentTypeError("load: vizgrad checkpoints are never pickled, so pickle_module and pickle load "
                                 f"arguments ({', '.join(sorted(pickle_load_args)) or 'pickle_module'}) have no meaning here")
@@ -215,31 +255,31 @@ def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap
     try:
         archive = zipfile.ZipFile(path)
     except FileNotFoundError:
-        raise CheckpointNotFoundError(f"load: {os.fspath(path)!r} does not exist") from None
+        raise CheckpointNotFoundError(f"load: {name!r} does not exist") from None
     except OSError as error:
-        if isinstance(error, IsADirectoryError) or os.path.isdir(path):
-            raise CheckpointPathError(f"load: {os.fspath(path)!r} is a directory, not a checkpoint file") from None
+        if isinstance(error, IsADirectoryError) or os.path.isdir(name):
+            raise CheckpointPathError(f"load: {name!r} is a directory, not a checkpoint file") from None
         if isinstance(error, PermissionError):
-            raise CheckpointPathError(f"load: cannot read {os.fspath(path)!r}: permission denied") from None
-        raise CheckpointError(f"load: {os.fspath(path)!r} is not a vizgrad checkpoint (not a zip archive: damaged, "
+            raise CheckpointPathError(f"load: cannot read {name!r}: permission denied") from None
+        raise CheckpointError(f"load: {name!r} is not a vizgrad checkpoint (not a zip archive: damaged, "
                               "truncated, or written by another program)") from None
     except _DAMAGE:
-        raise CheckpointError(f"load: {path!r} is not a vizgrad checkpoint (not a zip archive: damaged, "
+        raise CheckpointError(f"load: {name!r} is not a vizgrad checkpoint (not a zip archive: damaged, "
                               "truncated, or written by another program)") from None
     with archive:
         try:
             manifest = json.loads(archive.read(_MANIFEST))
         except KeyError:
-            raise CheckpointError(f"load: {path!r} is a zip archive but not a vizgrad checkpoint "
+            raise CheckpointError(f"load: {name!r} is a zip archive but not a vizgrad checkpoint "
                                   f"(it has no {_MANIFEST})") from None
         except _DAMAGE as error:
-            raise CheckpointError(f"load: the structure of {path!r} is damaged ({error})") from None
+            raise CheckpointError(f"load: the structure of {name!r} is damaged ({error})") from None
         if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-            raise CheckpointError(f"load: {path!r} is not a vizgrad checkpoint")
+            raise CheckpointError(f"load: {name!r} is not a vizgrad checkpoint")
         if not isinstance(manifest.get("version"), int):
-            raise CheckpointError(f"load: the structure of {path!r} is damaged (no format version)")
+            raise CheckpointError(f"load: the structure of {name!r} is damaged (no format version)")
         if manifest["version"] > VERSION:
-            raise CheckpointError(f"load: {path!r} was written by a newer vizgrad (format version "
+            raise CheckpointError(f"load: {name!r} was written by a newer vizgrad (format version "
                                   f"{manifest.get('version')}); this one reads up to {VERSION}")
 
         def read_array(key):
@@ -247,7 +287,7 @@ def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap
                 data = archive.read(f"arrays/{key}.npy")
                 return np.lib.format.read_array(io.BytesIO(data), allow_pickle=False)
             except (KeyError, *_DAMAGE) as error:
-                raise CheckpointError(f"load: array {key} of {path!r} is missing or damaged ({error})") from None
+                raise CheckpointError(f"load: array {key} of {name!r} is missing or damaged ({error})") from None
 
         def decode(value, where):
             if not isinstance(value, dict):
@@ -256,7 +296,7 @@ def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap
             if kind == "tensor":
                 array = read_array(value["key"])
                 if array.dtype == object:
-                    raise CheckpointError(f"load: array {value['key']} of {path!r} is not numeric")
+                    raise CheckpointError(f"load: array {value['key']} of {name!r} is not numeric")
                 tensor = make_tensor(array, device=map_location)
                 if relocate is not None:
                     moved = relocate(tensor, "cpu")
@@ -273,11 +313,11 @@ def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap
                 return items if kind == "list" else tuple(items)
             if kind == "dtype":
                 return dtypes.as_dtype(value["name"])
-            raise CheckpointError(f"load: {path!r} holds an entry of unknown kind {kind!r} at {where or 'the top'}")
+            raise CheckpointError(f"load: {name!r} holds an entry of unknown kind {kind!r} at {where or 'the top'}")
 
         try:
             return decode(manifest["root"], "")
         except CheckpointError:
             raise
         except (KeyError, TypeError, ValueError) as error:
-            raise CheckpointError(f"load: the structure of {path!r} is damaged ({error!r})") from None
+            raise CheckpointError(f"load: the structure of {name!r} is damaged ({error!r})") from None
