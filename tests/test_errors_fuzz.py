@@ -132,12 +132,13 @@ def test_wrong_argument_values_and_types_in_every_op(name, data):
     _call_both(name, OPS[name].function, args, kwargs)
 
 
-# Where vizgrad accepts a dtype PyTorch refuses (it promotes int64 @ float64, rounds bools, ...):
-# type promotion is being rewritten in vizgrad/dtypes.py and ops/binary.py, so these are tracked
-# here, each a strict xfail that flips once the promotion rules follow PyTorch's.
-KNOWN_DTYPE_GAPS = {"abs", "batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-                    "ceil", "cross_entropy", "floor", "group_norm", "huber_loss", "index_add", "kl_div",
-                    "layer_norm", "linear", "nll_loss", "relu", "round", "sub", "trunc"}
+# Where vizgrad still accepts a dtype PyTorch refuses, after PyTorch's promotion rules came in
+# (vizgrad/dtypes.py): bools in abs/sub/round/relu, integer inputs of losses, float64 inputs
+# with float32 weights in linear/bilinear, index_add of another dtype. Each is a strict xfail, so it flips
+# (and must be removed here) once the op refuses as PyTorch does.
+KNOWN_DTYPE_GAPS = {"abs", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "ceil",
+                    "cross_entropy", "floor", "huber_loss", "index_add", "kl_div", "linear", "nll_loss", "relu",
+                    "round", "sub", "trunc"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(

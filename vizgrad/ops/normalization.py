@@ -138,7 +138,7 @@ def _normalize(x, weight, bias, axes, eps, param_shape, param_view, stats_shape=
                            param_shape=tuple(param_shape), param_view=tuple(param_view), param_axes=param_axes)
 
 
-def _check_parameter(op, name, tensor, expected):
+def _check_parameter(op, name, tensor, expected, input):
     if tensor is None:
         return
     if not isinstance(tensor, _tensor_type()):
@@ -146,6 +146,10 @@ def _check_parameter(op, name, tensor, expected):
     if tuple(tensor.shape) != tuple(expected):
         raise ShapeError(f"{op}: {name} has shape {format_shape(tensor.shape)} but must have shape "
                          f"{format_shape(expected)}")
+    # PyTorch's "mixed dtype" rule: one dtype, except float32 parameters of a float16 input
+    if tensor.dtype is not input.dtype and not (input.dtype.name == "float16" and tensor.dtype.name == "float32"):
+        raise DTypeError(f"{op}: {name} is {tensor.dtype.name} but input is {input.dtype.name}; all inputs must "
+                         "share one dtype (convert the input, or the module with .to())")
 
 
 def _check_input(op, input):
@@ -191,8 +195,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k:]) != normalized_shape:
         raise ShapeError(f"layer_norm: normalized_shape {normalized_shape} must match the last dims of the "
                          f"input, whose shape is {format_shape(input.shape)}")
-    _check_parameter("layer_norm", "weight", weight, normalized_shape)
-    _check_parameter("layer_norm", "bias", bias, normalized_shape)
+    _check_parameter("layer_norm", "weight", weight, normalized_shape, input)
+    _check_parameter("layer_norm", "bias", bias, normalized_shape, input)
     axes = tuple(range(input.ndim - k, input.ndim))
     return _normalize(input, weight, bias, axes, eps, normalized_shape, normalized_shape)
 
@@ -244,7 +248,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     channels = input.shape[1]
     for name, tensor in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                          ("bias", bias)):
-        _check_parameter("batch_norm", name, tensor, (channels,))
+        _check_parameter("batch_norm", name, tensor, (channels,), input)
     view = (channels,) + (1,) * (input.ndim - 2)
     axes = (0,) + tuple(range(2, input.ndim))
     if not training:
@@ -302,8 +306,8 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if num_groups <= 0 or channels % num_groups:
         raise ArgumentError(f"group_norm: the number of channels ({channels}) must be divisible by num_groups "
                             f"({num_groups})")
-    _check_parameter("group_norm", "weight", weight, (channels,))
-    _check_parameter("group_norm", "bias", bias, (channels,))
+    _check_parameter("group_norm", "weight", weight, (channels,), input)
+    _check_parameter("group_norm", "bias", bias, (channels,), input)
     per_group = (channels // num_groups) * math.prod(input.shape[2:])
     stats_shape = (input.shape[0], num_groups, per_group)
     view = (channels,) + (1,) * (input.ndim - 2)

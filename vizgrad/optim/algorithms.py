@@ -225,8 +225,7 @@ class Adadelta(Optimizer):
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, *, maximize=False):
         _check(self, "lr", lr)
-        if not 0.0 <= rho <= 1.0:
-            raise ArgumentError(f"{type(self).__name__}: rho must be in [0, 1], got {rho}")
+        rho = check_range(type(self).__name__, "rho", rho, 0, 1)
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize))
 
     def update(self, p, g, state, group):
