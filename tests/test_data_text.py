@@ -48,8 +48,9 @@ def test_shipped_texts_are_small_and_documented():
 
 @pytest.mark.parametrize("name", ["shakespeare", "names.txt", "", None, 3])
 def test_an_unknown_name_lists_the_known_ones(name):
-    with pytest.raises(ValueError, match=r"load_text: no text named .*'names'"):
+    with pytest.raises(vg.errors.ArgumentError, match=r"load_text: no text named .*'names'") as caught:
         load_text(name)
+    assert isinstance(caught.value, ValueError)
 
 
 def test_exported_from_vizgrad_data():

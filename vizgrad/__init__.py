@@ -17,7 +17,8 @@ from .device import device, get_default_device, set_default_device
 from .tensor import (BoolTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, Size, Tensor,
                      is_tensor)
 from .printing import get_printoptions, set_printoptions
-from .errors import BackwardError, DeviceError, DTypeError, ShapeError, VizgradError
+from .errors import (ArgumentError, ArgumentTypeError, BackwardError, DeviceError, DivisionByZeroError, DTypeError,
+                     IndexingError, NonFiniteError, ShapeError, StateDictError, VizgradError)
 from . import ops as _ops
 from .ops.registry import OPS as _OPS
 from .ops.compare import allclose, equal

@@ -13,7 +13,7 @@ import numbers
 
 from . import dtypes, ops
 from .autograd.grad_mode import no_grad, state
-from .errors import BackwardError, DTypeError, ShapeError, format_shape
+from .errors import BackwardError, DTypeError, ShapeError, format_shape, public, public_name_from
 from .ops.inplace import (AsStrided, CopySlices, multi_output_view_error, overlapping_write_error,
                           positions_in_base)
 from .tensor import Tensor
@@ -79,6 +79,7 @@ def _recording(target, *others):
     return target.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in others)
 
 
+@public_name_from("op_name")
 def apply_inplace(target, compute, op_name, *others, cast=False):
     """Make ``target`` hold ``compute(target)``; ``compute`` builds the out-of-place result.
 
@@ -302,3 +303,6 @@ Tensor.__setitem__ = setitem
 Tensor.masked_fill_ = masked_fill_
 Tensor.index_add_ = index_add_
 Tensor.scatter_add_ = scatter_add_
+
+public("to")(Tensor.to)                     # errors beneath these methods name them
+public("requires_grad_")(Tensor.requires_grad_)

@@ -11,7 +11,8 @@ from .backends import backend_of
 from .backends.base import is_array
 from .device import as_device
 from .autograd.grad_mode import state
-from .errors import BackwardError, DTypeError, ShapeError
+from .errors import (ArgumentError, ArgumentTypeError, BackwardError, DTypeError, ShapeError, as_number, check_size,
+                     public_functions_of)
 from .autograd.function import Op
 from .tensor import Tensor
 
@@ -37,7 +38,7 @@ class Generator:
         self._rng = np.random.default_rng(seed)
 
     def manual_seed(self, seed):
-        self._initial_seed = int(seed)
+        self._initial_seed = check_size("manual_seed", "seed", seed)
         self._rng = np.random.default_rng(self._initial_seed)
         return self
 
@@ -83,10 +84,26 @@ def _to_array(data, dtype, device):
     if from_python and dtype is None and host.dtype == np.float64:
         dtype = dtypes.default_float
     if host.dtype == object:
+        too_large = _int_out_of_range(data)
+        if too_large is not None:
+            raise ArgumentError(f"tensor: overflow: the integer {too_large} does not fit in int64 "
+                                f"(range {-2**63} to {2**63 - 1}); pass it as a float (e.g. {float(too_large):.3g})")
         raise ShapeError(f"tensor: the nested sequences have uneven lengths or hold non-numbers: {data!r:.80}")
     if dtype is None:
         dtypes.from_numpy_dtype(host.dtype)  # an error naming unsupported dtypes
     return backend.asarray(np.array(host, copy=True), dtype, target.index or 0)
+
+
+def _int_out_of_range(data):
+    """The first Python int in nested ``data`` that int64 cannot hold, else None (the failure path)."""
+    if isinstance(data, int) and not isinstance(data, bool):
+        return data if not -2**63 <= data < 2**63 else None
+    if isinstance(data, (list, tuple)):
+        for item in data:
+            found = _int_out_of_range(item)
+            if found is not None:
+                return found
+    return None
 
 
 def _from_python(data):
@@ -94,7 +111,7 @@ def _from_python(data):
     them with its own message), which the caller reports as a ShapeError."""
     try:
         return np.asarray(data)
-    except ValueError:
+    except (ValueError, OverflowError):
         return np.empty(0, dtype=object)
 
 
@@ -127,7 +144,7 @@ def as_tensor(data, dtype=None, device=None):
 def from_numpy(array):
     """A CPU tensor sharing memory with the NumPy ``array``."""
     if not isinstance(array, np.ndarray):
-        raise TypeError(f"from_numpy expects a numpy.ndarray, got {type(array).__name__}")
+        raise ArgumentTypeError(f"from_numpy expects a numpy.ndarray, got {type(array).__name__}")
     dtypes.from_numpy_dtype(array.dtype)
     return Tensor._make(array)
 
@@ -136,12 +153,14 @@ def _shape(size, op, keyword=None):
     """The shape from ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``."""
     if keyword is not None:
         if size:
-            raise TypeError(f"{op}: pass the size either positionally or as size=, not both")
+            raise ArgumentTypeError(f"{op}: pass the size either positionally or as size=, not both")
         size = (keyword,)
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     for n in size:
-        if not isinstance(n, (int, np.integer)) or isinstance(n, bool) or n < 0:
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+            raise ArgumentTypeError(f"{op}: sizes must be integers, got {tuple(size)!r}")
+        if n < 0:
             raise ShapeError(f"{op}: sizes must be non-negative integers, got {tuple(size)}")
     return tuple(int(n) for n in size)
 
@@ -156,6 +175,8 @@ def _finish(array, requires_grad, name=None):
 
 def _filled(size, value, dtype, device, requires_grad, op, keyword=None):
     shape = _shape(size, op, keyword)
+    if not isinstance(value, _PYTHON_SCALARS):
+        value = as_number(op, "fill_value", value)
     if dtype is None:
         dtype = dtypes.as_dtype(type(value)) if isinstance(value, _PYTHON_SCALARS) else dtypes.default_float
     dtype = dtypes.as_dtype(dtype)
@@ -189,7 +210,7 @@ def _into(out, result):
     if out is None:
         return result
     if not isinstance(out, Tensor):
-        raise TypeError(f"out must be a Tensor, got {type(out).__name__}")
+        raise ArgumentTypeError(f"out must be a Tensor, got {type(out).__name__}")
     if result.requires_grad or (out.requires_grad and state.grad_enabled):
         raise BackwardError("out=... arguments don't support automatic differentiation, but one of the "
                             "arguments requires grad: call the function without out= instead")
@@ -213,14 +234,18 @@ def accepts_out(function):
 
     @functools.wraps(function)
     def with_out(*args, out=None, **kwargs):
+        if out is not None and not isinstance(out, Tensor):   # named here: function has returned in _into
+            raise ArgumentTypeError(f"{function.__name__}: out must be a Tensor, got {type(out).__name__}")
         return _into(out, function(*args, **kwargs))
     return with_out
 
 
 def full(size, fill_value, *, out=None, dtype=None, device=None, requires_grad=False):
     """A tensor of ``size`` filled with ``fill_value``; the dtype follows the value."""
-    return _into(out, _filled((size,) if isinstance(size, int) else tuple(size), fill_value, dtype, device,
-                              requires_grad, "full"))
+    if not isinstance(size, (int, tuple, list)) and not hasattr(size, "__index__"):
+        raise ArgumentTypeError(f"full: size must be an int or a sequence of ints, got {size!r:.40}")
+    return _into(out, _filled((size,) if not isinstance(size, (tuple, list)) else tuple(size), fill_value, dtype,
+                              device, requires_grad, "full"))
 
 
 def _like(input, dtype, device):
@@ -260,8 +285,13 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     """
     if end is None:
         start, end = 0, start
+    for name, value in (("start", start), ("end", end), ("step", step)):
+        as_number("arange", name, value)
     if step == 0:
-        raise ValueError("arange: step must not be zero")
+        raise ArgumentError("arange: step must be nonzero, got step=0")
+    if (end - start) * step < 0:
+        raise ArgumentError(f"arange: upper bound and larger bound inconsistent with step sign: start={start}, "
+                            f"end={end}, step={step}")
     if dtype is None:
         integral = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
         dtype = dtypes.int64 if integral else dtypes.default_float
@@ -274,6 +304,9 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (in the default
     dtype, float32, unless ``dtype`` says)."""
+    as_number("linspace", "start", start)
+    as_number("linspace", "end", end)
+    steps = check_size("linspace", "steps", steps)
     dtype = dtypes.as_dtype(dtype or dtypes.default_float)
     target = as_device(device)
     host = np.linspace(start, end, steps).astype(dtype.numpy)
@@ -282,6 +315,8 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     """The n×m identity matrix (ones on the diagonal)."""
+    n = check_size("eye", "n", n)
+    m = None if m is None else check_size("eye", "m", m)
     dtype = dtypes.as_dtype(dtype or dtypes.default_float)
     target = as_device(device)
     host = np.eye(n, m, dtype=dtype.numpy)
@@ -323,12 +358,13 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
     """Random integers in [low, high): ``randint(10, (3,))`` or ``randint(5, 10, (3,))``."""
     if size is None:
         if high is None or not isinstance(high, (tuple, list)):
-            raise TypeError("randint needs a size: randint(high, size) or randint(low, high, size)")
+            raise ArgumentTypeError("randint needs a size: randint(high, size) or randint(low, high, size)")
         low, high, size = 0, low, high
     elif high is None:
         low, high = 0, low
+    low, high = as_number("randint", "low", low), as_number("randint", "high", high)
     if high <= low:
-        raise ValueError(f"randint: high ({high}) must be greater than low ({low})")
+        raise ArgumentError(f"randint: high ({high}) must be greater than low ({low})")
     dtype = dtypes.as_dtype(dtype or dtypes.int64)
     rng = (generator or default_generator)._rng
     host = rng.integers(low, high, size=_shape((size,), "randint")).astype(dtype.numpy)
@@ -338,6 +374,7 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
 
 def randperm(n, *, generator=None, dtype=None, device=None):
     """A random permutation of 0..n-1."""
+    n = check_size("randperm", "n", n)
     rng = (generator or default_generator)._rng
     dtype = dtypes.as_dtype(dtype or dtypes.int64)
     target = as_device(device)
@@ -357,24 +394,23 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         vizgrad.multinomial(vizgrad.tensor([0.1, 0.0, 0.9]), 4, replacement=True, generator=g)
     """
     if not isinstance(input, Tensor):
-        raise TypeError(f"multinomial: input must be a Tensor, got {type(input).__name__}")
+        raise ArgumentTypeError(f"multinomial: input must be a Tensor, got {type(input).__name__}")
     if input.ndim not in (1, 2):
         raise ShapeError(f"multinomial: prob_dist must be 1 or 2 dim, got shape {tuple(input.shape)}")
     if not input.is_floating_point():
         raise DTypeError(f"multinomial only supports floating-point dtypes for input, got: {input.dtype.name}")
-    if not isinstance(num_samples, (int, np.integer)) or num_samples <= 0:
-        raise ValueError(f"multinomial: num_samples must be a positive integer, got {num_samples!r}")
+    num_samples = check_size("multinomial", "num_samples", num_samples, 1)
     weights = np.asarray(input._backend().to_numpy(input._array), dtype=np.float64)
     rows = weights.reshape(-1, weights.shape[-1])
     categories = rows.shape[1]
     if not replacement and num_samples > categories:
-        raise ValueError(f"multinomial: cannot sample n_sample ({num_samples}) > prob_dist.size(-1) "
-                         f"({categories}) samples without replacement")
+        raise ArgumentError(f"multinomial: cannot sample n_sample ({num_samples}) > prob_dist.size(-1) "
+                            f"({categories}) samples without replacement")
     if not np.all(np.isfinite(rows)) or np.any(rows < 0):
-        raise ValueError("multinomial: probability tensor contains either `inf`, `nan` or element < 0")
+        raise ArgumentError("multinomial: probability tensor contains either `inf`, `nan` or element < 0")
     totals = rows.sum(axis=1)
     if np.any(totals <= 0):
-        raise ValueError("multinomial: invalid multinomial distribution (sum of probabilities <= 0)")
+        raise ArgumentError("multinomial: invalid multinomial distribution (sum of probabilities <= 0)")
     rng = (generator or default_generator)._rng
     if replacement:
         cumulative = np.cumsum(rows / totals[:, None], axis=1)
@@ -424,19 +460,19 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     tensors = [v for v in (mean, std) if isinstance(v, Tensor)]
     if not tensors:
         if size is None:
-            raise TypeError("normal: with a number mean and std, pass size (normal(mean, std, size)); "
-                            "or pass mean and/or std as Tensors")
+            raise ArgumentTypeError("normal: with a number mean and std, pass size (normal(mean, std, size)); "
+                                    "or pass mean and/or std as Tensors")
         if std < 0:
-            raise ValueError(f"normal expects std >= 0.0, but found std {std}")
+            raise ArgumentError(f"normal: expects std >= 0.0, but found std {std}")
         noise = _random(rng.standard_normal(_shape((size,), "normal")), dtype, device, False)
         return _into(out, _finish((noise * std + mean)._array, requires_grad))
     if size is not None:
-        raise TypeError("normal: size is only for a number mean and std; with Tensors the shape is theirs")
+        raise ArgumentTypeError("normal: size is only for a number mean and std; with Tensors the shape is theirs")
     if isinstance(std, Tensor):
         if std.numel() and bool((std < 0).any()):
-            raise ValueError(f"normal expects all elements of std >= 0.0, got {std.detach()}")
+            raise ArgumentError(f"normal: expects all elements of std >= 0.0, got {std.detach()}")
     elif std < 0:
-        raise ValueError(f"normal expects std >= 0.0, but found std {std}")
+        raise ArgumentError(f"normal: expects std >= 0.0, but found std {std}")
     overload = 3 if len(tensors) == 2 else 1 if isinstance(mean, Tensor) else 2
     like = tensors[0]
     if not like.is_floating_point():
@@ -447,3 +483,6 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     mean = mean if isinstance(mean, Tensor) else tensor(mean, dtype=like.dtype, device=like.device)
     std = std if isinstance(std, Tensor) else tensor(std, dtype=like.dtype, device=like.device)
     return _into(out, Normal.apply(mean, std, noise, overload=overload))
+
+
+public_functions_of(globals())   # errors beneath these functions name them

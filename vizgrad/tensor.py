@@ -11,7 +11,7 @@ from .autograd.hooks import add_hook
 from .backends import backend_of
 from .backends.base import _by_array_type
 from .device import as_device, device
-from .errors import BackwardError, DeviceError, DTypeError, ShapeError, format_shape
+from .errors import ArgumentTypeError, BackwardError, DeviceError, DTypeError, ShapeError, check_dim, format_shape
 
 _next_tensor_id = itertools.count(1)
 _dtype_of_native = {}  # a backend's dtype object -> its vizgrad dtype (``Tensor.dtype`` is read often)
@@ -47,8 +47,8 @@ class Size(tuple):
         sizes = tuple(sizes)
         for position, n in enumerate(sizes):
             if isinstance(n, bool) or not hasattr(n, "__index__"):
-                raise TypeError(f"vizgrad.Size() takes an iterable of 'int' (item {position} is "
-                                f"'{type(n).__name__}')")
+                raise ArgumentTypeError(f"Size: takes an iterable of 'int' (item {position} is "
+                                        f"'{type(n).__name__}')")
         return _tuple_new(cls, (n.__index__() for n in sizes))
 
     def __repr__(self):
@@ -126,8 +126,8 @@ class Tensor:
         elif not args:
             array = zeros(0, dtype=dtype, device=device)._array
         else:
-            raise TypeError(f"Tensor(): pass sizes (Tensor(2, 3)) or one sequence of values (Tensor([1, 2])), "
-                            f"got {', '.join(type(a).__name__ for a in args)}")
+            raise ArgumentTypeError(f"Tensor: pass sizes (Tensor(2, 3)) or one sequence of values (Tensor([1, 2])), "
+                                    f"got {', '.join(type(a).__name__ for a in args)}")
         _init(self, array, False, None, 0)
         if name is not None:
             self.name = name
@@ -222,7 +222,7 @@ class Tensor:
     @data.setter
     def data(self, value):
         if not isinstance(value, Tensor):
-            raise TypeError(f"Tensor.data must be set to a Tensor, not {type(value).__name__}")
+            raise ArgumentTypeError(f"Tensor.data must be set to a Tensor, not {type(value).__name__}")
         self._array = value._array
 
     @property
@@ -505,13 +505,13 @@ class Tensor:
 
     def __len__(self):
         if self.ndim == 0:
-            raise TypeError("len() of a 0-d tensor")
+            raise ArgumentTypeError("len() of a 0-d tensor")
         return self._array.shape[0]
 
     def __iter__(self):
         """The slices along dim 0, as PyTorch: ``unbind(0)`` (one node for all of them)."""
         if self.ndim == 0:
-            raise TypeError("iteration over a 0-d tensor")
+            raise ArgumentTypeError("iteration over a 0-d tensor")
         from .ops.shape import unbind
         return iter(unbind(self, 0))
 
@@ -533,7 +533,7 @@ class Tensor:
 
     def __index__(self):
         if self._backend().is_floating(self._array) or self.numel() != 1:
-            raise TypeError("only integer tensors of a single element can be used as an index")
+            raise ArgumentTypeError("only integer tensors of a single element can be used as an index")
         return int(self.item())
 
     def __array__(self, dtype=None, copy=None):
@@ -567,7 +567,7 @@ class Tensor:
         return copied
 
     def __reduce__(self):
-        raise TypeError("Tensors are not pickled: use vizgrad.save(obj, path), which never runs code on load")
+        raise ArgumentTypeError("Tensors are not pickled: use vizgrad.save(obj, path), which never runs code on load")
 
 
 def _init(tensor, array, requires_grad, grad_fn, output_nr):
@@ -622,10 +622,7 @@ def _is_dtype_like(value):
 
 def _dim_index(dim, ndim, op):
     """A non-negative dim, or an error that names the op and the valid range."""
-    if not -max(ndim, 1) <= dim < max(ndim, 1):
-        raise IndexError(f"{op}: dim {dim} is out of range for a tensor of {ndim} dimension"
-                         f"{'s' if ndim != 1 else ''} (valid: {-max(ndim, 1)} to {max(ndim, 1) - 1})")
-    return dim % max(ndim, 1)
+    return check_dim(op, dim, ndim)
 
 
 from .autograd import function as _function  # noqa: E402  (the engine needs the Tensor type)

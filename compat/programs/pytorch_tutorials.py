@@ -187,8 +187,7 @@ def _expect_legacy(r):
     np.testing.assert_allclose(r["restored_output"], r["output"], rtol=1e-6)
 
 
-@program("older tutorials: Variable, FloatTensor/LongTensor, save and load(weights_only=True)", expect=_expect_legacy,
-         needs="vizgrad.save and load with a file-like object (io.BytesIO)")
+@program("older tutorials: Variable, FloatTensor/LongTensor, save and load(weights_only=True)", expect=_expect_legacy)
 def legacy_api_and_checkpoints(torch, rng):
     import io
     Variable = torch.autograd.Variable

@@ -3,7 +3,7 @@ anomaly detection, gradient checks and the functional API (``jacobian``, ``hessi
 
 import warnings
 
-from ..errors import BackwardError, DeviceError, ShapeError, format_shape
+from ..errors import ArgumentError, ArgumentTypeError, BackwardError, DeviceError, ShapeError, format_shape
 from . import engine
 from . import function as _function
 from .anomaly import detect_anomaly, is_anomaly_enabled
@@ -21,7 +21,7 @@ def _as_list(value, what):
     values = list(value)
     for position, item in enumerate(values):
         if item is not None and not isinstance(item, Tensor):
-            raise TypeError(f"{what}[{position}] must be a Tensor, got {type(item).__name__}")
+            raise ArgumentTypeError(f"{what}[{position}] must be a Tensor, got {type(item).__name__}")
     return values
 
 
@@ -29,7 +29,7 @@ def _root_gradients(outputs, grad_outputs, create_graph, caller):
     """Check the roots and build the gradient each one starts with."""
     Tensor = _function.Tensor
     if len(grad_outputs) != len(outputs):
-        raise ValueError(f"{caller}: got {len(outputs)} tensors but {len(grad_outputs)} gradients")
+        raise ArgumentError(f"{caller}: got {len(outputs)} tensors but {len(grad_outputs)} gradients")
     values = []
     for position, (output, grad) in enumerate(zip(outputs, grad_outputs)):
         if not output.requires_grad:
@@ -78,7 +78,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     if inputs is not None:
         targets = _as_list(inputs, "inputs")
         if not targets:
-            raise ValueError("backward: inputs= was given but is empty")
+            raise ArgumentError("backward: inputs= was given but is empty")
         for position, target in enumerate(targets):
             if not target.requires_grad:
                 raise BackwardError(f"backward: inputs[{position}] does not require grad")
@@ -116,7 +116,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     outputs_list = _as_list(outputs, "outputs")
     inputs_list = _as_list(inputs, "inputs")
     if not inputs_list:
-        raise ValueError("grad: inputs must not be empty")
+        raise ArgumentError("grad: inputs must not be empty")
     for position, tensor in enumerate(inputs_list):
         if not tensor.requires_grad:
             raise BackwardError(f"grad: inputs[{position}] (shape {format_shape(tensor.shape)}) does not "
@@ -154,7 +154,7 @@ class Variable(metaclass=_VariableType):
 
     def __new__(cls, data, requires_grad=False, volatile=False):
         if not isinstance(data, _function.Tensor):
-            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+            raise ArgumentTypeError(f"Variable: data has to be a tensor, but got {type(data).__name__}")
         if volatile:
             warnings.warn("volatile was removed (Variable.volatile is always False): use `with vizgrad.no_grad():` "
                           "instead", UserWarning, stacklevel=2)

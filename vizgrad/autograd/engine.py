@@ -20,7 +20,7 @@ import time
 from heapq import heapify, heappop, heappush
 
 from ..backends.base import _by_array_type as _ARRAY_TYPES, backend_for_device
-from ..errors import BackwardError, format_shape
+from ..errors import BackwardError, format_shape, ArgumentTypeError
 from . import observers
 from .names import pin_name
 from . import function as _function
@@ -316,8 +316,8 @@ def _run_hooks(hooks, grad, create_graph, label):
             observers.notify("hook_ran", "tensor", label)
         if result is not None:
             if not isinstance(result, Tensor):
-                raise TypeError(f"a tensor hook returned a {type(result).__name__}; "
-                                "it must return a Tensor or None")
+                raise ArgumentTypeError(f"a tensor hook returned a {type(result).__name__}; "
+                                        "it must return a Tensor or None")
             if result.shape != value.shape:
                 raise BackwardError(f"a tensor hook returned a gradient of shape {format_shape(result.shape)} "
                                     f"for a tensor of shape {format_shape(value.shape)}")

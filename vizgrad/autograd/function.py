@@ -15,6 +15,7 @@ data with a stable counter id, the op, its ordered input edges and what it saved
 
 import functools
 import itertools
+import re
 import time
 import traceback
 import weakref
@@ -22,7 +23,8 @@ import weakref
 from .. import dtypes
 from ..backends import backend_of
 from ..backends.base import _by_array_type
-from ..errors import BackwardError, DeviceError, DTypeError, ShapeError, format_shape
+from ..errors import (ArgumentError, ArgumentTypeError, BackwardError, DeviceError, DTypeError, IndexingError,
+                      ShapeError, VizgradError, format_shape, public_caller)
 from . import observers
 from .names import grad_fn_name
 from .grad_mode import no_grad, state
@@ -255,7 +257,8 @@ class Op:
                     edges[position] = (grad_fn, arg._output_nr) if grad_fn is not None else (accumulator_of(arg), 0)
                     meta[position] = (array.shape, array.dtype)
         if backend is None:
-            raise TypeError(f"{cls.__name__.lower()} needs at least one Tensor argument")
+            name = public_caller(cls.__name__.lower())
+            raise ArgumentTypeError(f"{name}: expected a Tensor argument, got {_describe_args(args) or 'none'}")
         if cls.promotes is not None:
             cls = _promote(cls, arrays, backend)
 
@@ -263,9 +266,10 @@ class Op:
         if needs is None:
             try:
                 out = cls.forward(backend.no_grad_context, *arrays, **params)
-            except ValueError as error:
-                _raise_if_broadcast_failure(cls, arrays, error)
-                raise
+            except (ValueError, TypeError, IndexError, ArithmeticError) as error:
+                if isinstance(error, VizgradError):
+                    raise
+                raise _reworded(cls, args, params, error) from None
             outputs = _wrap_outputs(out, backend, None)
             if observers.active:
                 observers.op_applied(None, cls, args, outputs, time.perf_counter() - started)
@@ -277,9 +281,10 @@ class Op:
         node.input_meta = meta
         try:
             out = cls.forward(node, *arrays, **params)
-        except ValueError as error:
-            _raise_if_broadcast_failure(cls, arrays, error)
-            raise
+        except (ValueError, TypeError, IndexError, ArithmeticError) as error:
+            if isinstance(error, VizgradError):
+                raise
+            raise _reworded(cls, args, params, error) from None
         if type(out) is backend.array_type:
             outputs = Tensor._make(out, True, node, 0)
         else:
@@ -336,7 +341,7 @@ class Function:
                 if tensor._base is not None and tensor._view_version != tensor._counter[0]:
                     _refresh_view(tensor, f"{cls.__name__}.apply")
         if not tensors:
-            raise TypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
+            raise ArgumentTypeError(f"{cls.__name__}.apply needs at least one Tensor argument")
         backend = tensors[0]._backend()
         for tensor in tensors[1:]:
             if type(tensor._array) is not type(tensors[0]._array):
@@ -352,8 +357,8 @@ class Function:
         results = (out,) if single else out
         for position, result in enumerate(results):
             if not isinstance(result, Tensor):
-                raise TypeError(f"{cls.__name__}.forward must return Tensors; output {position} "
-                                f"is a {type(result).__name__}")
+                raise ArgumentTypeError(f"{cls.__name__}.forward must return Tensors; output {position} "
+                                        f"is a {type(result).__name__}")
         if not any(needs):
             outputs = tuple(Tensor._make(result._array) for result in results)
             if observers.active:
@@ -460,10 +465,7 @@ def _promotion_plan(cls, arrays, backend):
         elif value is not None:
             operands.append(value)
             positions.append(position)
-    try:
-        target = dtypes.result_type_of(operands)
-    except DTypeError as error:
-        raise DTypeError(f"{cls.__name__.lower()}: {error}") from None
+    target = dtypes.result_type_of(operands)   # its errors take the public caller's name (VizgradError)
     if cls.int_to_float and not target.is_floating_point:
         target = dtypes.default_float
     native = backend.native_dtype(target)
@@ -545,22 +547,68 @@ def _output_or_saved_tensor(index, value, outputs, saved_tensors):
     return None
 
 
-_BROADCAST_FAILURES = ("could not be broadcast together with shapes", "cannot be broadcast to a single shape")
+_BROADCAST_FAILURES = ("could not be broadcast together with shapes", "cannot be broadcast to a single shape",
+                       "cannot be broadcast together", "Cannot broadcast")
 
 
-def _raise_if_broadcast_failure(op, arrays, error):
-    """Turn the backend's broadcasting ValueError into a ShapeError naming the op, the two
-    shapes and the first dimension where they clash; leave any other error alone."""
-    if not any(text in str(error) for text in _BROADCAST_FAILURES):
-        return
-    shapes = [tuple(array.shape) for array in arrays if hasattr(array, "shape")]
-    for first, left in enumerate(shapes):
-        for right in shapes[first + 1:]:
-            for dim in range(-1, -min(len(left), len(right)) - 1, -1):
-                if left[dim] != right[dim] and 1 not in (left[dim], right[dim]):
-                    raise ShapeError(
-                        f"{op.__name__.lower()}: shapes {format_shape(left)} and {format_shape(right)} "
-                        f"cannot be broadcast together: dim {dim} is {left[dim]} vs {right[dim]}") from error
+_BACKEND_OUT_OF_RANGE = re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)")
+
+
+def _reworded(op, args, params, error):
+    """The vizgrad error for an error a backend raised inside ``op``'s forward: the failure
+    path of :meth:`Op.apply` (the success path pays nothing). The public function the user
+    called is found on the call stack; an op may define ``explain(name, *args, **params)``
+    returning the error in its own words when it recognises the mistake; broadcasting,
+    dtype and index failures are reworded here; anything else keeps the backend's text
+    after the public name."""
+    name = public_caller(op.__name__.lower(), depth=2)
+    explain = getattr(op, "explain", None)
+    if explain is not None:
+        explained = explain(name, *args, **params)
+        if explained is not None:
+            return explained
+    if isinstance(error, ValueError) and any(text in str(error) for text in _BROADCAST_FAILURES):
+        shapes = [tuple(arg.shape) for arg in args if isinstance(arg, Tensor)]
+        for first, left in enumerate(shapes):
+            for right in shapes[first + 1:]:
+                for dim in range(-1, -min(len(left), len(right)) - 1, -1):
+                    if left[dim] != right[dim] and 1 not in (left[dim], right[dim]):
+                        return ShapeError(
+                            f"{name}: shapes {format_shape(left)} and {format_shape(right)} cannot be "
+                            f"broadcast together: dim {dim} is {left[dim]} vs {right[dim]}")
+        return ShapeError(f"{name}: the shapes of {_describe_args(args)} cannot be broadcast together")
+    if isinstance(error, TypeError) or "could not convert" in str(error):
+        return DTypeError(f"{name}: unsupported argument types: {_describe_args(args)}")
+    if isinstance(error, IndexError):
+        found = _BACKEND_OUT_OF_RANGE.search(str(error))
+        if found is not None:
+            index, dim, size = found.groups()
+            return IndexingError(f"{name}: index {index} is out of range for dim {dim} of size {size}")
+        return IndexingError(f"{name}: index out of range for {_describe_args(args)}")
+    if isinstance(error, ArithmeticError):
+        return ArgumentError(f"{name}: {_describe_args(args)}: {_plain(error)}")
+    return ArgumentError(f"{name}: invalid arguments {_describe_args(args)}: {_plain(error)}")
+
+
+def _plain(error):
+    """A backend's message, trimmed of the backend's own vocabulary."""
+    text = str(error).rstrip(".")
+    for word, plain in (("ufunc ", "function "), ("numpy.", ""), ("NumPy ", ""), ("numpy ", ""),
+                        ("ndarray", "tensor")):
+        text = text.replace(word, plain)
+    return text
+
+
+def _describe_args(args):
+    """``a Tensor of shape (2,) and dtype float32 and a str ('a')``: the arguments of an op."""
+    parts = []
+    for arg in args:
+        if isinstance(arg, Tensor):
+            parts.append(f"a Tensor of shape {format_shape(arg.shape)}, dtype {arg.dtype.name} on {arg.device}")
+        else:
+            text = repr(arg)
+            parts.append(f"a {type(arg).__name__}" + (f" ({text})" if len(text) <= 40 else ""))
+    return " and ".join(parts)
 
 
 def _device_mismatch(op, args):
@@ -568,5 +616,5 @@ def _device_mismatch(op, args):
     for arg in args:
         if isinstance(arg, Tensor) and str(arg.device) not in devices:
             devices.append(str(arg.device))
-    return DeviceError(f"{op.__name__.lower()} got tensors on different devices: "
+    return DeviceError(f"{public_caller(op.__name__.lower())} got tensors on different devices: "
                        f"{' and '.join(devices)}. Move them to one device first, e.g. with .to('{devices[0]}').")

@@ -30,7 +30,7 @@ on an input raises :class:`~vizgrad.errors.BackwardError`; by default its part o
 the result is zeros.
 """
 
-from ..errors import BackwardError, DTypeError, ShapeError, format_shape
+from ..errors import BackwardError, DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError
 from .grad_mode import enable_grad
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
@@ -179,8 +179,8 @@ def _as_tuple(value, caller, what):
     for position, item in enumerate(values):
         if not isinstance(item, Tensor):
             where = f"{what}[{position}]" if is_tuple else what
-            raise TypeError(f"{caller}: {what} must be a Tensor or a tuple of Tensors, "
-                            f"but {where} is a {type(item).__name__}")
+            raise ArgumentTypeError(f"{caller}: {what} must be a Tensor or a tuple of Tensors, "
+                                    f"but {where} is a {type(item).__name__}")
     return is_tuple, values
 
 
@@ -213,7 +213,7 @@ def _scalar_output(func, inputs, strict, caller):
     from ..tensor import Tensor
     output = func(*inputs)
     if not isinstance(output, Tensor):
-        raise TypeError(f"{caller}: the function must return a single Tensor, got a {type(output).__name__}")
+        raise ArgumentTypeError(f"{caller}: the function must return a single Tensor, got a {type(output).__name__}")
     if output.numel() != 1:
         raise ShapeError(f"{caller}: the function must return a Tensor with a single element, got shape "
                          f"{format_shape(output.shape)}; reduce it first (.sum(), .mean())")
@@ -237,13 +237,13 @@ def _vectors(v, like, caller, what):
     from ..creation import ones_like
     if v is None:
         if len(like) != 1 or like[0].numel() != 1:
-            raise ValueError(f"{caller}: v may be omitted only when the {what} is one Tensor with a single "
-                             f"element; pass v with the {what}'s shape")
+            raise ArgumentError(f"{caller}: v may be omitted only when the {what} is one Tensor with a single "
+                                f"element; pass v with the {what}'s shape")
         return (ones_like(like[0]),)
     _, v = _as_tuple(v, caller, "v")
     if len(v) != len(like):
-        raise ValueError(f"{caller}: v has {len(v)} entries but there {'is' if len(like) == 1 else 'are'} "
-                         f"{len(like)} {what}{'s' if len(like) != 1 else ''}")
+        raise ArgumentError(f"{caller}: v has {len(v)} entries but there {'is' if len(like) == 1 else 'are'} "
+                            f"{len(like)} {what}{'s' if len(like) != 1 else ''}")
     for position, (vector, tensor) in enumerate(zip(v, like)):
         if vector.shape != tensor.shape:
             raise ShapeError(f"{caller}: v[{position}] has shape {format_shape(vector.shape)} but {what} "

@@ -9,7 +9,7 @@ and both values.
 
 import numpy as np
 
-from ..errors import BackwardError, format_shape
+from ..errors import BackwardError, format_shape, ArgumentError
 from .grad_mode import enable_grad, no_grad
 
 
@@ -84,7 +84,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
                              if isinstance(inputs, Tensor) else tuple(inputs))
     checked = [i for i, v in enumerate(inputs) if isinstance(v, Tensor) and v.requires_grad]
     if not checked:
-        raise ValueError("gradcheck: no input requires grad, so there is nothing to check")
+        raise ArgumentError("gradcheck: no input requires grad, so there is nothing to check")
     outputs = _outputs(fn, inputs)
     output_mask = [isinstance(o, Tensor) and o.requires_grad for o in outputs]
     differentiable = [o for o, used in zip(outputs, output_mask) if used]

@@ -2,6 +2,8 @@
 
 import itertools
 
+from ..errors import ArgumentTypeError
+
 _next_handle_id = itertools.count()
 
 
@@ -31,7 +33,7 @@ class RemovableHandle:
 def add_hook(registry, hook):
     """Put ``hook`` into ``registry`` (an ordered dict) and return its handle."""
     if not callable(hook):
-        raise TypeError(f"a hook must be callable, got {type(hook).__name__}")
+        raise ArgumentTypeError(f"a hook must be callable, got {type(hook).__name__}")
     handle = RemovableHandle(registry)
     registry[handle.id] = hook
     return handle

@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ..errors import ShapeError, format_shape
+from ..errors import ArgumentError, ArgumentTypeError, ShapeError, check_size, format_shape
 from ..tensor import Tensor
 
 
@@ -24,7 +24,7 @@ class TensorDataset(Dataset):
 
     def __init__(self, *tensors):
         if not tensors:
-            raise ValueError("TensorDataset needs at least one tensor")
+            raise ArgumentError("TensorDataset needs at least one tensor")
         lengths = {t.shape[0] if t.ndim else None for t in tensors}
         if len(lengths) != 1 or None in lengths:
             raise ShapeError("TensorDataset: every tensor must have the same first dimension; got shapes "
@@ -66,7 +66,7 @@ def random_split(dataset, lengths, generator=None):
             counts[i % len(counts)] += 1
         lengths = counts
     if sum(lengths) != total:
-        raise ValueError(f"random_split: the lengths add up to {sum(lengths)} but the dataset has {total} samples")
+        raise ArgumentError(f"random_split: the lengths add up to {sum(lengths)} but the dataset has {total} samples")
     order = (generator or default_generator)._rng.permutation(total).tolist()
     subsets, start = [], 0
     for length in lengths:
@@ -90,7 +90,7 @@ def default_collate(samples):
     if isinstance(first, (int, float, bool, np.number)):
         from ..creation import tensor
         return tensor(samples)
-    raise TypeError(f"default_collate cannot batch samples of type {type(first).__name__}")
+    raise ArgumentTypeError(f"default_collate cannot batch samples of type {type(first).__name__}")
 
 
 class DataLoader:
@@ -124,18 +124,17 @@ class DataLoader:
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
                  multiprocessing_context=None, generator=None, *, prefetch_factor=None, persistent_workers=False,
                  pin_memory_device="", in_order=True):
-        if batch_size is not None and (isinstance(batch_size, bool) or not isinstance(batch_size, int)
-                                       or batch_size < 1):
-            raise ValueError(f"DataLoader: batch_size should be a positive integer value, but got "
-                             f"batch_size={batch_size!r}")
-        if not isinstance(num_workers, int) or num_workers < 0:
-            raise ValueError("DataLoader: num_workers option should be non-negative; use num_workers=0 to "
-                             f"disable multiprocessing, got {num_workers!r}")
+        if batch_size is not None:
+            batch_size = check_size("DataLoader", "batch_size", batch_size, 1)
+        if not hasattr(dataset, "__getitem__") or not hasattr(dataset, "__len__"):
+            raise ArgumentTypeError(f"DataLoader: dataset must support len() and indexing (a Dataset), got "
+                                    f"a {type(dataset).__name__}")
+        num_workers = check_size("DataLoader", "num_workers", num_workers)
         if sampler is not None and shuffle:
-            raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
+            raise ArgumentError("DataLoader: sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None and (batch_size != 1 or shuffle or sampler is not None or drop_last):
-            raise ValueError("DataLoader: batch_sampler option is mutually exclusive with batch_size, shuffle, "
-                             "sampler, and drop_last")
+            raise ArgumentError("DataLoader: batch_sampler option is mutually exclusive with batch_size, shuffle, "
+                                "sampler, and drop_last")
         self.dataset, self.batch_size, self.shuffle, self.drop_last = dataset, batch_size, bool(shuffle), drop_last
         self.sampler, self.batch_sampler = sampler, batch_sampler
         self.num_workers, self.worker_init_fn = num_workers, worker_init_fn

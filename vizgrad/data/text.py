@@ -6,6 +6,8 @@ licences are in the README beside them. Nothing is downloaded.
 
 from importlib import resources
 
+from ..errors import ArgumentError
+
 _FOLDER = "texts"
 
 
@@ -31,6 +33,6 @@ def load_text(name):
     """
     known = text_names()
     if not isinstance(name, str) or name not in known:
-        raise ValueError(f"load_text: no text named {name!r}; the texts shipped with vizgrad are "
-                         f"{', '.join(repr(n) for n in known)}")
+        raise ArgumentError(f"load_text: no text named {name!r}; the texts shipped with vizgrad are "
+                            f"{', '.join(repr(n) for n in known)}")
     return resources.files(__package__).joinpath(_FOLDER, f"{name}.txt").read_text(encoding="utf-8")

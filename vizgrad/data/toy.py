@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 
+from ..errors import ArgumentError
+
 
 def _tensors(points, labels, dtype_labels="int64"):
     from ..creation import tensor
@@ -30,7 +32,7 @@ def make_moons(n_samples=100, noise=0.0, seed=0):
 def make_circles(n_samples=100, noise=0.0, factor=0.5, seed=0):
     """A small circle (class 1) inside a large one (class 0); ``factor`` is the radius ratio."""
     if not 0 < factor < 1:
-        raise ValueError(f"make_circles: factor must be in (0, 1), got {factor}")
+        raise ArgumentError(f"make_circles: factor must be in (0, 1), got {factor}")
     rng = np.random.default_rng(seed)
     outer, inner = n_samples // 2 + n_samples % 2, n_samples // 2
     a = np.linspace(0, 2 * math.pi, outer, endpoint=False)

@@ -4,7 +4,7 @@ import numpy as np
 
 from .. import creation
 from ..autograd.grad_mode import no_grad
-from ..errors import format_shape
+from ..errors import ArgumentError, format_shape
 from ..ops.loss import binary_cross_entropy_with_logits
 from .categorical import clamp_probs, probs_or_logits
 from .distribution import Distribution, check_values, lazy_property
@@ -76,9 +76,9 @@ class Bernoulli(Distribution):
         if self._validate_args:
             with no_grad():
                 if not bool(((value == 0) | (value == 1)).all()):
-                    raise ValueError(f"Expected value argument (Tensor of shape {format_shape(value.shape)}) to "
-                                     f"be within the support (Boolean()) of the distribution {self!r}, but found "
-                                     f"invalid values:\n{value}")
+                    raise ArgumentError(f"{type(self).__name__}.log_prob: expected value argument (Tensor of shape {format_shape(value.shape)}) to "
+                                        f"be within the support (Boolean()) of the distribution {self!r}, but found "
+                                        f"invalid values:\n{value}")
         logits = self.logits
         value = value.to(logits.dtype)
         shape = np.broadcast_shapes(tuple(value.shape), tuple(logits.shape))

@@ -7,14 +7,14 @@ import numpy as np
 from .. import creation
 from ..autograd.grad_mode import no_grad
 from ..ops import activation, compare
-from ..errors import ShapeError, format_shape
+from ..errors import ArgumentError, ShapeError, format_shape
 from .distribution import Distribution, as_parameter, check_values, lazy_property
 
 
 def probs_or_logits(owner, probs, logits):
     """The one parameter given, as a floating tensor, and whether it is ``probs``."""
     if (probs is None) == (logits is None):
-        raise ValueError(f"{owner}: either `probs` or `logits` must be specified, but not both.")
+        raise ArgumentError(f"{owner}: either `probs` or `logits` must be specified, but not both.")
     if probs is not None:
         return as_parameter(probs, "probs", owner), True
     return as_parameter(logits, "logits", owner), False
@@ -105,10 +105,10 @@ class Categorical(Distribution):
         if self._validate_args:
             inside = compare.logical_and(value >= 0, value < self._num_events)
             if not bool(inside.all()):
-                raise ValueError(f"Expected value argument (Tensor of shape {format_shape(value.shape)}) to be "
-                                 f"within the support (IntegerInterval(lower_bound=0, upper_bound="
-                                 f"{self._num_events - 1})) of the distribution {self!r}, but found invalid "
-                                 f"values:\n{value}")
+                raise ArgumentError(f"{type(self).__name__}.log_prob: expected value argument (Tensor of shape {format_shape(value.shape)}) to be "
+                                    f"within the support (IntegerInterval(lower_bound=0, upper_bound="
+                                    f"{self._num_events - 1})) of the distribution {self!r}, but found invalid "
+                                    f"values:\n{value}")
         index = value.unsqueeze(-1)
         shape = np.broadcast_shapes(tuple(index.shape), self._batch_shape + (1,))
         logits = self.logits.expand(*shape[:-1], self._num_events)

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import creation
 from ..autograd.grad_mode import no_grad
-from ..errors import ShapeError, format_shape
+from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, format_shape
 from ..tensor import Tensor
 
 
@@ -33,13 +33,13 @@ def as_parameter(value, name, owner, like=None):
     """``value`` as a floating tensor (Python numbers take ``like``'s dtype, else the default)."""
     if isinstance(value, Tensor):
         if not value.is_floating_point():
-            raise TypeError(f"{owner}: {name} must be a floating-point tensor, got {value.dtype.name}")
+            raise DTypeError(f"{owner}: {name} must be a floating-point tensor, got {value.dtype.name}")
         return value
     if isinstance(value, numbers.Number) and not isinstance(value, bool):
         if isinstance(like, Tensor) and like.is_floating_point():
             return creation.tensor(float(value), dtype=like.dtype, device=like.device)
         return creation.tensor(float(value))          # the default floating dtype
-    raise TypeError(f"{owner}: {name} must be a Tensor or a number, got {type(value).__name__}")
+    raise ArgumentTypeError(f"{owner}: {name} must be a Tensor or a number, got {type(value).__name__}")
 
 
 def broadcast_all(owner, **values):
@@ -58,9 +58,9 @@ def check_values(owner, name, tensor, valid, constraint):
     """Raise a ValueError naming ``constraint`` where the boolean tensor ``valid`` is False."""
     with no_grad():
         if not bool(valid.all()):
-            raise ValueError(f"Expected parameter {name} (Tensor of shape {format_shape(tensor.shape)}) of "
-                             f"distribution {owner} to satisfy the constraint {constraint}, but found invalid "
-                             f"values:\n{tensor.detach()}")
+            raise ArgumentError(f"{owner}: expected parameter {name} (Tensor of shape {format_shape(tensor.shape)}) of "
+                                f"distribution {owner} to satisfy the constraint {constraint}, but found invalid "
+                                f"values:\n{tensor.detach()}")
 
 
 class Distribution:
@@ -84,7 +84,7 @@ class Distribution:
     def set_default_validate_args(value):
         """Turn argument checks on or off for every distribution made afterwards."""
         if value not in (True, False):
-            raise ValueError(f"set_default_validate_args expects True or False, got {value!r}")
+            raise ArgumentError(f"Distribution.set_default_validate_args: expects True or False, got {value!r}")
         Distribution._validate_default = value
 
     @property
@@ -130,7 +130,7 @@ class Distribution:
 
     def _check_value_shape(self, value):
         if not isinstance(value, Tensor):
-            raise TypeError(f"{type(self).__name__}.log_prob: value must be a Tensor, got {type(value).__name__}")
+            raise ArgumentTypeError(f"{type(self).__name__}.log_prob: value must be a Tensor, got {type(value).__name__}")
         shape = tuple(value.shape)
         expected = self._batch_shape + self._event_shape
         try:

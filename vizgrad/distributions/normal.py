@@ -30,6 +30,7 @@ class Normal(Distribution):
         self.loc, self.scale = broadcast_all("Normal", loc=loc, scale=scale)
         super().__init__(tuple(self.loc.shape), validate_args=validate_args)
         if self._validate_args:
+            check_values(repr(self), "loc", self.loc, self.loc == self.loc, "Real()")
             check_values(repr(self), "scale", self.scale, self.scale > 0, "GreaterThan(lower_bound=0.0)")
 
     @property

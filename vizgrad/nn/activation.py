@@ -1,5 +1,6 @@
 """Activation layers: one module per functional activation (no parameters), as PyTorch."""
 
+from ..errors import ArgumentError
 from . import functional as F
 from .module import Module
 
@@ -188,7 +189,7 @@ class Hardtanh(Module):
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
         super().__init__()
         if max_val <= min_val:
-            raise ValueError(f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})")
+            raise ArgumentError(f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})")
         self.min_val = min_val
         self.max_val = max_val
         self.inplace = inplace

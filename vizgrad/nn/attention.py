@@ -15,7 +15,8 @@ import math
 
 from .. import creation
 from ..autograd.grad_mode import no_grad
-from ..errors import DTypeError, ShapeError, format_shape
+from ..errors import (ArgumentError, ArgumentTypeError, DTypeError, ShapeError, as_int, check_range, check_size,
+                      format_shape)
 from ..ops.activation import dropout as _dropout
 from ..ops.activation import linear as _linear
 from ..ops.activation import softmax as _softmax
@@ -44,7 +45,7 @@ def _attend(query, key, value, mask, dropout_p, scale, owner):
     scores = query.matmul(key.transpose(-2, -1)) * scale
     if mask is not None:
         if not isinstance(mask, Tensor):
-            raise TypeError(f"{owner}: attn_mask must be a Tensor or None, got {type(mask).__name__}")
+            raise ArgumentTypeError(f"{owner}: attn_mask must be a Tensor or None, got {type(mask).__name__}")
         try:
             scores = scores.masked_fill(~mask, -math.inf) if mask.dtype.name == "bool" else scores + mask
         except ValueError:
@@ -66,7 +67,7 @@ def _attend(query, key, value, mask, dropout_p, scale, owner):
 def _check_attention_inputs(owner, query, key, value):
     for name, tensor in (("query", query), ("key", key), ("value", value)):
         if not isinstance(tensor, Tensor):
-            raise TypeError(f"{owner}: {name} must be a Tensor, got {type(tensor).__name__}")
+            raise ArgumentTypeError(f"{owner}: {name} must be a Tensor, got {type(tensor).__name__}")
         if not tensor.is_floating_point():
             raise DTypeError(f"{owner}: {name} must be floating point, got {tensor.dtype.name}")
         if tensor.ndim < 2:
@@ -99,10 +100,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     owner = "scaled_dot_product_attention"
     _check_attention_inputs(owner, query, key, value)
     if not 0.0 <= dropout_p <= 1.0:
-        raise ValueError(f"{owner}: dropout_p must be in [0, 1], got {dropout_p}")
+        raise ArgumentError(f"{owner}: dropout_p must be in [0, 1], got {dropout_p}")
     if is_causal:
         if attn_mask is not None:
-            raise ValueError(f"{owner}: explicit attn_mask should not be set when is_causal=True")
+            raise ArgumentError(f"{owner}: explicit attn_mask should not be set when is_causal=True")
         attn_mask = _causal_mask(query.shape[-2], key.shape[-2], query.device)
     if enable_gqa and query.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         heads, kv_heads = query.shape[-3], key.shape[-3]
@@ -149,12 +150,18 @@ class MultiheadAttention(Module):
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
                  kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
         super().__init__()
+        as_int("MultiheadAttention", "embed_dim", embed_dim)
+        as_int("MultiheadAttention", "num_heads", num_heads)
         if embed_dim <= 0 or num_heads <= 0:
-            raise ValueError(f"MultiheadAttention: embed_dim and num_heads must be greater than 0, got "
-                             f"embed_dim={embed_dim} and num_heads={num_heads} instead")
+            raise ArgumentError(f"MultiheadAttention: embed_dim and num_heads must be greater than 0, got "
+                                f"embed_dim={embed_dim} and num_heads={num_heads} instead")
+        for name, size in (("kdim", kdim), ("vdim", vdim)):
+            if size is not None:
+                check_size("MultiheadAttention", name, size, 1)
+        check_range("MultiheadAttention", "dropout", dropout, 0, 1)
         if embed_dim % num_heads:
-            raise ValueError(f"MultiheadAttention: embed_dim must be divisible by num_heads, got embed_dim="
-                             f"{embed_dim} and num_heads={num_heads}")
+            raise ArgumentError(f"MultiheadAttention: embed_dim must be divisible by num_heads, got embed_dim="
+                                f"{embed_dim} and num_heads={num_heads}")
         self.embed_dim = embed_dim
         self.kdim = kdim if kdim is not None else embed_dim
         self.vdim = vdim if vdim is not None else embed_dim
@@ -216,18 +223,21 @@ class MultiheadAttention(Module):
         for name, tensor, size in (("query", query, self.embed_dim), ("key", key, self.kdim),
                                    ("value", value, self.vdim)):
             if not isinstance(tensor, Tensor):
-                raise TypeError(f"{owner}: {name} must be a Tensor, got {type(tensor).__name__}")
+                raise ArgumentTypeError(f"{owner}: {name} must be a Tensor, got {type(tensor).__name__}")
             if tensor.ndim not in (2, 3):
                 raise ShapeError(f"{owner}: {name} should be unbatched 2D or batched 3D, got shape "
                                  f"{format_shape(tensor.shape)}")
             if tensor.shape[-1] != size:
                 raise ShapeError(f"{owner}: expected {name} of feature size {size}, got shape "
                                  f"{format_shape(tensor.shape)}")
+            if tensor.dtype is not self.out_proj.weight.dtype:
+                raise DTypeError(f"{owner}: {name} must have the type {self.out_proj.weight.dtype.name} of the "
+                                 f"layer's weights, got {tensor.dtype.name}; convert one with .to()")
         batched = query.ndim == 3
         self_attention = query is key and key is value
         if is_causal and attn_mask is None:
-            raise ValueError(f"{owner}: need attn_mask if specifying the is_causal hint (e.g. "
-                             f"nn.Transformer.generate_square_subsequent_mask(L))")
+            raise ArgumentError(f"{owner}: need attn_mask if specifying the is_causal hint (e.g. "
+                                f"nn.Transformer.generate_square_subsequent_mask(L))")
         if not batched:
             query, key, value = (t.unsqueeze(0) for t in (query, key, value))
             if key_padding_mask is not None:

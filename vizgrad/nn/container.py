@@ -7,6 +7,7 @@ qualified names such as ``layers.0.weight``.
 import operator
 from collections import OrderedDict
 
+from ..errors import ArgumentError, IndexingError
 from .module import Module
 
 
@@ -15,7 +16,7 @@ def _index(container, idx):
     idx = operator.index(idx)
     size = len(container)
     if not -size <= idx < size:
-        raise IndexError(f"index {idx} is out of range for {type(container).__name__} of length {size}")
+        raise IndexingError(f"index {idx} is out of range for {type(container).__name__} of length {size}")
     return idx % size
 
 
@@ -97,13 +98,13 @@ class Sequential(_ModuleSequence):
 
     def __add__(self, other):
         if not isinstance(other, Sequential):
-            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+            raise ArgumentError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
         return Sequential(*self, *other)
 
     def insert(self, index, module):
         """Put ``module`` before position ``index`` (which may equal the length)."""
         if not -len(self) <= index <= len(self):
-            raise IndexError(f"Index out of range: {index}")
+            raise IndexingError(f"Index out of range: {index}")
         self._insert(index, module)
         return self
 

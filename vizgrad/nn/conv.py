@@ -8,6 +8,7 @@ fan_in = weight.shape[1] · prod(kernel_size).
 
 import math
 
+from ..errors import ArgumentError, as_int, check_size
 from .. import creation
 from . import functional as F
 from . import init
@@ -15,13 +16,18 @@ from .linear import uniform_bias_
 from .module import Module, Parameter
 
 
-def _tuple(value, d, name):
+def _tuple(layer, value, d, name, minimum=1):
+    """``value`` as ``d`` ints, each at least ``minimum``, or an error naming the layer."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return (value,) * d
-    value = tuple(value)
-    if len(value) != d or not all(isinstance(v, int) for v in value):
-        raise ValueError(f"{name} must be an int or a tuple of {d} ints, got {value!r}")
-    return value
+        values = (value,) * d
+    elif isinstance(value, (tuple, list)) and len(value) == d:
+        values = tuple(as_int(layer, name, v) for v in value)
+    else:
+        raise ArgumentError(f"{layer}: {name} must be an int or a tuple of {d} ints, got {value!r}")
+    if any(v < minimum for v in values):
+        bound = "non-negative" if minimum == 0 else "positive"
+        raise ArgumentError(f"{layer}: {name} must be {bound}, got {value!r}")
+    return values
 
 
 class _ConvNd(Module):
@@ -34,27 +40,30 @@ class _ConvNd(Module):
                  padding_mode="zeros", output_padding=0, device=None, dtype=None):
         super().__init__()
         d = self._dims
-        if groups <= 0:
-            raise ValueError("groups must be a positive integer")
+        layer = type(self).__name__
+        in_channels = check_size(layer, "in_channels", in_channels, 1)
+        out_channels = check_size(layer, "out_channels", out_channels, 1)
+        groups = check_size(layer, "groups", groups, 1)
         if in_channels % groups:
-            raise ValueError("in_channels must be divisible by groups")
+            raise ArgumentError(f"{layer}: in_channels ({in_channels}) must be divisible by groups ({groups})")
         if out_channels % groups:
-            raise ValueError("out_channels must be divisible by groups")
+            raise ArgumentError(f"{layer}: out_channels ({out_channels}) must be divisible by groups ({groups})")
         if padding_mode != "zeros":
             raise NotImplementedError(f"padding_mode={padding_mode!r} is not supported by vizgrad; "
                                       "only 'zeros'")
         if isinstance(padding, str):
             if padding not in ("valid", "same"):
-                raise ValueError(f"Invalid padding string {padding!r}, should be one of ['valid', 'same']")
-            if padding == "same" and any(s != 1 for s in _tuple(stride, d, "stride")):
-                raise ValueError("padding='same' is not supported for strided convolutions")
+                raise ArgumentError(f"{layer}: invalid padding string {padding!r}, should be one of "
+                                    "['valid', 'same']")
+            if padding == "same" and any(s != 1 for s in _tuple(layer, stride, d, "stride")):
+                raise ArgumentError(f"{layer}: padding='same' is not supported for strided convolutions")
         self.in_channels = in_channels
         self.out_channels = out_channels
-        self.kernel_size = _tuple(kernel_size, d, "kernel_size")
-        self.stride = _tuple(stride, d, "stride")
-        self.padding = padding if isinstance(padding, str) else _tuple(padding, d, "padding")
-        self.dilation = _tuple(dilation, d, "dilation")
-        self.output_padding = _tuple(output_padding, d, "output_padding")
+        self.kernel_size = _tuple(layer, kernel_size, d, "kernel_size")
+        self.stride = _tuple(layer, stride, d, "stride")
+        self.padding = padding if isinstance(padding, str) else _tuple(layer, padding, d, "padding", 0)
+        self.dilation = _tuple(layer, dilation, d, "dilation")
+        self.output_padding = _tuple(layer, output_padding, d, "output_padding", 0)
         self.groups = groups
         self.padding_mode = padding_mode
         if self._transposed:
@@ -140,7 +149,7 @@ class _ConvTransposeNd(_ConvNd):
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
                  bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
         if isinstance(padding, str):
-            raise ValueError(f"{type(self).__name__}: padding must be an int or a tuple, got {padding!r}")
+            raise ArgumentError(f"{type(self).__name__}: padding must be an int or a tuple, got {padding!r}")
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
                          padding_mode, output_padding, device=device, dtype=dtype)
 
@@ -156,8 +165,8 @@ class _ConvTransposeNd(_ConvNd):
                                           self.kernel_size):
             smallest = (n - 1) * s - 2 * p + dil * (k - 1) + 1
             if not smallest <= size < smallest + s:
-                raise ValueError(f"requested an output size of {output_size}, but valid sizes range from "
-                                 f"{smallest} to {smallest + s - 1} (for an input of {size_in})")
+                raise ArgumentError(f"requested an output size of {output_size}, but valid sizes range from "
+                                    f"{smallest} to {smallest + s - 1} (for an input of {size_in})")
             padding.append(size - smallest)
         return tuple(padding)
 

@@ -1,5 +1,6 @@
 """``Dropout``: random zeroing in training mode, the identity in evaluation mode."""
 
+from ..errors import ArgumentError, as_number
 from . import functional as F
 from .module import Module
 
@@ -18,8 +19,9 @@ class Dropout(Module):
 
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
+        p = as_number(type(self).__name__, "p", p)
         if not 0.0 <= p <= 1.0:
-            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+            raise ArgumentError(f"{type(self).__name__}: dropout probability has to be between 0 and 1, but got {p}")
         self.p = p
         self.inplace = inplace
 

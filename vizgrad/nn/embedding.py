@@ -1,5 +1,6 @@
 """``Embedding``: a lookup table of learned vectors."""
 
+from ..errors import ArgumentError, as_int, check_size
 from .. import creation
 from ..autograd.grad_mode import no_grad
 from . import functional as F
@@ -21,9 +22,13 @@ class Embedding(Module):
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
         super().__init__()
+        num_embeddings = check_size("Embedding", "num_embeddings", num_embeddings)
+        embedding_dim = check_size("Embedding", "embedding_dim", embedding_dim)
         if padding_idx is not None:
+            padding_idx = as_int("Embedding", "padding_idx", padding_idx)
             if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError("Padding_idx must be within num_embeddings")
+                raise ArgumentError(f"Embedding: padding_idx ({padding_idx}) must be within num_embeddings "
+                                    f"({num_embeddings})")
             padding_idx %= num_embeddings
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
@@ -38,7 +43,8 @@ class Embedding(Module):
             self.reset_parameters()
         else:
             if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise ValueError("Shape of weight does not match num_embeddings and embedding_dim")
+                raise ArgumentError(f"Embedding: _weight of shape {tuple(_weight.shape)} does not match "
+                                    f"(num_embeddings, embedding_dim) = ({num_embeddings}, {embedding_dim})")
             self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def reset_parameters(self):
@@ -56,7 +62,8 @@ class Embedding(Module):
                         scale_grad_by_freq=False, sparse=False):
         """An Embedding whose weight is (a copy of) the 2-D ``embeddings``; frozen by default."""
         if embeddings.ndim != 2:
-            raise ValueError("Embeddings parameter is expected to be 2-dimensional")
+            raise ArgumentError(f"Embedding.from_pretrained: embeddings must be 2-dimensional, got shape "
+                                f"{tuple(embeddings.shape)}")
         rows, columns = embeddings.shape
         return cls(rows, columns, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
                    _weight=embeddings.detach().clone(), _freeze=freeze)

@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from ..errors import ShapeError, format_shape
+from ..errors import ShapeError, format_shape, ArgumentError
 
 
 def _rng(generator):
@@ -56,11 +56,11 @@ def calculate_gain(nonlinearity, param=None):
         elif isinstance(param, (int, float)) and not isinstance(param, bool):
             slope = param
         else:
-            raise ValueError(f"negative_slope {param} not a valid number")
+            raise ArgumentError(f"negative_slope {param} not a valid number")
         return math.sqrt(2.0 / (1 + slope ** 2))
     if nonlinearity == "selu":
         return 3.0 / 4
-    raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
+    raise ArgumentError(f"Unsupported nonlinearity {nonlinearity}")
 
 
 def _calculate_fan_in_and_fan_out(tensor):
@@ -75,7 +75,7 @@ def _calculate_fan_in_and_fan_out(tensor):
 def _calculate_correct_fan(tensor, mode):
     mode = mode.lower()
     if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
+        raise ArgumentError(f"Mode {mode} not supported, please use one of fan_in, fan_out")
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return fan_in if mode == "fan_in" else fan_out
 
@@ -98,7 +98,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         nn.init.trunc_normal_(w, std=0.02)     # values in [-2, 2] (absolute bounds, as PyTorch)
     """
     if not a < b:
-        raise ValueError(f"trunc_normal_: the lower bound a ({a}) must be below the upper bound b ({b})")
+        raise ArgumentError(f"trunc_normal_: the lower bound a ({a}) must be below the upper bound b ({b})")
     rng = _rng(generator)
     values = rng.normal(mean, std, size=tensor.shape)
     outside = (values < a) | (values > b)

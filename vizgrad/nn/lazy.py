@@ -7,6 +7,7 @@ The first forward gives the parameters their shape and PyTorch's default init, i
 ``Conv2d``.
 """
 
+from ..errors import ArgumentError
 from .conv import Conv2d
 from .linear import Linear
 from .module import Module, Parameter, UninitializedParameter
@@ -102,7 +103,7 @@ class LazyConv2d(LazyModuleMixin, Conv2d):
         from .. import creation
         channels = input.shape[0] if input.ndim == 3 else input.shape[1]
         if channels % self.groups:
-            raise ValueError(f"LazyConv2d: in_channels ({channels}) must be divisible by groups ({self.groups})")
+            raise ArgumentError(f"LazyConv2d: in_channels ({channels}) must be divisible by groups ({self.groups})")
         self.in_channels = channels
         factory = dict(self._factory)
         factory["dtype"] = factory["dtype"] or input.dtype

@@ -3,6 +3,7 @@
 import math
 
 from .. import creation
+from ..errors import check_size
 from . import functional as F
 from . import init
 from .module import Module, Parameter
@@ -47,8 +48,8 @@ class Linear(Module):
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
-        self.in_features = in_features
-        self.out_features = out_features
+        self.in_features = in_features = check_size("Linear", "in_features", in_features)
+        self.out_features = out_features = check_size("Linear", "out_features", out_features)
         self.weight = Parameter(_empty(out_features, in_features, device=device, dtype=dtype))
         if bias:
             self.bias = Parameter(_empty(out_features, device=device, dtype=dtype))

@@ -1,5 +1,6 @@
 """``MLP``: a multilayer perceptron as one Sequential, for lessons and quick experiments."""
 
+from ..errors import ArgumentError
 from .activation import ReLU
 from .container import Sequential
 from .dropout import Dropout
@@ -30,7 +31,7 @@ class MLP(Sequential):
     def __init__(self, sizes, activation=ReLU, bias=True, dropout=0.0, norm_layer=None, output_activation=None):
         sizes = [int(size) for size in sizes]
         if len(sizes) < 2:
-            raise ValueError(f"MLP needs at least an input and an output size, got sizes={sizes}")
+            raise ArgumentError(f"MLP needs at least an input and an output size, got sizes={sizes}")
         layers = []
         for position, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
             layers.append(Linear(fan_in, fan_out, bias=bias))

@@ -11,7 +11,7 @@ from collections import OrderedDict, namedtuple
 from ..autograd import observers
 from ..autograd.hooks import add_hook
 from ..device import as_device
-from ..errors import DTypeError, ShapeError, VizgradError, format_shape
+from ..errors import DTypeError, VizgradError, format_shape, ArgumentError, ArgumentTypeError, StateDictError
 from ..tensor import Tensor
 
 
@@ -30,7 +30,7 @@ class Parameter(Tensor):
         from ..creation import zeros
         source = zeros(0) if data is None else data
         if not isinstance(source, Tensor):
-            raise TypeError(f"Parameter expects a Tensor, got {type(source).__name__}")
+            raise ArgumentTypeError(f"Parameter expects a Tensor, got {type(source).__name__}")
         param = Tensor._make(source._array)
         param.__class__ = cls
         if requires_grad:
@@ -68,6 +68,17 @@ class UninitializedParameter(Parameter):
 
 
 _IncompatibleKeys = namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+
+
+def _state_dict_message(module, missing, unexpected, errors):
+    """PyTorch's report of a state dict that does not fit: one line per kind of mismatch."""
+    lines = [f"load_state_dict: Error(s) in loading state_dict for {type(module).__name__}:"]
+    if missing:
+        lines.append("Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ")
+    if unexpected:
+        lines.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
+    lines.extend(f"{error}." for error in errors)
+    return "\n\t".join(lines)
 _module_stack = []  # qualified names of the modules whose forward is running (for events)
 
 
@@ -116,16 +127,17 @@ class Module:
             self.add_module(name, value)
         elif name in self._parameters:
             if value is not None:
-                raise TypeError(f"cannot assign a {type(value).__name__} to parameter {name!r}: "
-                                "assign a vizgrad.nn.Parameter or None")
+                raise ArgumentTypeError(f"cannot assign a {type(value).__name__} to parameter {name!r}: "
+                                        "assign a vizgrad.nn.Parameter or None")
             self._parameters[name] = None
         elif name in self._buffers:
             if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"cannot assign a {type(value).__name__} to buffer {name!r}: assign a Tensor or None")
+                raise ArgumentTypeError(f"cannot assign a {type(value).__name__} to buffer {name!r}: assign a Tensor "
+                                        "or None")
             self._buffers[name] = value
         elif name in self._modules:
             if value is not None:
-                raise TypeError(f"cannot assign a {type(value).__name__} to child module {name!r}")
+                raise ArgumentTypeError(f"cannot assign a {type(value).__name__} to child module {name!r}")
             self._modules[name] = None
         else:
             object.__setattr__(self, name, value)
@@ -155,8 +167,8 @@ class Module:
         """Add ``param`` (a Parameter or None) under ``name``."""
         _check_name(self, name)
         if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot register a {type(param).__name__} as parameter {name!r}: "
-                            "wrap it in vizgrad.nn.Parameter")
+            raise ArgumentTypeError(f"cannot register a {type(param).__name__} as parameter {name!r}: "
+                                    "wrap it in vizgrad.nn.Parameter")
         self._parameters[name] = param
         if param is not None:
             param.name = _join(self._qualified_name, name)
@@ -166,7 +178,7 @@ class Module:
         ``persistent=False`` leaves it out of ``state_dict``."""
         _check_name(self, name)
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"buffer {name!r} must be a Tensor or None, got {type(tensor).__name__}")
+            raise ArgumentTypeError(f"buffer {name!r} must be a Tensor or None, got {type(tensor).__name__}")
         self._buffers[name] = tensor
         if not persistent:
             self._non_persistent.add(name)
@@ -177,7 +189,7 @@ class Module:
         """Add a child module; its parameters' names get this prefix."""
         _check_name(self, name)
         if module is not None and not isinstance(module, Module):
-            raise TypeError(f"{type(module).__name__} is not a Module")
+            raise ArgumentTypeError(f"{type(module).__name__} is not a Module")
         self._modules[name] = module
         if module is not None:
             module._rename(_join(self._qualified_name, name))
@@ -370,12 +382,7 @@ class Module:
         missing = [key for key in own if key not in state_dict]
         unexpected = [key for key in state_dict if key not in own]
         if strict and (missing or unexpected):
-            parts = []
-            if missing:
-                parts.append("missing keys: " + ", ".join(repr(k) for k in missing))
-            if unexpected:
-                parts.append("unexpected keys: " + ", ".join(repr(k) for k in unexpected))
-            raise KeyError(f"load_state_dict for {type(self).__name__}: " + "; ".join(parts))
+            raise StateDictError(_state_dict_message(self, missing, unexpected, []), missing, unexpected)
         errors = []
         updates = []
         for key, target in own.items():
@@ -391,8 +398,8 @@ class Module:
                 errors.append(f"{key!r} belongs to a lazy module that has not run yet")
                 continue
             if value.shape != target.shape:
-                errors.append(f"{key!r} has shape {format_shape(value.shape)} in the state dict but "
-                              f"{format_shape(target.shape)} in the model")
+                errors.append(f"size mismatch for {key}: copying a param with shape {format_shape(value.shape)} "
+                              f"from checkpoint, the shape in current model is {format_shape(target.shape)}")
                 continue
             if value.is_floating_point() != target.is_floating_point():
                 errors.append(f"{key!r} has dtype {value.dtype.name} in the state dict but "
@@ -400,7 +407,8 @@ class Module:
                 continue
             updates.append((target, value))
         if errors:
-            raise ShapeError(f"load_state_dict for {type(self).__name__}: " + "; ".join(errors))
+            raise StateDictError(_state_dict_message(self, missing if strict else [], unexpected if strict else [],
+                                                     errors), missing, unexpected)
         for target, value in updates:
             converted = value.detach().to(device=target.device, dtype=target.dtype)
             target._array = converted._array.copy() if converted._array is value._array else converted._array
@@ -491,5 +499,5 @@ def _join(prefix, name):
 
 def _check_name(module, name):
     if not isinstance(name, str) or not name or "." in name:
-        raise KeyError(f"{type(module).__name__}: names of parameters, buffers and modules must be non-empty "
+        raise ArgumentError(f"{type(module).__name__}: names of parameters, buffers and modules must be non-empty "
                        f"strings without '.', got {name!r}")

@@ -3,7 +3,7 @@
 from .. import creation, dtypes
 from ..autograd import observers
 from ..autograd.grad_mode import no_grad
-from ..errors import ShapeError, format_shape
+from ..errors import ShapeError, format_shape, ArgumentError, check_size, check_sizes
 from . import functional as F
 from . import init
 from .module import Module, Parameter
@@ -38,7 +38,7 @@ class _BatchNorm(Module):
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
                  dtype=None, *, bias=True):
         super().__init__()
-        self.num_features = num_features
+        self.num_features = num_features = check_size(type(self).__name__, "num_features", num_features, 1)
         self.eps = eps
         self.momentum = momentum
         self.affine = affine
@@ -68,6 +68,9 @@ class _BatchNorm(Module):
             expected = " or ".join(f"{d}D" for d in self._input_dims)
             raise ShapeError(f"{type(self).__name__}: expected {expected} input (got {input.ndim}D input of shape "
                              f"{format_shape(input.shape)})")
+        if input.shape[1] != self.num_features:
+            raise ShapeError(f"{type(self).__name__}: expected {self.num_features} channels, got {input.shape[1]} "
+                             f"(dim 1 of the input of shape {format_shape(input.shape)})")
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
             with no_grad(), observers.quiet_ops:     # a buffer update: no part of the graph
@@ -121,9 +124,9 @@ class LayerNorm(Module):
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
         super().__init__()
-        if isinstance(normalized_shape, int):
+        if isinstance(normalized_shape, int) or not hasattr(normalized_shape, "__iter__"):
             normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
+        self.normalized_shape = check_sizes("LayerNorm", tuple(normalized_shape), "normalized_shape")
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         _affine_parameters(self, elementwise_affine, bias, self.normalized_shape, device, dtype)
@@ -150,8 +153,11 @@ class GroupNorm(Module):
 
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True):
         super().__init__()
+        num_groups = check_size("GroupNorm", "num_groups", num_groups, 1)
+        num_channels = check_size("GroupNorm", "num_channels", num_channels)
         if num_channels % num_groups:
-            raise ValueError("num_channels must be divisible by num_groups")
+            raise ArgumentError(f"GroupNorm: num_channels ({num_channels}) must be divisible by num_groups "
+                                f"({num_groups})")
         self.num_groups = num_groups
         self.num_channels = num_channels
         self.eps = eps

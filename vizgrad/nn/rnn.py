@@ -20,7 +20,7 @@ import numbers
 import warnings
 
 from .. import creation
-from ..errors import ShapeError, format_shape
+from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, format_shape
 from ..ops.shape import cat, stack
 from . import functional as F
 from . import init
@@ -59,17 +59,17 @@ def _activation(nonlinearity, owner):
         return F.tanh
     if nonlinearity == "relu":
         return F.relu
-    raise ValueError(f"{owner}: unknown nonlinearity {nonlinearity!r}. Select from 'tanh' or 'relu'.")
+    raise ArgumentError(f"{owner}: unknown nonlinearity {nonlinearity!r}. Select from 'tanh' or 'relu'.")
 
 
 def _check_size(owner, name, value, minimum=1):
     if not isinstance(value, numbers.Integral) or isinstance(value, bool):
-        raise TypeError(f"{owner}: {name} should be of type int, got: {type(value).__name__}")
+        raise ArgumentTypeError(f"{owner}: {name} should be of type int, got: {type(value).__name__}")
     if value < minimum:
-        raise ValueError(f"{owner}: {name} must be at least {minimum}, got {value}")
+        raise ArgumentError(f"{owner}: {name} must be at least {minimum}, got {value}")
 
 
-def _check_input(owner, input, input_size, batched_dims):
+def _check_input(owner, input, input_size, batched_dims, dtype):
     """The feature size of ``input`` and whether it is batched (``batched_dims`` dims)."""
     if input.ndim not in (batched_dims - 1, batched_dims):
         raise ShapeError(f"{owner}: expected input to be {batched_dims - 1}D or {batched_dims}D, got "
@@ -78,7 +78,10 @@ def _check_input(owner, input, input_size, batched_dims):
         raise ShapeError(f"{owner}: input.size(-1) must be equal to input_size. Expected {input_size}, got "
                          f"{input.shape[-1]} (input of shape {format_shape(input.shape)})")
     if not input.is_floating_point():
-        raise TypeError(f"{owner}: expected a floating-point input, got {input.dtype.name}")
+        raise DTypeError(f"{owner}: expected a floating-point input, got {input.dtype.name}")
+    if input.dtype is not dtype:
+        raise DTypeError(f"{owner}: input must have the type {dtype.name} of the layer's weights, got "
+                         f"{input.dtype.name}; convert one with .to()")
     return input.ndim == batched_dims
 
 
@@ -101,24 +104,25 @@ class RNNBase(Module):
                  bidirectional=False, proj_size=0, device=None, dtype=None):
         super().__init__()
         owner = type(self).__name__
-        _check_size(owner, "input_size", input_size, 0)
+        _check_size(owner, "input_size", input_size)
         _check_size(owner, "hidden_size", hidden_size)
         _check_size(owner, "num_layers", num_layers)
+        _check_size(owner, "proj_size", proj_size, 0)
         if (not isinstance(dropout, numbers.Number) or isinstance(dropout, bool) or not 0 <= dropout <= 1):
-            raise ValueError(f"{owner}: dropout should be a number in range [0, 1] representing the probability "
-                             f"of an element being zeroed, got {dropout!r}")
+            raise ArgumentError(f"{owner}: dropout should be a number in range [0, 1] representing the probability "
+                                f"of an element being zeroed, got {dropout!r}")
         if dropout > 0 and num_layers == 1:
             warnings.warn(f"dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
                           f"expects num_layers greater than 1, but got dropout={dropout} and "
                           f"num_layers={num_layers}", stacklevel=3)
         if proj_size < 0:
-            raise ValueError(f"{owner}: proj_size should be a positive integer or zero to disable projections, "
-                             f"got {proj_size}")
+            raise ArgumentError(f"{owner}: proj_size should be a positive integer or zero to disable projections, "
+                                f"got {proj_size}")
         if proj_size >= hidden_size:
-            raise ValueError(f"{owner}: proj_size has to be smaller than hidden_size, got proj_size={proj_size} "
-                             f"and hidden_size={hidden_size}")
+            raise ArgumentError(f"{owner}: proj_size has to be smaller than hidden_size, got proj_size={proj_size} "
+                                f"and hidden_size={hidden_size}")
         if proj_size and mode != "LSTM":
-            raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+            raise ArgumentError(f"{owner}: proj_size argument is only supported for LSTM, not RNN or GRU")
         self.mode = mode
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -197,7 +201,7 @@ class RNNBase(Module):
 
     def forward(self, input, hx=None):
         owner = type(self).__name__
-        batched = _check_input(owner, input, self.input_size, 3)
+        batched = _check_input(owner, input, self.input_size, 3, self.weight_ih_l0.dtype)
         if not batched:
             input = input.unsqueeze(1)
         elif self.batch_first:
@@ -214,7 +218,7 @@ class RNNBase(Module):
             c0 = creation.zeros(*c_shape, dtype=input.dtype, device=input.device)
         elif self.mode == "LSTM":
             if not isinstance(hx, (tuple, list)) or len(hx) != 2:
-                raise TypeError(f"{owner}: hx must be a tuple (h_0, c_0), got {type(hx).__name__}")
+                raise ArgumentTypeError(f"{owner}: hx must be a tuple (h_0, c_0), got {type(hx).__name__}")
             h0, c0 = hx
             for name, tensor, shape in (("h_0", h0, h_shape), ("c_0", c0, c_shape)):
                 _check_hidden(owner, name, tensor, shape if batched else (shape[0], shape[2]), batched)
@@ -342,7 +346,7 @@ class RNNCellBase(Module):
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
         super().__init__()
         owner = type(self).__name__
-        _check_size(owner, "input_size", input_size, 0)
+        _check_size(owner, "input_size", input_size)
         _check_size(owner, "hidden_size", hidden_size)
         self.input_size = input_size
         self.hidden_size = hidden_size
@@ -364,7 +368,7 @@ class RNNCellBase(Module):
         """The input as a batch, ``count`` hidden states (zeros when ``hx`` is None) and
         whether the input was batched."""
         owner = type(self).__name__
-        batched = _check_input(owner, input, self.input_size, 2)
+        batched = _check_input(owner, input, self.input_size, 2, self.weight_ih.dtype)
         if not batched:
             input = input.unsqueeze(0)
         shape = (input.shape[0], self.hidden_size)

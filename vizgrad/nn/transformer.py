@@ -7,7 +7,8 @@ import copy
 import math
 
 from .. import creation
-from ..errors import ShapeError, format_shape
+from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, check_range, check_size, format_shape
+from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .attention import MultiheadAttention
@@ -36,13 +37,34 @@ def _activation(activation, owner):
     if not isinstance(activation, str):
         return activation
     if activation not in _ACTIVATIONS:
-        raise ValueError(f"{owner}: activation should be relu/gelu, not {activation}")
+        raise ArgumentError(f"{owner}: activation should be relu/gelu, not {activation}")
     return _ACTIVATIONS[activation]
+
+
+def _check_sizes(owner, d_model, nhead, dim_feedforward, dropout):
+    """A layer's sizes and dropout, checked in its own name before its sublayers are built."""
+    for name, size in (("d_model", d_model), ("nhead", nhead), ("dim_feedforward", dim_feedforward)):
+        check_size(owner, name, size, 1)
+    check_range(owner, "dropout", dropout, 0, 1)
+    if d_model % nhead:
+        raise ArgumentError(f"{owner}: d_model must be divisible by nhead, got d_model={d_model} and nhead={nhead}")
+
+
+def _check_source(owner, src, d_model, dtype):
+    """A layer's input, checked in its own name: (S, E) or (N, S, E), E = d_model, in the weights' dtype."""
+    if not isinstance(src, Tensor):
+        raise ArgumentTypeError(f"{owner}: src must be a Tensor, got {type(src).__name__}")
+    if src.ndim not in (2, 3) or src.shape[-1] != d_model:
+        raise ShapeError(f"{owner}: src should be unbatched 2D (S, E) or batched 3D with E = d_model = {d_model}, "
+                         f"got shape {format_shape(src.shape)}")
+    if src.dtype is not dtype:
+        raise DTypeError(f"{owner}: src must have the type {dtype.name} of the layer's weights, got "
+                         f"{src.dtype.name}; convert one with .to()")
 
 
 def _stack(layer, num_layers, owner):
     if not isinstance(layer, Module):
-        raise TypeError(f"{owner}: the layer to stack must be a Module, got {type(layer).__name__}")
+        raise ArgumentTypeError(f"{owner}: the layer to stack must be a Module, got {type(layer).__name__}")
     return ModuleList([copy.deepcopy(layer) for _ in range(num_layers)])
 
 
@@ -67,6 +89,7 @@ class TransformerEncoderLayer(Module):
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
         super().__init__()
+        _check_sizes("TransformerEncoderLayer", d_model, nhead, dim_feedforward, dropout)
         options = dict(device=device, dtype=dtype)
         self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
                                             **options)
@@ -89,6 +112,7 @@ class TransformerEncoderLayer(Module):
         return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
 
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+        _check_source("TransformerEncoderLayer", src, self.self_attn.embed_dim, self.linear1.weight.dtype)
         x = src
         if self.norm_first:
             x = x + self._attention_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)

@@ -10,7 +10,7 @@ Example::
 import math
 
 from ..autograd.grad_mode import no_grad
-from ..errors import ShapeError, format_shape
+from ..errors import ShapeError, format_shape, ArgumentError, ArgumentTypeError, DeviceError, NonFiniteError
 from ..tensor import Tensor
 
 
@@ -42,9 +42,9 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
         norms = [norm(t.detach(), p=norm_type).to(device=device) for t in tensors]
         total = norm(stack(norms), p=norm_type)
     if error_if_nonfinite and not math.isfinite(total.item()):
-        raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it "
-                           "cannot be clipped. To disable this error and scale the gradients by the non-finite norm "
-                           "anyway, set `error_if_nonfinite=False`")
+        raise NonFiniteError(f"clip_grad_norm_: the total norm of order {norm_type} for gradients from `parameters` "
+                             "is non-finite, so it cannot be clipped. To disable this error and scale the gradients "
+                             "by the non-finite norm anyway, set `error_if_nonfinite=False`")
     return total
 
 
@@ -99,11 +99,11 @@ def parameters_to_vector(parameters):
     from ..ops.shape import cat, reshape
     parameters = _as_list(parameters)
     if not parameters:
-        raise ValueError("parameters_to_vector: no parameters given")
+        raise ArgumentError("parameters_to_vector: no parameters given")
     device = parameters[0].device
     for param in parameters:
         if param.device != device:
-            raise RuntimeError(f"parameters_to_vector: found parameters on {device} and {param.device}; "
+            raise DeviceError(f"parameters_to_vector: found parameters on {device} and {param.device}; "
                                "they must all be on one device")
     return cat([reshape(p, (-1,)) for p in parameters])
 
@@ -117,7 +117,7 @@ def vector_to_parameters(vec, parameters):
         nn.utils.vector_to_parameters(vec * 0, model.parameters())   # zero every weight
     """
     if not isinstance(vec, Tensor):
-        raise TypeError(f"expected vec to be a Tensor, but got: {type(vec).__name__}")
+        raise ArgumentTypeError(f"expected vec to be a Tensor, but got: {type(vec).__name__}")
     parameters = _as_list(parameters)
     total = sum(p.numel() for p in parameters)
     if vec.ndim != 1 or vec.shape[0] != total:

@@ -16,8 +16,9 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Op
-from ..errors import DTypeError, ShapeError, format_shape
-from ..tensor import Tensor, _dim_index
+from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, IndexingError,
+                      not_a_tensor, as_int, as_number, check_dim)
+from ..tensor import Tensor
 from . import reduce, shape
 from .conversion import to_dtype
 from .linalg import einsum
@@ -56,7 +57,7 @@ def _stable_softplus(xp, a):
 
 def _check_floating(op, input):
     if not isinstance(input, Tensor):
-        raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+        raise not_a_tensor(op, "input", input)
     if not input.is_floating_point():
         raise DTypeError(f"{op}: expected a floating-point input, got {input.dtype.name}")
 
@@ -135,8 +136,12 @@ def linear(input, weight, bias=None):
         w, b = vizgrad.randn(4, 3), vizgrad.zeros(4)
         vizgrad.nn.functional.linear(x, w, b).shape    # (8, 4)
     """
-    if not isinstance(input, Tensor) or not isinstance(weight, Tensor):
-        raise TypeError("linear: input and weight must be Tensors")
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("linear", "input", input)
+    if not isinstance(weight, Tensor):
+        raise not_a_tensor("linear", "weight", weight)
+    if bias is not None and not isinstance(bias, Tensor):
+        raise not_a_tensor("linear", "bias", bias)
     if weight.ndim != 2:
         raise ShapeError(f"linear: weight must be 2-D (out_features, in_features), got shape "
                          f"{format_shape(weight.shape)}")
@@ -178,6 +183,12 @@ def bilinear(input1, input2, weight, bias=None):
         w = vizgrad.randn(5, 3, 4)
         vizgrad.nn.functional.bilinear(vizgrad.randn(8, 3), vizgrad.randn(8, 4), w).shape  # (8, 5)
     """
+    if not isinstance(input1, Tensor):
+        raise not_a_tensor("bilinear", "input1", input1)
+    if not isinstance(input2, Tensor):
+        raise not_a_tensor("bilinear", "input2", input2)
+    if not isinstance(weight, Tensor):
+        raise not_a_tensor("bilinear", "weight", weight)
     if weight.ndim != 3 or input1.shape[-1:] != weight.shape[1:2] or input2.shape[-1:] != weight.shape[2:]:
         raise ShapeError(f"bilinear: inputs of shapes {format_shape(input1.shape)} and {format_shape(input2.shape)} "
                          f"do not fit weight of shape {format_shape(weight.shape)} (out, in1, in2)")
@@ -315,7 +326,7 @@ def gelu(input, approximate="none"):
     """
     _check_floating("gelu", input)
     if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise ArgumentError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     return Gelu.apply(input, approximate=approximate)
 
 
@@ -449,7 +460,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """
     _check_floating("hardtanh", input)
     if min_val > max_val:
-        raise ValueError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
+        raise ArgumentError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
     if inplace:
         return _inplace(input, lambda t: Hardtanh.apply(t, min_val=min_val, max_val=max_val), "hardtanh_")
     return Hardtanh.apply(input, min_val=min_val, max_val=max_val)
@@ -514,7 +525,7 @@ def _softmax(op, cls, input, dim, dtype):
     if dtype is not None and isinstance(input, Tensor):
         input = to_dtype(input, dtype)
     _check_floating(op, input)
-    axis = _dim_index(_softmax_dim(op, input.ndim, dim, 5), max(input.ndim, 1), op)
+    axis = check_dim(op, _softmax_dim(op, input.ndim, dim, 5), max(input.ndim, 1))
     if input.ndim == 0:                               # one element: softmax 1, log_softmax 0
         return shape.reshape(cls.apply(shape.reshape(input, (1,)), axis=0), ())
     return cls.apply(input, axis=axis)
@@ -571,7 +582,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
         F.softmin(vizgrad.tensor([1.0, 2.0]), dim=0)   # tensor([0.7311, 0.2689])
     """
     if not isinstance(input, Tensor):
-        raise TypeError(f"softmin: input must be a Tensor, got {type(input).__name__}")
+        raise not_a_tensor("softmin", "input", input)
     return _softmax("softmin", Softmax, -input, dim, dtype)
 
 
@@ -615,8 +626,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
         F.dropout(vizgrad.ones(6), p=0.5)     # about half zeros, the rest 2.0
     """
     _check_floating("dropout", input)
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if not 0.0 <= as_number("dropout", "p", p) <= 1.0:
+        raise ArgumentError(f"dropout: dropout probability has to be between 0 and 1, but got {p}")
     if not training or p == 0.0:
         return input
     from ..creation import rand
@@ -676,16 +687,18 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if not isinstance(input, Tensor) or input.is_floating_point() or input.dtype is dtypes.bool_:
         raise DTypeError("embedding: input must be a tensor of integer indices, got "
                          + (input.dtype.name if isinstance(input, Tensor) else type(input).__name__))
+    if not isinstance(weight, Tensor):
+        raise not_a_tensor("embedding", "weight", weight)
     if weight.ndim != 2:
         raise ShapeError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), got shape "
                          f"{format_shape(weight.shape)}")
     count = weight.shape[0]
     if padding_idx is not None:
         if not -count <= padding_idx < count:
-            raise ValueError(f"embedding: padding_idx {padding_idx} must be within num_embeddings ({count})")
+            raise ArgumentError(f"embedding: padding_idx {padding_idx} must be within num_embeddings ({count})")
         padding_idx = padding_idx % count
     if input.numel() and (reduce.amin(input).item() < 0 or reduce.amax(input).item() >= count):
-        raise IndexError(f"embedding: index out of range: indices must be in [0, {count}), got values from "
+        raise IndexingError(f"embedding: index out of range: indices must be in [0, {count}), got values from "
                          f"{reduce.amin(input).item()} to {reduce.amax(input).item()}")
     if scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: scale_grad_by_freq and sparse gradients are not supported by vizgrad")
@@ -726,16 +739,20 @@ def one_hot(tensor, num_classes=-1):
 
         F.one_hot(vizgrad.tensor([0, 2]), 3)    # tensor([[1, 0, 0], [0, 0, 1]])
     """
-    if not isinstance(tensor, Tensor) or tensor.is_floating_point() or tensor.dtype is dtypes.bool_:
-        raise DTypeError("one_hot is only applicable to index tensors (integer dtypes)")
+    if not isinstance(tensor, Tensor) or tensor.dtype is not dtypes.int64:
+        got = f"dtype {tensor.dtype.name}" if isinstance(tensor, Tensor) else f"a {type(tensor).__name__}"
+        raise DTypeError(f"one_hot: is only applicable to index tensors of dtype int64, got {got}")
+    num_classes = as_int("one_hot", "num_classes", num_classes)
+    if num_classes < -1:
+        raise ArgumentError(f"one_hot: num_classes must be -1 (inferred) or non-negative, got {num_classes}")
     low = reduce.amin(tensor).item() if tensor.numel() else 0
     high = reduce.amax(tensor).item() if tensor.numel() else -1
     if low < 0:
-        raise ValueError(f"one_hot: class values must be non-negative, got {low}")
+        raise ArgumentError(f"one_hot: class values must be non-negative, got {low}")
     if num_classes == -1:
         num_classes = high + 1
     elif high >= num_classes:
-        raise ValueError(f"one_hot: class values must be smaller than num_classes ({num_classes}), got {high}")
+        raise ArgumentError(f"one_hot: class values must be smaller than num_classes ({num_classes}), got {high}")
     from ..creation import arange
     classes = arange(num_classes, dtype=tensor.dtype, device=tensor.device)
     return to_dtype(shape.unsqueeze(tensor, -1) == classes, dtypes.int64)

@@ -10,7 +10,8 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Op
-from ..errors import DivisionByZeroError, DTypeError, format_shape
+from ..dtypes import bool_
+from ..errors import ArgumentError, ArgumentTypeError, DivisionByZeroError, DTypeError, format_shape
 from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import binary, booleans, values
@@ -264,7 +265,7 @@ def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:
         return Div.apply(input, other)
     if rounding_mode not in ("trunc", "floor"):
-        raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
+        raise ArgumentError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
     integral = not dtypes.result_type(input, other).is_floating_point
     if integral:
         _check_integer_divisor("floor_divide" if rounding_mode == "floor" else "div", input, other)
@@ -383,9 +384,9 @@ def pow(input, exponent):
     if negative_integer_possible and not dtypes.result_type(input, exponent).is_floating_point:
         negative = bool((exponent < 0).any()) if isinstance(exponent, Tensor) else exponent < 0
         if negative:
-            raise DTypeError(f"pow: integers to negative integer powers are not allowed (input "
-                             f"{_describe(input)}, exponent {_describe(exponent)}); use a float input, "
-                             "e.g. x.float() ** -1")
+            raise ArgumentError(f"pow: integers to negative integer powers are not allowed (input "
+                                f"{_describe(input)}, exponent {_describe(exponent)}); use a float input, "
+                                "e.g. x.float() ** -1")
     return Pow.apply(input, exponent)
 
 
@@ -482,7 +483,10 @@ def where(condition, input, other):
     """``input`` where ``condition`` is true, else ``other``, broadcasting all three.
     The gradient flows to whichever side was chosen."""
     if not isinstance(condition, Tensor):
-        raise TypeError(f"where: condition must be a bool Tensor, got {type(condition).__name__}")
+        raise ArgumentTypeError(f"where: condition must be a bool Tensor, got {type(condition).__name__}")
+    if condition.dtype is not bool_:
+        raise DTypeError(f"where: expected condition to be a boolean tensor, but got a tensor with dtype "
+                         f"{condition.dtype.name}; compare first, e.g. where(x > 0, ...)")
     return Where.apply(condition, input, other)
 
 
@@ -534,5 +538,5 @@ def clamp(input, min=None, max=None):
     The gradient passes where the input is inside the bounds and goes to a tensor
     bound where that bound was taken."""
     if min is None and max is None:
-        raise ValueError("clamp: at least one of min and max must be given")
+        raise ArgumentError("clamp: at least one of min and max must be given")
     return Clamp.apply(input, min, max)

@@ -5,6 +5,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Op
+from ..errors import ArgumentTypeError, DTypeError, not_a_tensor
 from ..tensor import Tensor
 from .registry import Sample, bind_method, register
 from .samples import binary, booleans, values
@@ -140,8 +141,12 @@ def _special_values(rng):
     yield Sample((np.array([0.0, -1.5, np.inf, -np.inf, np.nan]),))
 
 
-def _as_bool(value):
-    if not isinstance(value, Tensor) or value.dtype is dtypes.bool_:
+def _as_bool(value, op, name):
+    if not isinstance(value, Tensor):
+        if not isinstance(value, (bool, int, float)):
+            raise not_a_tensor(op, name, value)
+        return value
+    if value.dtype is dtypes.bool_:
         return value
     return value != 0
 
@@ -149,25 +154,25 @@ def _as_bool(value):
 @register(np.logical_and, _bools, differentiable=False)
 def logical_and(input, other):
     """Elementwise logical and; non-bool inputs count as true where non-zero."""
-    return LogicalAnd.apply(_as_bool(input), _as_bool(other))
+    return LogicalAnd.apply(_as_bool(input, "logical_and", "input"), _as_bool(other, "logical_and", "other"))
 
 
 @register(np.logical_or, _bools, differentiable=False)
 def logical_or(input, other):
     """Elementwise logical or; non-bool inputs count as true where non-zero."""
-    return LogicalOr.apply(_as_bool(input), _as_bool(other))
+    return LogicalOr.apply(_as_bool(input, "logical_or", "input"), _as_bool(other, "logical_or", "other"))
 
 
 @register(np.logical_xor, _bools, differentiable=False)
 def logical_xor(input, other):
     """Elementwise logical exclusive or."""
-    return LogicalXor.apply(_as_bool(input), _as_bool(other))
+    return LogicalXor.apply(_as_bool(input, "logical_xor", "input"), _as_bool(other, "logical_xor", "other"))
 
 
 @register(np.logical_not, _bool, differentiable=False)
 def logical_not(input):
     """Elementwise logical not."""
-    return LogicalNot.apply(_as_bool(input))
+    return LogicalNot.apply(_as_bool(input, "logical_not", "input"))
 
 
 @register(np.isnan, _special_values, differentiable=False)
@@ -219,9 +224,11 @@ def _isclose_samples(rng):
 
 
 def _check_same_dtype(op, input, other):
+    if not isinstance(input, Tensor):
+        raise not_a_tensor(op, "input", input)
     if isinstance(other, Tensor) and input.dtype is not other.dtype:
-        raise TypeError(f"{op}(): expected both inputs to have the same dtype, but got {input.dtype.name} and "
-                        f"{other.dtype.name}")
+        raise DTypeError(f"{op}: expected both inputs to have the same dtype, but got {input.dtype.name} and "
+                         f"{other.dtype.name}")
 
 
 @register(np.isclose, _isclose_samples, differentiable=False)
@@ -258,7 +265,7 @@ def equal(input, other):
         vizgrad.equal(vizgrad.tensor([1, 2]), vizgrad.tensor([1, 2]))   # True
     """
     if not isinstance(other, Tensor):
-        raise TypeError(f"equal(): argument 'other' must be a Tensor, not {type(other).__name__}")
+        raise ArgumentTypeError(f"equal: argument 'other' must be a Tensor, not {type(other).__name__}")
     if tuple(input.shape) != tuple(other.shape):
         return False
     return bool(eq(input, other).all().item())

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..autograd import function as _function
 from ..autograd.function import Op
-from ..errors import DTypeError, ShapeError, format_shape
+from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, not_a_tensor, DeviceError
 from .registry import Sample, register
 from .samples import values
 
@@ -298,23 +298,23 @@ def spatial_tuple(op, name, value, d):
     try:
         result = tuple(operator.index(v) for v in value)
     except TypeError:
-        raise TypeError(f"{op}: {name} must be an int or a tuple of {d} ints, got {value!r}") from None
+        raise ArgumentTypeError(f"{op}: {name} must be an int or a tuple of {d} ints, got {value!r}") from None
     if len(result) == 1:
         result = result * d
     if len(result) != d:
-        raise ValueError(f"{op}: {name} must be an int or a tuple of {d} ints, got {value!r}")
+        raise ArgumentError(f"{op}: {name} must be an int or a tuple of {d} ints, got {value!r}")
     return result
 
 
 def check_positive(op, name, values_, allow_zero=False):
     if any(v < 0 or (v == 0 and not allow_zero) for v in values_):
-        raise ValueError(f"{op}: {name} must be {'non-negative' if allow_zero else 'positive'}, got {values_}")
+        raise ArgumentError(f"{op}: {name} must be {'non-negative' if allow_zero else 'positive'}, got {values_}")
 
 
 def check_input(op, input, d, name="input"):
     """Whether ``input`` is unbatched ((C, *size)); raises unless it is (C, *size) or (N, C, *size)."""
     if not is_tensor(input):
-        raise TypeError(f"{op}: {name} must be a Tensor, got a {type(input).__name__}")
+        raise not_a_tensor(op, name, input)
     if input.ndim not in (d + 1, d + 2):
         raise ShapeError(f"{op}: expected a {d + 1}-D (unbatched) or {d + 2}-D (batched) {name}, "
                          f"got shape {format_shape(input.shape)}")
@@ -326,16 +326,21 @@ def check_input(op, input, d, name="input"):
 def _check_weight_and_bias(op, input, weight, bias, d, groups, transposed):
     """Types, dtypes and shapes of ``weight`` (O, C/groups, *kernel) or, transposed,
     (C, O/groups, *kernel), and of ``bias`` (O,), against the (batched) ``input``."""
+    if not is_tensor(weight):
+        raise not_a_tensor(op, "weight", weight)
     for name, value in (("weight", weight), ("bias", bias)):
         if value is not None and not is_tensor(value):
-            raise TypeError(f"{op}: {name} must be a Tensor, got a {type(value).__name__}")
+            raise not_a_tensor(op, name, value)
+        if value is not None and type(value._array) is not type(input._array):
+            raise DeviceError(f"{op}: input is on {input.device} but {name} is on {value.device}; move one "
+                              f"with .to('{input.device}')")
         if value is not None and value._array.dtype != input._array.dtype:
             raise DTypeError(f"{op}: input is {input.dtype.name} but {name} is {value.dtype.name}; "
                              "convert one with .to()")
     if weight.ndim != d + 2:
         raise ShapeError(f"{op}: expected a {d + 2}-D weight, got shape {format_shape(weight.shape)}")
     if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
-        raise ValueError(f"{op}: groups must be a positive int, got {groups!r}")
+        raise ArgumentError(f"{op}: groups must be a positive int, got {groups!r}")
     if weight.shape[0] % groups:
         what = "in_channels" if transposed else "out_channels"
         raise ShapeError(f"{op}: {what} (weight.shape[0] = {weight.shape[0]}) must be divisible by "
@@ -369,12 +374,12 @@ def _conv_padding(op, padding, kernel, stride, dilation, d):
             return ((0, 0),) * d
         if padding == "same":
             if any(s != 1 for s in stride):
-                raise ValueError(f"{op}: padding='same' is not supported for strided convolutions "
-                                 f"(stride={stride}); use stride=1 or give the padding explicitly")
+                raise ArgumentError(f"{op}: padding='same' is not supported for strided convolutions "
+                                    f"(stride={stride}); use stride=1 or give the padding explicitly")
             totals = [dil * (k - 1) for k, dil in zip(kernel, dilation)]
             return tuple((total // 2, total - total // 2) for total in totals)
-        raise ValueError(f"{op}: padding must be an int, a tuple of {d} ints, 'valid' or 'same'; "
-                         f"got {padding!r}")
+        raise ArgumentError(f"{op}: padding must be an int, a tuple of {d} ints, 'valid' or 'same'; "
+                            f"got {padding!r}")
     pads = spatial_tuple(op, "padding", padding, d)
     check_positive(op, "padding", pads, allow_zero=True)
     return tuple((p, p) for p in pads)
@@ -410,7 +415,7 @@ def _conv_transpose(op, d, input, weight, bias, stride, padding, output_padding,
     stride = spatial_tuple(op, "stride", stride, d)
     dilation = spatial_tuple(op, "dilation", dilation, d)
     if isinstance(padding, str):
-        raise ValueError(f"{op}: padding must be an int or a tuple of {d} ints, got {padding!r}")
+        raise ArgumentError(f"{op}: padding must be an int or a tuple of {d} ints, got {padding!r}")
     padding = spatial_tuple(op, "padding", padding, d)
     output_padding = spatial_tuple(op, "output_padding", output_padding, d)
     check_positive(op, "stride", stride)
@@ -419,8 +424,8 @@ def _conv_transpose(op, d, input, weight, bias, stride, padding, output_padding,
     check_positive(op, "output_padding", output_padding, allow_zero=True)
     for extra, s, dil in zip(output_padding, stride, dilation):
         if extra >= s and extra >= dil:
-            raise ValueError(f"{op}: output_padding {output_padding} must be smaller than either the stride "
-                             f"{stride} or the dilation {dilation}")
+            raise ArgumentError(f"{op}: output_padding {output_padding} must be smaller than either the stride "
+                                f"{stride} or the dilation {dilation}")
 
     def run(x):
         _check_weight_and_bias(op, x, weight, bias, d, groups, transposed=True)

@@ -5,6 +5,8 @@ import numpy as np
 from .. import dtypes
 from ..autograd.function import Op
 from ..autograd.grad_mode import no_grad
+from ..errors import not_a_tensor
+from ..tensor import Tensor
 from .registry import register
 from .samples import unary
 
@@ -44,7 +46,6 @@ class ToDevice(Op):
     @staticmethod
     def backward(ctx, grad):
         source, index = ctx.source
-        from ..tensor import Tensor
         if isinstance(grad, Tensor):  # create_graph: the move back is recorded too
             return ToDevice.apply(grad, target=source, index=index)
         from ..backends import backend_of
@@ -96,6 +97,8 @@ class Contiguous(Op):
 def contiguous(input):
     """``input`` laid out contiguously in row-major order (a copy only when needed); the
     gradient passes through unchanged."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("contiguous", "input", input)
     if input._backend().is_contiguous(input._array):
         return input
     return Contiguous.apply(input)

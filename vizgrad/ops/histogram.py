@@ -7,7 +7,7 @@ import collections
 
 import numpy as np
 
-from ..errors import DTypeError, ShapeError, format_shape
+from ..errors import ArgumentError, DTypeError, ShapeError, as_number, check_size, format_shape, not_a_tensor
 from ..tensor import Tensor
 from .registry import Sample, bind_method, register
 
@@ -42,12 +42,17 @@ def bincount(input, weights=None, minlength=0):
 
         vizgrad.bincount(vizgrad.tensor([0, 1, 1, 3]))    # tensor([1, 2, 0, 1])
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("bincount", "input", input)
+    if weights is not None and not isinstance(weights, Tensor):
+        raise not_a_tensor("bincount", "weights", weights)
+    minlength = check_size("bincount", "minlength", minlength)
     if input.ndim != 1 or input.is_floating_point() or input.dtype.name == "bool":
         raise DTypeError(f"bincount only supports 1-d non-negative integral inputs, got dtype {input.dtype.name} "
                          f"and shape {format_shape(input.shape)}")
     values = _host(input)
     if values.size and values.min() < 0:
-        raise ValueError(f"bincount only supports 1-d non-negative integral inputs, got the value {values.min()}")
+        raise ArgumentError(f"bincount: only supports 1-d non-negative integral inputs, got the value {values.min()}")
     if weights is not None and tuple(weights.shape) != tuple(input.shape):
         raise ShapeError(f"bincount: weights of shape {format_shape(weights.shape)} should have the same shape "
                          f"as input {format_shape(input.shape)}")
@@ -57,7 +62,7 @@ def bincount(input, weights=None, minlength=0):
 
 def _range(op, values, low, high):
     if low > high:
-        raise ValueError(f"{op}: max must be larger than min, got min={low} and max={high}")
+        raise ArgumentError(f"{op}: max must be larger than min, got min={low} and max={high}")
     if low == high and values.size:
         low, high = float(values.min()), float(values.max())
     if low == high:
@@ -66,6 +71,8 @@ def _range(op, values, low, high):
 
 
 def _floating(op, input):
+    if not isinstance(input, Tensor):
+        raise not_a_tensor(op, "input", input)
     if not input.is_floating_point():
         raise DTypeError(f"{op}: input must be floating point, got {input.dtype.name}")
 
@@ -91,6 +98,10 @@ def histc(input, bins=100, min=0, max=0):
         vizgrad.histc(vizgrad.tensor([1.0, 2.0, 1.0]), bins=4, min=0, max=3)   # tensor([0., 2., 1., 0.])
     """
     _floating("histc", input)
+    bins = check_size("histc", "bins", bins, 1)
+    if bins >= 2 ** 63:     # PyTorch's int64 argument
+        raise ArgumentError(f"histc: bins {bins} does not fit in int64")
+    min, max = as_number("histc", "min", min), as_number("histc", "max", max)
     values = _host(input).reshape(-1)
     return _like(_histc_reference(values, bins, min, max), input)
 
@@ -109,7 +120,7 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
     if isinstance(bins, Tensor):
         edges_in = _host(bins)
     else:
-        edges_in = bins
+        edges_in = bins = check_size("histogram", "bins", bins, 1)
         if range is None:
             range = _range("histogram", values, 0, 0) if values.size == 0 or values.min() == values.max() \
                 else (float(values.min()), float(values.max()))

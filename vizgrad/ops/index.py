@@ -17,15 +17,15 @@ the arrays: ``x[:, [0, 1], :, 0]``.)
 
 import math
 import operator
-import re
 
 import numpy as np
 
 from ..autograd.function import Op
 from ..backends import backend_of
 from ..backends.base import is_array
-from ..errors import DTypeError, ShapeError, format_shape
-from ..tensor import Tensor, _dim_index
+from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, IndexingError,
+                      not_a_tensor, as_number, DeviceError, check_dim)
+from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import non_contiguous, values
 
@@ -63,12 +63,16 @@ def _saved_key(ctx, count=0):
     return saved[:count], _Key(next(arrays) if entry is _SAVED else entry for entry in ctx.key)
 
 
-def _as_index_array(input, index, op, allow_bool=False):
+def _as_index_array(input, index, op, allow_bool=False, same_device=False):
     """``index`` (a Tensor, a backend array, a NumPy array or nested lists) as an array of
-    ``input``'s backend, checked to hold integers (or bools, for masks)."""
+    ``input``'s backend, checked to hold integers (or bools, for masks). With ``same_device``
+    an index Tensor on another device is an error, as in PyTorch's gather and scatter."""
     backend = input._backend()
     array = index._array if isinstance(index, Tensor) else index
     if type(array) is not backend.array_type:
+        if same_device and isinstance(index, Tensor):
+            raise DeviceError(f"{op}: index is on {index.device} but input is on {input.device}; move one "
+                              f"with .to('{input.device}')")
         device_index = backend.device_index(input._array)
         try:
             array = backend.asarray(backend_of(array).to_numpy(array), None, device_index)
@@ -94,24 +98,8 @@ def _check_range(xp, array, size, dim, op, negative_ok=False):
     lowest = -size if negative_ok else 0
     if low < lowest or high >= size:
         bad = low if low < lowest else high
-        raise IndexError(f"{op}: index {bad} is out of range for dim {dim} of size {size}")
+        raise IndexingError(f"{op}: index {bad} is out of range for dim {dim} of size {size}")
     return xp.where(array < 0, array + size, array) if low < 0 else array
-
-
-_BACKEND_OUT_OF_RANGE = re.compile(r"index (-?\d+) is out of bounds for axis (\d+) with size (\d+)")
-
-
-def _apply_at_key(op, cls, *args, key, **params):
-    """``cls.apply(*args, key=key, **params)``; an index out of range that the backend found
-    itself (``checks_index_bounds``) is reported in the words of :func:`_check_range`."""
-    try:
-        return cls.apply(*args, key=key, **params)
-    except IndexError as error:
-        found = _BACKEND_OUT_OF_RANGE.search(str(error))
-        if found is None:
-            raise
-        index, dim, size = found.groups()
-        raise IndexError(f"{op}: index {index} is out of range for dim {dim} of size {size}") from None
 
 
 def _key_entry(input, item, op):
@@ -124,20 +112,20 @@ def _key_entry(input, item, op):
     if isinstance(item, slice):
         return "slice", item
     if isinstance(item, (bool, np.bool_)):
-        raise IndexError(f"{op}: a bool scalar is not a supported index; use a bool tensor as a mask")
+        raise IndexingError(f"{op}: a bool scalar is not a supported index; use a bool tensor as a mask")
     if isinstance(item, (Tensor, list, tuple, range, np.ndarray)) or is_array(item):
         array = _as_index_array(input, item, op, allow_bool=True)
         if array.dtype == input._backend().xp.bool:
             if array.ndim == 0:
-                raise IndexError(f"{op}: a 0-d bool index is not supported; use a bool mask with dimensions")
+                raise IndexingError(f"{op}: a 0-d bool index is not supported; use a bool mask with dimensions")
             return "mask", array
         if array.ndim == 0:
             return "int", int(array)
         return "array", array
     if hasattr(item, "__index__"):
         return "int", operator.index(item)
-    raise TypeError(f"{op}: cannot index with a {type(item).__name__}; use ints, slices, None, ..., "
-                    "integer tensors or bool masks")
+    raise ArgumentTypeError(f"{op}: cannot index with a {type(item).__name__}; use ints, slices, None, ..., "
+                            "integer tensors or bool masks")
 
 
 def _broadcast_shapes(shapes, op):
@@ -148,8 +136,8 @@ def _broadcast_shapes(shapes, op):
     for axis in range(ndim):
         sizes = {s[axis - ndim + len(s)] for s in shapes if axis - ndim + len(s) >= 0} - {1}
         if len(sizes) > 1:
-            raise IndexError(f"{op}: the index arrays could not be broadcast together, shapes "
-                             + ", ".join(format_shape(s) for s in shapes))
+            raise IndexingError(f"{op}: the index arrays could not be broadcast together, shapes "
+                                + ", ".join(format_shape(s) for s in shapes))
         result.append(sizes.pop() if sizes else 1)
     return tuple(result)
 
@@ -169,13 +157,13 @@ def _normalize_key(input, key, op):
     for position, (kind, value) in enumerate(entries):
         if kind == "ellipsis":
             if ellipsis is not None:
-                raise IndexError(f"{op}: an index can only have a single ellipsis (...)")
+                raise IndexingError(f"{op}: an index can only have a single ellipsis (...)")
             ellipsis = position
         elif kind != "none":
             used += value.ndim if kind == "mask" else 1
     if used > len(shape):
-        raise IndexError(f"{op}: too many indices for a tensor of shape {format_shape(shape)}: "
-                         f"{used} dimensions indexed")
+        raise IndexingError(f"{op}: too many indices for a tensor of shape {format_shape(shape)}: "
+                            f"{used} dimensions indexed")
     fill = [("slice", slice(None))] * (len(shape) - used)
     if ellipsis is not None:
         entries[ellipsis:ellipsis + 1] = fill
@@ -193,9 +181,9 @@ def _normalize_key(input, key, op):
         if kind == "mask":
             mask_shape, covered = tuple(value.shape), shape[dim:dim + value.ndim]
             if mask_shape != covered:
-                raise IndexError(f"{op}: the mask of shape {format_shape(mask_shape)} does not match the "
-                                 f"indexed shape {format_shape(covered)} at dim {dim} of a tensor of shape "
-                                 f"{format_shape(shape)}")
+                raise IndexingError(f"{op}: the mask of shape {format_shape(mask_shape)} does not match the "
+                                    f"indexed shape {format_shape(covered)} at dim {dim} of a tensor of shape "
+                                    f"{format_shape(shape)}")
             resolved += [("array", array) for array in xp.nonzero(value)]
             dim += value.ndim
             advanced = True
@@ -203,15 +191,15 @@ def _normalize_key(input, key, op):
         size = shape[dim]
         if kind == "int":
             if not -size <= value < size:
-                raise IndexError(f"{op}: index {value} is out of range for dim {dim} of size {size}")
+                raise IndexingError(f"{op}: index {value} is out of range for dim {dim} of size {size}")
             resolved.append(("int", value % size))
         elif kind == "slice":
             if value.step is not None and operator.index(value.step) <= 0:
-                raise ValueError(f"{op}: slice step must be positive, got {value.step} (PyTorch has no "
-                                 "negative steps: use flip)")
+                raise ArgumentError(f"{op}: slice step must be positive, got {value.step} (PyTorch has no "
+                                    "negative steps: use flip)")
             start, stop, step = value.indices(size)
             resolved.append(("slice", slice(start, max(start, stop), step)))
-        else:   # where the backend checks bounds, indexing raises (see _apply_at_key)
+        else:   # where the backend checks bounds, Op.apply rewords its error
             checked = backend.checks_index_bounds
             resolved.append(("array", value if checked else _check_range(xp, value, size, dim, op, True)))
             advanced = True
@@ -357,8 +345,10 @@ def getitem(input, key):
         x = vizgrad.tensor([1.0, 2.0, 3.0], requires_grad=True)
         x[[0, 0, 2]].sum().backward()     # x.grad == [2., 0., 1.]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("getitem", "input", input)
     key, _ = _normalize_key(input, key, "getitem")
-    out = _apply_at_key("getitem", GetItem, input, key=key)
+    out = GetItem.apply(input, key=key)
     if key[-1] is Ellipsis:  # basic, so a view: in-place changes to it show in input, and bump its version
         out._as_view_of(input)
     return out
@@ -404,10 +394,12 @@ def put_add(input, key, values):
 
         vizgrad.put_add(vizgrad.zeros(3), [0, 0], vizgrad.tensor([1.0, 2.0]))   # [3., 0., 0.]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("put_add", "input", input)
     key, shape = _normalize_key(input, key, "put_add")
     if shape is not None:
         _check_values(values, shape, "put_add")
-    return _apply_at_key("put_add", PutAdd, input, values, key=key)
+    return PutAdd.apply(input, values, key=key)
 
 
 class IndexPut(Op):
@@ -475,17 +467,19 @@ def index_put(input, key, values, accumulate=False):
         x = vizgrad.zeros(3)
         x[1] = 5.0                        # index_put(x, 1, 5.0): [0., 5., 0.]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("index_put", "input", input)
     if accumulate:
         return put_add(input, key, values)
     key, shape = _normalize_key(input, key, "index_put")
     if shape is not None:
         _check_values(values, shape, "index_put")
-    return _apply_at_key("index_put", IndexPut, input, values, key=key, exact=not input.is_floating_point())
+    return IndexPut.apply(input, values, key=key, exact=not input.is_floating_point())
 
 
 # --- gather / scatter along one dim -------------------------------------------
 def _dim(op, input, dim):
-    return _dim_index(dim, input.ndim, op)
+    return check_dim(op, dim, input.ndim)
 
 
 def _needs_dims(op, input, name="input"):
@@ -562,9 +556,13 @@ def gather(input, dim, index):
         x = vizgrad.tensor([[1.0, 2.0], [3.0, 4.0]])
         vizgrad.gather(x, 1, vizgrad.tensor([[0, 0], [1, 0]]))    # [[1., 1.], [4., 3.]]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("gather", "input", input)
+    if not isinstance(index, Tensor):
+        raise not_a_tensor("gather", "index", index)
     _needs_dims("gather", input)
     dim = _dim("gather", input, dim)
-    index = _as_index_array(input, index, "gather")
+    index = _as_index_array(input, index, "gather", same_device=True)
     index = _check_along("gather", input, dim, index)
     return Gather.apply(input, index, dim=dim)
 
@@ -620,7 +618,7 @@ def _scatter_add_samples(rng):
 def _check_scatter(op, input, dim, index, src):
     _needs_dims(op, input)
     dim = _dim(op, input, dim)
-    index = _as_index_array(input, index, op)
+    index = _as_index_array(input, index, op, same_device=True)
     others = ()
     if isinstance(src, Tensor):
         if src.dtype is not input.dtype:
@@ -642,6 +640,12 @@ def scatter_add(input, dim, index, src):
 
         vizgrad.scatter_add(vizgrad.zeros(3), 0, vizgrad.tensor([0, 0, 2]), vizgrad.ones(3))   # [2., 0., 1.]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("scatter_add", "input", input)
+    if not isinstance(index, Tensor):
+        raise not_a_tensor("scatter_add", "index", index)
+    if not isinstance(src, Tensor):
+        raise not_a_tensor("scatter_add", "src", src)
     dim, index = _check_scatter("scatter_add", input, dim, index, src)
     return ScatterAdd.apply(input, index, src, dim=dim)
 
@@ -699,13 +703,17 @@ def scatter(input, dim, index, src):
     gathered at index. Where an index repeats, PyTorch leaves the winner undefined;
     vizgrad writes the mean of the values sent there.
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("scatter", "input", input)
+    if not isinstance(index, Tensor):
+        raise not_a_tensor("scatter", "index", index)
     dim, index = _check_scatter("scatter", input, dim, index, src)
     return Scatter.apply(input, index, src, dim=dim)
 
 
 # --- whole slices along one dim ----------------------------------------------
 def _vector_index(op, input, dim, index):
-    index = _as_index_array(input, index, op)
+    index = _as_index_array(input, index, op, same_device=True)
     if index.ndim > 1:
         raise ShapeError(f"{op}: index must be 1-D, got shape {format_shape(tuple(index.shape))}")
     xp = input._backend().xp
@@ -748,6 +756,10 @@ def index_select(input, dim, index):
         x = vizgrad.tensor([[1.0, 2.0], [3.0, 4.0]])
         vizgrad.index_select(x, 0, vizgrad.tensor([1, 1]))     # [[3., 4.], [3., 4.]]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("index_select", "input", input)
+    if not isinstance(index, Tensor):
+        raise not_a_tensor("index_select", "index", index)
     _needs_dims("index_select", input)
     dim = _dim("index_select", input, dim)
     return IndexSelect.apply(input, _vector_index("index_select", input, dim, index), dim=dim)
@@ -800,6 +812,12 @@ def index_add(input, dim, index, source, *, alpha=1):
         vizgrad.index_add(vizgrad.zeros(3, 2), 0, vizgrad.tensor([0, 0]), vizgrad.ones(2, 2))
         # [[2., 2.], [0., 0.], [0., 0.]]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("index_add", "input", input)
+    if not isinstance(index, Tensor):
+        raise not_a_tensor("index_add", "index", index)
+    if not isinstance(source, Tensor):
+        raise not_a_tensor("index_add", "source", source)
     _needs_dims("index_add", input)
     dim = _dim("index_add", input, dim)
     index = _vector_index("index_add", input, dim, index)
@@ -837,6 +855,11 @@ def _masked_fill_samples(rng):
     yield Sample((non_contiguous(values(rng, (3, 4))), rng.uniform(size=(3, 1)) > 0.5, -1.0), name="non-contiguous")
 
 
+def _largest(dtype):
+    """The largest finite value of ``dtype``."""
+    return float(np.finfo(dtype.numpy).max) if dtype.is_floating_point else int(np.iinfo(dtype.numpy).max)
+
+
 @register(lambda a, mask, value: np.where(mask, value, a).astype(a.dtype), _masked_fill_samples)
 def masked_fill(input, mask, value):
     """``input`` with ``value`` (a number or a 0-d tensor) where the bool ``mask`` (broadcast
@@ -850,6 +873,10 @@ def masked_fill(input, mask, value):
         x = vizgrad.tensor([1.0, -2.0, 3.0])
         x.masked_fill(x < 0, 0.0)      # [1., 0., 3.]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("masked_fill", "input", input)
+    if not isinstance(mask, Tensor):
+        raise not_a_tensor("masked_fill", "mask", mask)
     if not isinstance(mask, Tensor) or mask.dtype.name != "bool":
         got = f"dtype {mask.dtype.name}" if isinstance(mask, Tensor) else f"a {type(mask).__name__}"
         raise DTypeError(f"masked_fill: mask must be a bool tensor, got {got}")
@@ -857,7 +884,16 @@ def masked_fill(input, mask, value):
     if mask.ndim > len(shape) or any(n not in (1, m) for n, m in zip(mask.shape, shape[len(shape) - mask.ndim:])):
         raise ShapeError(f"masked_fill: mask of shape {format_shape(mask.shape)} cannot be broadcast to input "
                          f"of shape {format_shape(shape)}")
-    if isinstance(value, Tensor) and value.ndim != 0:
-        raise ShapeError(f"masked_fill: value must be a number or a 0-d tensor, got shape "
-                         f"{format_shape(value.shape)}")
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise ShapeError(f"masked_fill: value must be a number or a 0-d tensor, got shape "
+                             f"{format_shape(value.shape)}")
+    elif not isinstance(value, bool):
+        number = as_number("masked_fill", "value", value)
+        too_long = isinstance(number, int) and not -2 ** 63 <= number < 2 ** 63   # PyTorch's Scalar is int64
+        # (65504, float16's largest, first: most values are smaller, and then no dtype needs looking up)
+        if too_long or (abs(number) > 65504 and input.dtype.name != "bool" and math.isfinite(number)
+                        and abs(number) > _largest(input.dtype)):
+            raise ArgumentError(f"masked_fill: value {value!r} cannot be converted to {input.dtype.name} "
+                                "without overflow")
     return MaskedFill.apply(input, mask, value)

@@ -13,8 +13,8 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Op
-from ..errors import DTypeError, ShapeError, format_shape
-from ..tensor import Tensor, _dim_index
+from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, not_a_tensor, check_dim
+from ..tensor import Tensor
 from .binary import mul
 from .registry import Sample, register
 from .samples import non_contiguous, values
@@ -27,7 +27,7 @@ def _tensors(op, names, *operands):
     same dtype") and have no bool kernels."""
     for name, operand in zip(names, operands):
         if not isinstance(operand, Tensor):
-            raise TypeError(f"{op}: expected {name} to be a Tensor, got a {type(operand).__name__}")
+            raise not_a_tensor(op, name, operand)
     first = operands[0]
     for name, operand in zip(names[1:], operands[1:]):   # (raw dtypes first: Tensor.dtype is a lookup)
         if operand._array.dtype is not first._array.dtype and operand.dtype is not first.dtype:
@@ -193,16 +193,16 @@ def _parse_einsum(equation, shapes):
     """``(terms, output, sizes)``: one subscript string per operand and for the output,
     with ``...`` replaced by fresh letters, and the size of every letter."""
     if not isinstance(equation, str):
-        raise TypeError(f"einsum: the equation must be a string, got a {type(equation).__name__}")
+        raise ArgumentTypeError(f"einsum: the equation must be a string, got a {type(equation).__name__}")
     text = equation.replace(" ", "")
     inputs, arrow, output = text.partition("->")
     terms = inputs.split(",")
     if len(terms) != len(shapes):
-        raise ValueError(f"einsum: {equation!r} names {len(terms)} operand{'s' if len(terms) != 1 else ''} "
-                         f"but {len(shapes)} were given")
+        raise ArgumentError(f"einsum: {equation!r} names {len(terms)} operand{'s' if len(terms) != 1 else ''} "
+                            f"but {len(shapes)} were given")
     for term in terms + ([output] if arrow else []):
         if any(c not in string.ascii_letters for c in term.replace("...", "")):
-            raise ValueError(f"einsum: {equation!r}: subscripts must be letters (and at most one ... per operand)")
+            raise ArgumentError(f"einsum: {equation!r}: subscripts must be letters (and at most one ... per operand)")
     used = set(text)
     fresh = [c for c in string.ascii_letters if c not in used]
     spans = []
@@ -229,9 +229,9 @@ def _parse_einsum(equation, shapes):
                                  f"place but {size} in operand {position} (shape {format_shape(shape)})")
     for letter in output:
         if letter not in sizes:
-            raise ValueError(f"einsum: {equation!r}: output subscript {letter!r} appears in no operand")
+            raise ArgumentError(f"einsum: {equation!r}: output subscript {letter!r} appears in no operand")
         if output.count(letter) > 1:
-            raise ValueError(f"einsum: {equation!r}: output subscript {letter!r} appears more than once")
+            raise ArgumentError(f"einsum: {equation!r}: output subscript {letter!r} appears more than once")
     return terms, output, sizes
 
 
@@ -317,7 +317,7 @@ def einsum(equation, *operands):
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
     if not operands:
-        raise ValueError("einsum: at least one operand is needed")
+        raise ArgumentError("einsum: at least one operand is needed")
     _tensors("einsum", tuple(f"operand {i}" for i in range(len(operands))), *operands)
     terms, output, sizes = _parse_einsum(equation, [operand.shape for operand in operands])
     return Einsum.apply(*operands, terms=terms, output=output, sizes=sizes)
@@ -342,14 +342,14 @@ def tensordot(a, b, dims=2):
     _tensors("tensordot", ("a", "b"), a, b)
     if isinstance(dims, int):
         if dims < 0 or dims > min(a.ndim, b.ndim):
-            raise ValueError(f"tensordot: dims must be between 0 and {min(a.ndim, b.ndim)}, got {dims}")
+            raise ArgumentError(f"tensordot: dims must be between 0 and {min(a.ndim, b.ndim)}, got {dims}")
         dims_a, dims_b = list(range(a.ndim - dims, a.ndim)), list(range(dims))
     else:
         dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
         if len(dims_a) != len(dims_b):
-            raise ValueError(f"tensordot: dims pairs {dims_a} of a with {dims_b} of b: give as many of each")
-    dims_a = [_dim_index(d, a.ndim, "tensordot") for d in dims_a]
-    dims_b = [_dim_index(d, b.ndim, "tensordot") for d in dims_b]
+            raise ArgumentError(f"tensordot: dims pairs {dims_a} of a with {dims_b} of b: give as many of each")
+    dims_a = [check_dim("tensordot", d, a.ndim) for d in dims_a]
+    dims_b = [check_dim("tensordot", d, b.ndim) for d in dims_b]
     letters = iter(string.ascii_letters)
     left = [next(letters) for _ in range(a.ndim)]
     right = [next(letters) for _ in range(b.ndim)]

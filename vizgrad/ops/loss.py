@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Op
-from ..errors import DTypeError, ShapeError, format_shape
+from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, IndexingError
 from ..tensor import Tensor
 from . import binary, shape, unary
 from . import reduce as reductions  # `reduce` is also PyTorch's legacy argument name
@@ -42,8 +42,8 @@ def legacy_reduction(size_average, reduce_, reduction):
 
 def _check_reduction(op, reduction, allowed=_REDUCTIONS):
     if reduction not in allowed:
-        raise ValueError(f"{op}: {reduction!r} is not a valid value for reduction; use one of "
-                         + ", ".join(repr(r) for r in allowed))
+        raise ArgumentError(f"{op}: {reduction!r} is not a valid value for reduction; use one of "
+                            + ", ".join(repr(r) for r in allowed))
 
 
 def _reduce(loss, reduction):
@@ -57,7 +57,7 @@ def _reduce(loss, reduction):
 def _check_tensors(op, **tensors):
     for name, tensor in tensors.items():
         if not isinstance(tensor, Tensor):
-            raise TypeError(f"{op}: {name} must be a Tensor, got {type(tensor).__name__}")
+            raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got {type(tensor).__name__}")
 
 
 def _warn_if_broadcast(op, input, target):
@@ -214,7 +214,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
     _check_tensors("huber_loss", input=input, target=target)
     _check_reduction("huber_loss", reduction)
     if delta <= 0:
-        raise ValueError(f"huber_loss: delta must be positive, got {delta}")
+        raise ArgumentError(f"huber_loss: delta must be positive, got {delta}")
     _warn_if_broadcast("huber_loss", input, target)
     return Huber.apply(input, target, delta=delta, scale=1.0, reduction=reduction)
 
@@ -245,7 +245,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     _check_tensors("smooth_l1_loss", input=input, target=target)
     _check_reduction("smooth_l1_loss", reduction)
     if beta < 0:
-        raise ValueError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
+        raise ArgumentError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
     _warn_if_broadcast("smooth_l1_loss", input, target)
     if beta == 0:
         return _reduce(unary.abs(input - target), reduction)
@@ -331,7 +331,7 @@ def _check_targets(op, input, target, ignore_index):
         if bool(xp.any(bad)):
             bad = Tensor._make(xp.reshape(bad, (-1,)))
             value = shape.reshape(target, (-1,))[reductions.argmax(bad.to(dtypes.int64))].item()
-            raise IndexError(f"{op}: target {value} is out of bounds: class indices must be in [0, {classes}) "
+            raise IndexingError(f"{op}: target {value} is out of bounds: class indices must be in [0, {classes}) "
                              f"(or equal ignore_index={ignore_index})")
 
 
@@ -472,7 +472,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     _check_tensors("cross_entropy", input=input, target=target)
     _check_reduction("cross_entropy", reduction)
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
+        raise ArgumentError(f"cross_entropy: label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
     if input.ndim == 0:
         raise ShapeError("cross_entropy: input must have a class dim: shape (C,), (N, C) or (N, C, d1, ...)")
     class_dim = 0 if input.ndim == 1 else 1
@@ -591,7 +591,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if not input.is_floating_point():
         raise DTypeError(f"binary_cross_entropy: input must be floating point, got {input.dtype.name}")
     if input.numel() and (_any(input < 0) or _any(input > 1)):
-        raise ValueError("binary_cross_entropy: all elements of input should be between 0 and 1")
+        raise ArgumentError("binary_cross_entropy: all elements of input should be between 0 and 1")
     return BinaryCrossEntropy.apply(input, target.to(input.dtype), weight, reduction=reduction)
 
 

@@ -20,7 +20,8 @@ import numpy as np
 from ..autograd import observers
 from ..autograd.function import Op
 from ..autograd.grad_mode import no_grad
-from ..errors import DTypeError, ShapeError, format_shape
+from ..errors import (ArgumentError, ArgumentTypeError, DTypeError, ShapeError, check_sizes, format_shape,
+                      not_a_tensor)
 from . import reduce
 from .registry import Sample, register
 from .samples import values
@@ -137,19 +138,23 @@ def _normalize(x, weight, bias, axes, eps, param_shape, param_view, stats_shape=
                            param_shape=tuple(param_shape), param_view=tuple(param_view), param_axes=param_axes)
 
 
-def _check_parameter(op, name, tensor, expected):
+def _check_parameter(op, name, tensor, expected, input):
     if tensor is None:
         return
     if not isinstance(tensor, _tensor_type()):
-        raise TypeError(f"{op}: {name} must be a Tensor or None, got {type(tensor).__name__}")
+        raise ArgumentTypeError(f"{op}: {name} must be a Tensor or None, got {type(tensor).__name__}")
     if tuple(tensor.shape) != tuple(expected):
         raise ShapeError(f"{op}: {name} has shape {format_shape(tensor.shape)} but must have shape "
                          f"{format_shape(expected)}")
+    # PyTorch's "mixed dtype" rule: one dtype, except float32 parameters of a float16 input
+    if tensor.dtype is not input.dtype and not (input.dtype.name == "float16" and tensor.dtype.name == "float32"):
+        raise DTypeError(f"{op}: {name} is {tensor.dtype.name} but input is {input.dtype.name}; all inputs must "
+                         "share one dtype (convert the input, or the module with .to())")
 
 
 def _check_input(op, input):
     if not isinstance(input, _tensor_type()):
-        raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+        raise not_a_tensor(op, "input", input)
     if not input.is_floating_point():
         raise DTypeError(f"{op}: expected a floating-point input, got {input.dtype.name}")
 
@@ -183,13 +188,15 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
         F.layer_norm(x, (16,)).mean(dim=-1)    # ~0 for every row
     """
     _check_input("layer_norm", input)
-    normalized_shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if not isinstance(normalized_shape, (tuple, list)) and not hasattr(normalized_shape, "__iter__"):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = check_sizes("layer_norm", tuple(normalized_shape), "normalized_shape")
     k = len(normalized_shape)
     if k == 0 or input.ndim < k or tuple(input.shape[input.ndim - k:]) != normalized_shape:
         raise ShapeError(f"layer_norm: normalized_shape {normalized_shape} must match the last dims of the "
                          f"input, whose shape is {format_shape(input.shape)}")
-    _check_parameter("layer_norm", "weight", weight, normalized_shape)
-    _check_parameter("layer_norm", "bias", bias, normalized_shape)
+    _check_parameter("layer_norm", "weight", weight, normalized_shape, input)
+    _check_parameter("layer_norm", "bias", bias, normalized_shape, input)
     axes = tuple(range(input.ndim - k, input.ndim))
     return _normalize(input, weight, bias, axes, eps, normalized_shape, normalized_shape)
 
@@ -241,19 +248,19 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     channels = input.shape[1]
     for name, tensor in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                          ("bias", bias)):
-        _check_parameter("batch_norm", name, tensor, (channels,))
+        _check_parameter("batch_norm", name, tensor, (channels,), input)
     view = (channels,) + (1,) * (input.ndim - 2)
     axes = (0,) + tuple(range(2, input.ndim))
     if not training:
         if running_mean is None or running_var is None:
-            raise ValueError("batch_norm: running_mean and running_var are needed when training=False")
+            raise ArgumentError("batch_norm: running_mean and running_var are needed when training=False")
         lead_axes = tuple(d for d in range(input.ndim) if d != 1)
         return NormalizeWithStatistics.apply(input, weight, bias, running_mean, running_var, eps=eps, view=view,
                                              param_axes=lead_axes)
     count = input.numel() // channels if channels else 0
     if count <= 1:
-        raise ValueError(f"Expected more than 1 value per channel when training, got input size "
-                         f"{format_shape(input.shape)}")
+        raise ArgumentError(f"batch_norm: expected more than 1 value per channel when "
+                            f"training, got input size {format_shape(input.shape)}")
     if running_mean is not None or running_var is not None:
         with no_grad(), observers.quiet_ops:      # buffer updates: no part of the differentiable graph
             batch = input.detach()
@@ -297,10 +304,10 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         raise ShapeError(f"group_norm: expected an input of shape (N, C, ...), got {format_shape(input.shape)}")
     channels = input.shape[1]
     if num_groups <= 0 or channels % num_groups:
-        raise ValueError(f"group_norm: the number of channels ({channels}) must be divisible by num_groups "
-                         f"({num_groups})")
-    _check_parameter("group_norm", "weight", weight, (channels,))
-    _check_parameter("group_norm", "bias", bias, (channels,))
+        raise ArgumentError(f"group_norm: the number of channels ({channels}) must be divisible by num_groups "
+                            f"({num_groups})")
+    _check_parameter("group_norm", "weight", weight, (channels,), input)
+    _check_parameter("group_norm", "bias", bias, (channels,), input)
     per_group = (channels // num_groups) * math.prod(input.shape[2:])
     stats_shape = (input.shape[0], num_groups, per_group)
     view = (channels,) + (1,) * (input.ndim - 2)

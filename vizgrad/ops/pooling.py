@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..autograd.function import Op
-from ..errors import ShapeError, format_shape
+from ..errors import ShapeError, format_shape, ArgumentError, ArgumentTypeError
 from .conv import (BATCH_LAST_AXES, Windows, batch_first, batch_last, check_input, check_positive, fold_windows,
                    is_tensor, spatial_tuple, window_count, window_view)
 from .registry import Sample, register
@@ -27,7 +27,7 @@ def _pool_windows(op, size, kernel, stride, padding, dilation, ceil_mode):
     window is kept when it starts inside the input or the left padding; the input is then
     padded on the right far enough to cut it out (the padded values never count)."""
     if any(p > k // 2 for k, p in zip(kernel, padding)):
-        raise ValueError(f"{op}: padding {padding} must be at most half of kernel_size {kernel}")
+        raise ArgumentError(f"{op}: padding {padding} must be at most half of kernel_size {kernel}")
     counts = window_count(op, size, kernel, stride, tuple((p, p) for p in padding), dilation)
     out, pads = [], []
     for n, k, s, p, dil, count in zip(size, kernel, stride, padding, dilation, counts):
@@ -283,7 +283,7 @@ def _avg_pool(op, d, input, kernel_size, stride, padding, ceil_mode, count_inclu
     check_input(op, input, d)
     kernel, stride, padding, dilation = _pool_arguments(op, d, kernel_size, stride, padding)
     if divisor_override is not None and (isinstance(divisor_override, bool) or divisor_override == 0):
-        raise ValueError(f"{op}: divisor_override must be a non-zero number, got {divisor_override!r}")
+        raise ArgumentError(f"{op}: divisor_override must be a non-zero number, got {divisor_override!r}")
     windows = _pool_windows(op, tuple(input.shape[-d:]), kernel, stride, padding, dilation, ceil_mode)
     return _with_batch(input, d, lambda x: AvgPool.apply(
         x, windows=windows, padding=padding, count_include_pad=bool(count_include_pad),
@@ -408,8 +408,8 @@ def _adaptive_avg_pool(op, d, input, output_size):
     size = tuple(input.shape[-d:])
     if output_size is None or isinstance(output_size, int):
         output_size = (output_size,) * d
-    elif len(output_size) != d:
-        raise ValueError(f"{op}: output_size must be an int or a tuple of {d} ints (or None), got {output_size!r}")
+    elif not isinstance(output_size, (tuple, list)) or len(output_size) != d:
+        raise ArgumentError(f"{op}: output_size must be an int or a tuple of {d} ints (or None), got {output_size!r}")
     output_size = tuple(n if o is None else spatial_tuple(op, "output_size", o, 1)[0]
                         for n, o in zip(size, output_size))
     check_positive(op, "output_size", output_size)
@@ -601,7 +601,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """
     op = "interpolate"
     if not is_tensor(input):
-        raise TypeError(f"{op}: input must be a Tensor, got a {type(input).__name__}")
+        raise ArgumentTypeError(f"{op}: input must be a Tensor, got a {type(input).__name__}")
     if input.ndim not in (3, 4):
         raise ShapeError(f"{op}: expected a 3-D (N, C, L) or 4-D (N, C, H, W) input, got shape "
                          f"{format_shape(input.shape)}")
@@ -614,13 +614,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise ShapeError(f"{op}: mode {mode!r} needs a {_LINEAR_MODES[mode] + 2}-D input, got shape "
                          f"{format_shape(input.shape)}")
     if mode not in _LINEAR_MODES and align_corners is not None:
-        raise ValueError(f"{op}: align_corners can only be set with the interpolating modes 'linear' and "
-                         f"'bilinear', not with mode {mode!r}")
+        raise ArgumentError(f"{op}: align_corners can only be set with the interpolating modes 'linear' and "
+                            f"'bilinear', not with mode {mode!r}")
     if antialias:
         raise NotImplementedError(f"{op}: antialias=True is not supported by vizgrad")
     spatial = tuple(input.shape[2:])
     if (size is None) == (scale_factor is None):
-        raise ValueError(f"{op}: give exactly one of size and scale_factor")
+        raise ArgumentError(f"{op}: give exactly one of size and scale_factor")
     if size is not None:
         size = spatial_tuple(op, "size", size, d)
         scales = (None,) * d
@@ -628,7 +628,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         factors = tuple(float(f) for f in scale_factor) if hasattr(scale_factor, "__len__") else (
             float(scale_factor),) * d
         if len(factors) != d or any(f <= 0 for f in factors):
-            raise ValueError(f"{op}: scale_factor must be a positive number or {d} of them, got {scale_factor!r}")
+            raise ArgumentError(f"{op}: scale_factor must be a positive number or {d} of them, got {scale_factor!r}")
         size = tuple(math.floor(n * f) for n, f in zip(spatial, factors))
         scales = (None,) * d if recompute_scale_factor else factors
     check_positive(op, "the output size", size)

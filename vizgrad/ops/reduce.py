@@ -19,8 +19,8 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Op
-from ..errors import DTypeError, ShapeError, format_shape
-from ..tensor import Tensor, _dim_index
+from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, not_a_tensor, check_dim
+from ..tensor import Tensor
 from . import binary
 from .conversion import to_dtype
 from .registry import Sample, register
@@ -42,7 +42,7 @@ def numpy_names(function):
         for numpy_name, name in (("axis", "dim"), ("keepdims", "keepdim")):
             if numpy_name in kwargs:
                 if name in kwargs:
-                    raise TypeError(f"{function.__name__}() got both {name}= and its alias {numpy_name}=")
+                    raise ArgumentTypeError(f"{function.__name__}: got both {name}= and its alias {numpy_name}=")
                 kwargs[name] = kwargs.pop(numpy_name)
         return function(*args, **kwargs)
     return reduction
@@ -54,21 +54,21 @@ def _axes(op, input, dim):
     dim 0 and -1 and has no axis to reduce, so it gives ``()``.
     """
     if not isinstance(input, Tensor):
-        raise TypeError(f"{op}: input must be a Tensor, got {type(input).__name__}")
+        raise not_a_tensor(op, "input", input)
     ndim = input.ndim
     if dim is None:
         return tuple(range(ndim))
     if type(dim) is int:  # the common case, one dim: no duplicates to look for, nothing to sort
-        axis = _dim_index(dim, ndim, op)
+        axis = check_dim(op, dim, ndim)
         return (axis,) if ndim else ()
     dims = (dim,) if _is_int(dim) else dim
     if not isinstance(dims, (tuple, list)) or not builtins.all(_is_int(d) for d in dims):
-        raise TypeError(f"{op}: dim must be an int, a tuple of ints or None, got {dim!r}")
+        raise ArgumentTypeError(f"{op}: dim must be an int, a tuple of ints or None, got {dim!r}")
     if not dims:
         return tuple(range(ndim))
     axes = []
     for d in dims:
-        axis = _dim_index(int(d), ndim, op)
+        axis = check_dim(op, int(d), ndim)
         if axis in axes:
             raise ShapeError(f"{op}: dim {d} appears more than once in dim={tuple(dims)!r}")
         axes.append(axis)
@@ -339,7 +339,7 @@ def _correction(op, correction, unbiased):
     if unbiased is None:
         return correction
     if correction != 1:
-        raise ValueError(f"{op}: pass either correction or unbiased, not both")
+        raise ArgumentError(f"{op}: pass either correction or unbiased, not both")
     return 1 if unbiased else 0
 
 
@@ -518,9 +518,9 @@ def _extremum(op, input, dim, keepdim, full, along, binary_op, result):
         _nonempty(op, input, axes)
         return full.apply(input, axes=axes, keepdim=False)
     if not _is_int(dim):
-        raise TypeError(f"{op}: dim must be an int (or other a Tensor), got {dim!r}; "
-                        f"for several dims use a{op}(input, dim=(...))")
-    axis = _dim_index(int(dim), input.ndim, op)
+        raise ArgumentTypeError(f"{op}: dim must be an int (or other a Tensor), got {dim!r}; "
+                                f"for several dims use a{op}(input, dim=(...))")
+    axis = check_dim(op, int(dim), input.ndim)
     if input.ndim:
         _nonempty(op, input, (axis,))
     return result(*along.apply(input, axis=axis, keepdim=keepdim))
@@ -605,12 +605,14 @@ class Argmin(IndexOrTruthReduction):
 
 
 def _arg_axis(op, input, dim):
+    if input.dtype is dtypes.bool_:
+        raise DTypeError(f"{op}: does not support bool input; convert it first, e.g. with .int()")
     if dim is None:
         _nonempty(op, input, tuple(range(input.ndim)))
         return None
     if not _is_int(dim):
-        raise TypeError(f"{op}: dim must be an int or None, got {dim!r}")
-    axis = _dim_index(int(dim), input.ndim, op)
+        raise ArgumentTypeError(f"{op}: dim must be an int or None, got {dim!r}")
+    axis = check_dim(op, int(dim), input.ndim)
     if input.ndim == 0:
         return None
     _nonempty(op, input, (axis,))
@@ -629,6 +631,8 @@ def argmax(input, dim=None, keepdim=False):
         vizgrad.tensor([[1.0, 5.0], [7.0, 2.0]]).argmax()        # tensor(2)
         vizgrad.tensor([[1.0, 5.0], [7.0, 2.0]]).argmax(dim=1)   # tensor([1, 0])
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("argmax", "input", input)
     return Argmax.apply(input, axis=_arg_axis("argmax", input, dim), keepdim=keepdim)
 
 
@@ -643,6 +647,8 @@ def argmin(input, dim=None, keepdim=False):
 
         vizgrad.tensor([3.0, -1.0, 2.0]).argmin()   # tensor(1)
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("argmin", "input", input)
     return Argmin.apply(input, axis=_arg_axis("argmin", input, dim), keepdim=keepdim)
 
 
@@ -752,8 +758,8 @@ def _norm_order(p):
     if p == "fro" or p is None:
         return 2
     if isinstance(p, (str, bool)) or not isinstance(p, numbers.Real):
-        raise ValueError(f"norm: p must be 'fro' or a number (inf included), got {p!r}"
-                         + ("; the nuclear norm is not supported" if p == "nuc" else ""))
+        raise ArgumentError(f"norm: p must be 'fro' or a number (inf included), got {p!r}"
+                            + ("; the nuclear norm is not supported" if p == "nuc" else ""))
     return float(p)
 
 
@@ -847,9 +853,11 @@ def cumsum(input, dim, *, dtype=None):
 
         vizgrad.tensor([1.0, 2.0, 3.0]).cumsum(dim=0)   # tensor([1., 3., 6.])
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("cumsum", "input", input)
     if not _is_int(dim):
-        raise TypeError(f"cumsum: dim must be an int, got {dim!r}")
-    axis = _dim_index(int(dim), input.ndim, "cumsum")
+        raise ArgumentTypeError(f"cumsum: dim must be an int, got {dim!r}")
+    axis = check_dim("cumsum", int(dim), input.ndim)
     return Cumsum.apply(_cast(input, dtype), axis=axis if input.ndim else None)
 
 

@@ -1,7 +1,8 @@
 """The registry of public ops.
 
-Decorating a public op with :func:`register` does three things: binds it as a
+Decorating a public op with :func:`register` does four things: binds it as a
 Tensor method (``x.exp()``), records it under a stable name for the event layer,
+marks it public so that errors reworded beneath it name it (:func:`vizgrad.errors.public`),
 and describes how to test it. ``tests/test_ops.py`` walks :data:`OPS`: every
 entry gets a value test against its NumPy ``reference``, gradcheck, and (when
 ``smooth``) gradgradcheck, on every backend, for every :class:`Sample`.
@@ -9,6 +10,8 @@ entry gets a value test against its NumPy ``reference``, gradcheck, and (when
 
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
+
+from ..errors import public
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,7 @@ def register(reference=None, samples=None, *, smooth=True, differentiable=True, 
         op_name = name or function.__name__
         OPS[op_name] = OpInfo(op_name, function, reference, samples, smooth, differentiable,
                               strict, atol, rtol)
+        public(op_name)(function)
         if method:
             bind_method(op_name, function)
         for alias in aliases:

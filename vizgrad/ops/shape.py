@@ -28,8 +28,8 @@ import numpy as np
 
 from ..autograd.engine import sum_to_shape
 from ..autograd.function import Op
-from ..errors import ShapeError, format_shape
-from ..tensor import Tensor, _dim_index
+from ..errors import ShapeError, format_shape, ArgumentTypeError, IndexingError, not_a_tensor, as_int, check_dim
+from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import non_contiguous, values
 
@@ -40,7 +40,9 @@ def _ints(op, what, values_):
     try:
         return tuple(operator.index(value) for value in values_)
     except TypeError:
-        raise TypeError(f"{op}: {what} must be integers, got {tuple(values_)!r}") from None
+        if not hasattr(values_, "__iter__"):
+            raise ArgumentTypeError(f"{op}: {what} must be a sequence of integers, got {values_!r:.40}") from None
+        raise ArgumentTypeError(f"{op}: {what} must be integers, got {tuple(values_)!r}") from None
 
 
 def _int_args(op, what, first, rest):
@@ -50,15 +52,15 @@ def _int_args(op, what, first, rest):
             return (operator.index(first),)
         except TypeError:
             if not hasattr(first, "__iter__"):
-                raise TypeError(f"{op}: {what} must be integers or a sequence of integers, "
-                                f"got {type(first).__name__}") from None
+                raise ArgumentTypeError(f"{op}: {what} must be integers or a sequence of integers, "
+                                        f"got {type(first).__name__}") from None
             return _ints(op, what, first)
     return _ints(op, what, (first,) + tuple(rest))
 
 
 def _dim(op, dim, ndim):
     """``dim`` as a non-negative index, or an IndexError naming the valid range."""
-    return _dim_index(operator.index(dim), ndim, op)
+    return check_dim(op, dim, ndim)
 
 
 def _dims(op, dims, ndim):
@@ -82,14 +84,17 @@ def _slice_key(ndim, dim, start, stop):
 
 def _tensors(op, tensors):
     if isinstance(tensors, Tensor):
-        raise TypeError(f"{op}: expected a sequence of tensors, got a single Tensor; "
-                        f"write {op}([a, b], dim) rather than {op}(a, b)")
-    tensors = list(tensors)
+        raise ArgumentTypeError(f"{op}: expected a sequence of tensors, got a single Tensor; "
+                                f"write {op}([a, b], dim) rather than {op}(a, b)")
+    try:
+        tensors = list(tensors)
+    except TypeError:
+        raise ArgumentTypeError(f"{op}: tensors must be a sequence of Tensors, got {type(tensors).__name__}") from None
     if not tensors:
         raise ShapeError(f"{op}: expected a non-empty sequence of tensors")
     for position, tensor in enumerate(tensors):
         if not isinstance(tensor, Tensor):
-            raise TypeError(f"{op}: expected tensors, got a {type(tensor).__name__} at position {position}")
+            raise ArgumentTypeError(f"{op}: expected tensors, got a {type(tensor).__name__} at position {position}")
     return tensors
 
 
@@ -112,7 +117,24 @@ class Reshape(Op):
 
 
 class View(Reshape):
-    """Reshape under PyTorch's other name, so the graph shows ``ViewBackward``."""
+    """Reshape without a copy, under PyTorch's other name (the graph shows ``ViewBackward``)."""
+
+    @staticmethod
+    def forward(ctx, a, shape):
+        ctx.input_shape = tuple(a.shape)
+        try:
+            return ctx.xp.reshape(a, shape, copy=False)
+        except AttributeError:      # array_api_strict's way of saying a copy would be needed
+            raise ValueError("a view would need a copy") from None   # backend seam: Op.apply rewords it
+
+    @staticmethod
+    def explain(name, a, shape):
+        """Only on the failure path: the strides of ``a`` cannot be seen in ``shape`` without a copy."""
+        return ShapeError(f"{name}: view size is not compatible with input tensor's size and stride: a tensor of "
+                          f"shape {format_shape(a.shape)} whose elements are not laid out in row-major order "
+                          f"(e.g. after transpose, permute or expand) cannot be viewed as {format_shape(shape)} "
+                          "without a copy. Use .reshape(...) instead (it copies when it must), or "
+                          ".contiguous().view(...).")
 
 
 def _inferred_shape(op, shape, sizes, verb="reshape", preposition="into"):
@@ -154,6 +176,13 @@ def _reshape_samples(rng):
     yield Sample((non_contiguous(values(rng, (3, 4))), (4, 3)), name="non-contiguous")
 
 
+def _view_samples(rng):
+    """Views PyTorch allows: contiguous inputs, and strided ones whose strides fit the shape."""
+    for sample in _reshape_samples(rng):
+        if sample.name != "non-contiguous":
+            yield sample
+    yield Sample((non_contiguous(values(rng, (3, 4))), (3, 2, 2)), name="non-contiguous, strides fit")
+
 @register(_reshape_reference, _reshape_samples)
 def reshape(input, shape, *more):
     """The same elements, in row-major order, in a new ``shape``; one size may be -1
@@ -168,6 +197,8 @@ def reshape(input, shape, *more):
         x = vizgrad.arange(6.0)
         x.reshape(2, -1)        # shape (2, 3): [[0, 1, 2], [3, 4, 5]]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("reshape", "input", input)
     sizes = _inferred_shape("reshape", input.shape, _int_args("reshape", "shape", shape, more))
     return _reshaped(input, sizes)
 
@@ -188,11 +219,12 @@ def _reshaped(input, sizes):
     return _view_of(input, Reshape.apply(input, shape=sizes, layout="alias"))
 
 
-@register(_reshape_reference, _reshape_samples)
+@register(_reshape_reference, _view_samples)
 def view(input, shape, *more):
-    """``input`` seen with a new ``shape`` (one size may be -1); the element count must
-    stay the same. In vizgrad this is :func:`reshape` (it also works on non-contiguous
-    tensors), recorded as ``ViewBackward``.
+    """``input`` seen with a new ``shape`` (one size may be -1), sharing its memory; the
+    element count must stay the same and, as in PyTorch, the shape must be compatible with
+    the input's strides (a transposed tensor cannot be flattened without a copy: that
+    raises a ShapeError suggesting :func:`reshape`). Recorded as ``ViewBackward``.
 
     Maths: the gradient is the incoming gradient viewed back in the input's shape.
 
@@ -200,6 +232,8 @@ def view(input, shape, *more):
 
         vizgrad.zeros(4, 3).view(2, 6).shape     # (2, 6)
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("view", "input", input)
     sizes = _inferred_shape("view", input.shape, _int_args("view", "shape", shape, more),
                             verb="view", preposition="as")
     return _view_of(input, View.apply(input, shape=sizes))
@@ -232,6 +266,8 @@ def flatten(input, start_dim=0, end_dim=-1):
 
         vizgrad.zeros(2, 3, 4).flatten(1).shape  # (2, 12)
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("flatten", "input", input)
     shape = input.shape
     if not shape:
         for dim in (start_dim, end_dim):
@@ -273,6 +309,8 @@ def unflatten(input, dim, sizes):
 
         vizgrad.zeros(2, 12).unflatten(1, (3, 4)).shape   # (2, 3, 4)
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("unflatten", "input", input)
     shape = input.shape
     if not shape:
         raise ShapeError("unflatten: a 0-d tensor has no dim to unflatten")
@@ -335,6 +373,8 @@ def squeeze(input, dim=None):
         vizgrad.zeros(1, 3, 1).squeeze().shape       # (3,)
         vizgrad.zeros(1, 3, 1).squeeze(0).shape      # (3, 1)
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("squeeze", "input", input)
     shape = input.shape
     if dim is None:
         dims = tuple(i for i, size in enumerate(shape) if size == 1)
@@ -376,6 +416,8 @@ def unsqueeze(input, dim):
         vizgrad.zeros(3).unsqueeze(0).shape      # (1, 3)
         vizgrad.zeros(3).unsqueeze(-1).shape     # (3, 1)
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("unsqueeze", "input", input)
     dim = _dim("unsqueeze", dim, input.ndim + 1)
     return _view_of(input, Unsqueeze.apply(input, dim=dim))
 
@@ -422,6 +464,8 @@ def transpose(input, dim0, dim1):
 
         vizgrad.zeros(2, 3, 4).transpose(0, 2).shape    # (4, 3, 2)
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("transpose", "input", input)
     ndim = input.ndim
     dim0, dim1 = _dim("transpose", dim0, ndim), _dim("transpose", dim1, ndim)
     return _view_of(input, Transpose.apply(input, dim0=dim0, dim1=dim1))
@@ -461,6 +505,8 @@ def permute(input, dims, *more):
 
         vizgrad.zeros(2, 3, 4).permute(2, 0, 1).shape   # (4, 2, 3)
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("permute", "input", input)
     shape = input.shape
     dims = _int_args("permute", "dims", dims, more)
     if len(dims) != len(shape):
@@ -486,6 +532,8 @@ def movedim(input, source, destination):
 
         vizgrad.zeros(2, 3, 4).movedim(0, -1).shape     # (3, 4, 2)
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("movedim", "input", input)
     ndim = input.ndim
     source = _dims("movedim", _int_args("movedim", "source", source, ()), ndim)
     destination = _dims("movedim", _int_args("movedim", "destination", destination, ()), ndim)
@@ -566,8 +614,10 @@ def expand(input, *sizes):
 
         vizgrad.tensor([[1.0], [2.0]]).expand(2, 3)    # [[1, 1, 1], [2, 2, 2]]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("expand", "input", input)
     if not sizes:
-        raise TypeError("expand: missing the target sizes")
+        raise ArgumentTypeError("expand: missing the target sizes")
     sizes = _expanded_shape("expand", input.shape, _int_args("expand", "sizes", sizes[0], sizes[1:]))
     return _view_of(input, Expand.apply(input, shape=sizes))
 
@@ -585,6 +635,10 @@ def expand_as(input, other):
 
         vizgrad.zeros(3, 1).expand_as(vizgrad.zeros(2, 3, 4)).shape     # (2, 3, 4)
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("expand_as", "input", input)
+    if not isinstance(other, Tensor):
+        raise not_a_tensor("expand_as", "other", other)
     sizes = _expanded_shape("expand_as", input.shape, tuple(other.shape))
     return _view_of(input, Expand.apply(input, shape=sizes))
 
@@ -606,6 +660,8 @@ def broadcast_to(input, shape):
 
         vizgrad.broadcast_to(vizgrad.arange(3.0), (2, 3))   # [[0, 1, 2], [0, 1, 2]]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("broadcast_to", "input", input)
     sizes = _expanded_shape("broadcast_to", input.shape, _int_args("broadcast_to", "shape", shape, ()))
     return _view_of(input, Expand.apply(input, shape=sizes))
 
@@ -655,8 +711,10 @@ def repeat(input, *repeats):
         vizgrad.tensor([1.0, 2.0]).repeat(2)       # [1, 2, 1, 2]
         vizgrad.tensor([1.0, 2.0]).repeat(2, 1)    # [[1, 2], [1, 2]]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("repeat", "input", input)
     if not repeats:
-        raise TypeError("repeat: missing the number of repeats")
+        raise ArgumentTypeError("repeat: missing the number of repeats")
     repeats = _int_args("repeat", "repeats", repeats[0], repeats[1:])
     if len(repeats) < input.ndim:
         raise ShapeError(f"repeat: repeats {repeats} for a tensor of shape {format_shape(input.shape)}; "
@@ -704,6 +762,8 @@ def flip(input, dims, *more):
 
         vizgrad.tensor([1.0, 2.0, 3.0]).flip(0)    # [3, 2, 1]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("flip", "input", input)
     dims = _dims("flip", _int_args("flip", "dims", dims, more), input.ndim)
     return Flip.apply(input, dims=dims)
 
@@ -754,8 +814,10 @@ def tril(input, diagonal=0):
 
         vizgrad.tril(vizgrad.ones(3, 3))   # [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("tril", "input", input)
     _triangle_check("tril", input)
-    return Tril.apply(input, diagonal=operator.index(diagonal))
+    return Tril.apply(input, diagonal=as_int("tril", "diagonal", diagonal))
 
 
 @register(lambda a, diagonal=0: np.triu(a, diagonal), _triangle_samples)
@@ -769,8 +831,10 @@ def triu(input, diagonal=0):
 
         vizgrad.triu(vizgrad.ones(3, 3), diagonal=1)   # [[0, 1, 1], [0, 0, 1], [0, 0, 0]]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("triu", "input", input)
     _triangle_check("triu", input)
-    return Triu.apply(input, diagonal=operator.index(diagonal))
+    return Triu.apply(input, diagonal=as_int("triu", "diagonal", diagonal))
 
 
 # --- cat, stack --------------------------------------------------------------------------
@@ -953,14 +1017,16 @@ def narrow(input, dim, start, length):
 
         vizgrad.arange(5.0).narrow(0, 1, 3)     # [1, 2, 3]
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("narrow", "input", input)
     shape = input.shape
     if not shape:
         raise ShapeError("narrow: a 0-d tensor has no dim to narrow")
     dim_ = _dim("narrow", dim, len(shape))
-    size, start, length = shape[dim_], operator.index(start), operator.index(length)
+    size, start, length = shape[dim_], as_int("narrow", "start", start), as_int("narrow", "length", length)
     if not -size <= start <= size:
-        raise IndexError(f"narrow: start {start} is out of range for dim {dim} of size {size} "
-                         f"(tensor of shape {format_shape(shape)})")
+        raise IndexingError(f"narrow: start {start} is out of range for dim {dim} of size {size} "
+                            f"(tensor of shape {format_shape(shape)})")
     start = start + size if start < 0 else start
     if length < 0 or start + length > size:
         raise ShapeError(f"narrow: start {start} and length {length} do not fit in dim {dim} of size {size} "
@@ -1015,19 +1081,20 @@ def split(tensor, split_size_or_sections, dim=0):
         a, b, c = vizgrad.arange(5.0).split(2)     # [0, 1], [2, 3], [4]
         a, b = vizgrad.arange(5.0).split([1, 4])   # [0], [1, 2, 3, 4]
     """
+    if not isinstance(tensor, Tensor):
+        raise not_a_tensor("split", "tensor", tensor)
     shape = tensor.shape
     if not shape:
         raise ShapeError("split: a 0-d tensor has no dim to split")
     dim_ = _dim("split", dim, len(shape))
     n = shape[dim_]
-    try:
-        size = operator.index(split_size_or_sections)
-    except TypeError:
+    if isinstance(split_size_or_sections, (list, tuple)):
         sizes = _ints("split", "sections", split_size_or_sections)
         if any(s < 0 for s in sizes) or sum(sizes) != n:
             raise ShapeError(f"split: sections {sizes} must be non-negative and sum to {n}, the size of dim "
-                             f"{dim} (tensor of shape {format_shape(shape)})") from None
+                             f"{dim} (tensor of shape {format_shape(shape)})")
         return _pieces(tensor, dim_, sizes, "split", SplitWithSizes)
+    size = as_int("split", "split_size_or_sections", split_size_or_sections)
     if size < 0 or (size == 0 and n != 0):
         raise ShapeError(f"split: split_size must be positive, got {size} for dim {dim} of size {n}")
     count = max(-(-n // size), 1) if size else 1
@@ -1060,10 +1127,12 @@ def chunk(input, chunks, dim=0):
 
         vizgrad.arange(5.0).chunk(2)     # ([0, 1, 2], [3, 4])
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("chunk", "input", input)
     shape = input.shape
     if not shape:
         raise ShapeError("chunk: a 0-d tensor has no dim to chunk")
-    chunks = operator.index(chunks)
+    chunks = as_int("chunk", "chunks", chunks)
     if chunks <= 0:
         raise ShapeError(f"chunk: chunks must be positive, got {chunks}")
     dim_ = _dim("chunk", dim, len(shape))
@@ -1096,6 +1165,8 @@ def unbind(input, dim=0):
 
         rows = vizgrad.zeros(3, 4).unbind()     # three tensors of shape (4,)
     """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("unbind", "input", input)
     shape = input.shape
     if not shape:
         raise ShapeError("unbind: a 0-d tensor has no dim to unbind")
@@ -1170,6 +1241,8 @@ def pad(input, pad, mode="constant", value=0.0):
     """
     if mode != "constant":
         raise NotImplementedError(f"pad: mode {mode!r} is not supported by vizgrad; only mode='constant'")
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("pad", "input", input)
     pad = _ints("pad", "pad", pad)
     shape = input.shape
     if len(pad) % 2:

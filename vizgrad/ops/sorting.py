@@ -11,8 +11,8 @@ import collections
 import numpy as np
 
 from ..autograd.function import Op
-from ..errors import ShapeError, format_shape
-from ..tensor import _dim_index
+from ..errors import DTypeError, ShapeError, as_int, check_dim, format_shape, not_a_tensor
+from ..tensor import Tensor
 from .index import _zeros
 from .registry import Sample, register
 from .samples import values
@@ -82,7 +82,9 @@ def _sort_reference(x, dim=-1, descending=False, stable=False):
 
 
 def _axis(op, input, dim):
-    return _dim_index(dim, input.ndim, op) if input.ndim else 0
+    if not isinstance(input, Tensor):
+        raise not_a_tensor(op, "input", input)
+    return check_dim(op, dim, input.ndim) if input.ndim else 0
 
 
 @register(_sort_reference, _sort_samples, smooth=False)
@@ -139,6 +141,10 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         vizgrad.tensor([1.0, 5.0, 3.0]).topk(2)    # values tensor([5., 3.]), indices tensor([1, 2])
     """
     axis = _axis("topk", input, dim)
+    k = as_int("topk", "k", k)
+    if input.dtype.name == "bool":
+        raise DTypeError("topk: input must be a number tensor, got dtype bool (as in PyTorch); convert it "
+                         "first, e.g. x.int().topk(k)")
     size = input.shape[axis] if input.ndim else 1
     if not 0 <= k <= size:
         raise ShapeError(f"topk: k ({k}) is out of range for dim {dim} of size {size} "

@@ -9,6 +9,8 @@ import math
 import numpy as np
 
 from ..autograd.function import Op
+from ..dtypes import bool_
+from ..errors import DTypeError
 from .registry import register
 from .samples import unary
 
@@ -25,6 +27,14 @@ class Neg(Op):
     @staticmethod
     def forward(ctx, a):
         return -a
+
+    @staticmethod
+    def explain(name, a):
+        """Only on the failure path: negating a bool tensor, in PyTorch's words."""
+        if a.dtype == bool_:
+            return DTypeError(f"{name}: negation, the `-` operator, on a bool tensor is not supported. If you are "
+                              "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+        return None
 
     @staticmethod
     def backward(ctx, grad):

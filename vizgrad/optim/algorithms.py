@@ -6,6 +6,7 @@ Notation: p parameter, g gradient, t step number (from 1), lr learning rate.
 
 import math
 
+from ..errors import ArgumentError, check_range
 from ..backends import backend_of
 from .optimizer import Optimizer
 
@@ -24,9 +25,16 @@ def _into(out, function, *args):
         out[...] = function(*args)
 
 
-def _check(name, value, low=0.0, inclusive=True):
-    if not (value >= low if inclusive else value > low):
-        raise ValueError(f"invalid {name}: {value} (must be {'>=' if inclusive else '>'} {low})")
+def _check(optimizer, name, value, low=0.0, inclusive=True, high=None):
+    """A hyperparameter in its range, or an error naming the optimizer, the argument and its value."""
+    check_range(type(optimizer).__name__, name, value, low, high, low_open=not inclusive, high_open=True)
+
+
+def _check_betas(optimizer, betas):
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise ArgumentError(f"{type(optimizer).__name__}: betas must be a pair of numbers, got {betas!r}")
+    for position, beta in enumerate(betas):
+        _check(optimizer, f"betas[{position}]", beta, high=1.0)
 
 
 class SGD(Optimizer):
@@ -43,11 +51,12 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
                  *, maximize=False):
-        _check("lr", lr)
-        _check("momentum", momentum)
-        _check("weight_decay", weight_decay)
+        _check(self, "lr", lr)
+        _check(self, "momentum", momentum)
+        _check(self, "weight_decay", weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("Nesterov momentum needs momentum > 0 and dampening = 0")
+            raise ArgumentError(f"SGD: Nesterov momentum needs momentum > 0 and dampening = 0, got "
+                                f"momentum={momentum}, dampening={dampening}")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov, maximize=maximize))
 
@@ -79,12 +88,10 @@ class Adam(Optimizer):
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0, amsgrad=False,
                  *, maximize=False):
-        _check("lr", lr)
-        _check("eps", eps)
-        _check("weight_decay", weight_decay)
-        for position, beta in enumerate(betas):
-            if not 0.0 <= beta < 1.0:
-                raise ValueError(f"invalid beta parameter at index {position}: {beta} (must be in [0, 1))")
+        _check(self, "lr", lr)
+        _check(self, "eps", eps)
+        _check(self, "weight_decay", weight_decay)
+        _check_betas(self, betas)
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
                                       amsgrad=amsgrad, maximize=maximize))
 
@@ -143,10 +150,10 @@ class RMSprop(Optimizer):
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0, centered=False,
                  *, maximize=False):
-        _check("lr", lr)
-        _check("eps", eps)
-        _check("alpha", alpha)
-        _check("momentum", momentum)
+        _check(self, "lr", lr)
+        _check(self, "eps", eps)
+        _check(self, "alpha", alpha)
+        _check(self, "momentum", momentum)
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                                       momentum=momentum, centered=centered, maximize=maximize))
 
@@ -189,9 +196,9 @@ class Adagrad(Optimizer):
 
     def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0, initial_accumulator_value=0.0,
                  eps=1e-10, *, maximize=False):
-        _check("lr", lr)
-        _check("lr_decay", lr_decay)
-        _check("initial_accumulator_value", initial_accumulator_value)
+        _check(self, "lr", lr)
+        _check(self, "lr_decay", lr_decay)
+        _check(self, "initial_accumulator_value", initial_accumulator_value)
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, eps=eps,
                                       maximize=maximize))
@@ -217,9 +224,8 @@ class Adadelta(Optimizer):
     """
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, *, maximize=False):
-        _check("lr", lr)
-        if not 0.0 <= rho <= 1.0:
-            raise ValueError(f"invalid rho: {rho} (must be in [0, 1])")
+        _check(self, "lr", lr)
+        rho = check_range(type(self).__name__, "rho", rho, 0, 1)
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize))
 
     def update(self, p, g, state, group):

@@ -8,6 +8,7 @@ direction d = -H g, H the inverse-Hessian estimate from the last ``history_size`
 
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..backends import backend_of
+from ..errors import ArgumentError, ArgumentTypeError, check_range, check_size
 from ..tensor import Tensor
 from .optimizer import Optimizer
 
@@ -117,17 +118,20 @@ class LBFGS(Optimizer):
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7, tolerance_change=1e-9,
                  history_size=100, line_search_fn=None):
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
+        lr = check_range("LBFGS", "lr", lr, 0.0)
+        max_iter = check_size("LBFGS", "max_iter", max_iter, 1)
+        history_size = check_size("LBFGS", "history_size", history_size, 1)
+        if max_eval is not None:
+            max_eval = check_size("LBFGS", "max_eval", max_eval, 1)
         if max_eval is None:
             max_eval = max_iter * 5 // 4
         if line_search_fn not in (None, "strong_wolfe"):
-            raise ValueError(f"LBFGS: line_search_fn must be None or 'strong_wolfe', got {line_search_fn!r}")
+            raise ArgumentError(f"LBFGS: line_search_fn must be None or 'strong_wolfe', got {line_search_fn!r}")
         super().__init__(params, dict(lr=lr, max_iter=max_iter, max_eval=max_eval, tolerance_grad=tolerance_grad,
                                       tolerance_change=tolerance_change, history_size=history_size,
                                       line_search_fn=line_search_fn))
         if len(self.param_groups) != 1:
-            raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
+            raise ArgumentError("LBFGS: doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
 
     _HISTORIES = ("old_dirs", "old_stps")        # lists of flat arrays in the state
@@ -182,8 +186,8 @@ class LBFGS(Optimizer):
     def step(self, closure=None):
         """Run up to ``max_iter`` L-BFGS iterations; returns the loss ``closure`` gave first."""
         if closure is None:
-            raise TypeError("LBFGS.step needs a closure that re-evaluates the model and returns the loss "
-                            "(it clears the gradients, computes the loss and calls loss.backward())")
+            raise ArgumentTypeError("LBFGS.step: needs a closure that re-evaluates the model and returns the loss "
+                                    "(it clears the gradients, computes the loss and calls loss.backward())")
         group = self.param_groups[0]
         lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]

@@ -14,6 +14,8 @@ Example::
 
 import math
 
+from ..errors import ArgumentError, as_int, as_number, check_range, check_size
+
 
 class LRScheduler:
     """Base class: subclasses define ``rate(base_lr, epoch)``."""
@@ -56,7 +58,7 @@ class LambdaLR(LRScheduler):
         count = len(optimizer.param_groups)
         self.lr_lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * count
         if len(self.lr_lambdas) != count:
-            raise ValueError(f"LambdaLR: expected {count} lr_lambdas, got {len(self.lr_lambdas)}")
+            raise ArgumentError(f"LambdaLR: expected {count} lr_lambdas, got {len(self.lr_lambdas)}")
         self._group = 0
         super().__init__(optimizer, last_epoch)
 
@@ -76,7 +78,8 @@ class StepLR(LRScheduler):
     """lr = base_lr · γ^⌊epoch / step_size⌋."""
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
-        self.step_size, self.gamma = step_size, gamma
+        self.step_size = check_size("StepLR", "step_size", step_size, 1)
+        self.gamma = as_number("StepLR", "gamma", gamma)
         super().__init__(optimizer, last_epoch)
 
     def rate(self, base_lr, epoch):
@@ -87,7 +90,8 @@ class MultiStepLR(LRScheduler):
     """lr = base_lr · γ^(number of milestones ≤ epoch)."""
 
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
-        self.milestones, self.gamma = sorted(milestones), gamma
+        self.milestones = sorted(as_int("MultiStepLR", "milestones", m) for m in milestones)
+        self.gamma = as_number("MultiStepLR", "gamma", gamma)
         super().__init__(optimizer, last_epoch)
 
     def rate(self, base_lr, epoch):
@@ -98,7 +102,7 @@ class ExponentialLR(LRScheduler):
     """lr = base_lr · γ^epoch."""
 
     def __init__(self, optimizer, gamma, last_epoch=-1):
-        self.gamma = gamma
+        self.gamma = as_number("ExponentialLR", "gamma", gamma)
         super().__init__(optimizer, last_epoch)
 
     def rate(self, base_lr, epoch):
@@ -109,7 +113,8 @@ class CosineAnnealingLR(LRScheduler):
     """lr = η_min + (base_lr - η_min)(1 + cos(π·epoch/T_max))/2 (SGDR without restarts)."""
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
-        self.T_max, self.eta_min = T_max, eta_min
+        self.T_max = check_size("CosineAnnealingLR", "T_max", T_max, 1)
+        self.eta_min = as_number("CosineAnnealingLR", "eta_min", eta_min)
         super().__init__(optimizer, last_epoch)
 
     def rate(self, base_lr, epoch):
@@ -121,9 +126,10 @@ class LinearLR(LRScheduler):
     over ``total_iters`` steps."""
 
     def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
-        if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
-            raise ValueError("LinearLR: start_factor must be in (0, 1] and end_factor in [0, 1]")
-        self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
+        check_range("LinearLR", "start_factor", start_factor, 0, 1, low_open=True)
+        check_range("LinearLR", "end_factor", end_factor, 0, 1)
+        self.start_factor, self.end_factor = start_factor, end_factor
+        self.total_iters = check_size("LinearLR", "total_iters", total_iters, 1)
         super().__init__(optimizer, last_epoch)
 
     def rate(self, base_lr, epoch):
@@ -141,10 +147,10 @@ class OneCycleLR(LRScheduler):
                  div_factor=25.0, final_div_factor=1e4, three_phase=False, last_epoch=-1):
         if total_steps is None:
             if epochs is None or steps_per_epoch is None:
-                raise ValueError("OneCycleLR needs total_steps, or epochs and steps_per_epoch")
+                raise ArgumentError("OneCycleLR needs total_steps, or epochs and steps_per_epoch")
             total_steps = epochs * steps_per_epoch
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError(f"OneCycleLR: anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}")
+            raise ArgumentError(f"OneCycleLR: anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}")
         self.total_steps = total_steps
         self.anneal_strategy = anneal_strategy
         groups = optimizer.param_groups
@@ -178,7 +184,7 @@ class OneCycleLR(LRScheduler):
         self.last_epoch += 1
         step = self.last_epoch
         if step > self.total_steps:
-            raise ValueError(f"OneCycleLR stepped {step} times but total_steps is {self.total_steps}")
+            raise ArgumentError(f"OneCycleLR stepped {step} times but total_steps is {self.total_steps}")
         for group in self.optimizer.param_groups:
             start_step = 0.0
             for end_step, lr_from, lr_to, momentum_from, momentum_to in self.phases:
@@ -203,9 +209,9 @@ class ReduceLROnPlateau:
     def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
                  cooldown=0, min_lr=0.0, eps=1e-8):
         if factor >= 1.0:
-            raise ValueError("ReduceLROnPlateau: factor must be < 1.0")
+            raise ArgumentError("ReduceLROnPlateau: factor must be < 1.0")
         if mode not in ("min", "max") or threshold_mode not in ("rel", "abs"):
-            raise ValueError("ReduceLROnPlateau: mode must be 'min' or 'max', threshold_mode 'rel' or 'abs'")
+            raise ArgumentError("ReduceLROnPlateau: mode must be 'min' or 'max', threshold_mode 'rel' or 'abs'")
         self.optimizer = optimizer
         self.mode, self.factor, self.patience = mode, factor, patience
         self.threshold, self.threshold_mode, self.cooldown, self.eps = threshold, threshold_mode, cooldown, eps

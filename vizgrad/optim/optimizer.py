@@ -16,7 +16,7 @@ from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.hooks import add_hook
 from ..backends import backend_of
 from ..backends.base import is_array
-from ..errors import VizgradError
+from ..errors import VizgradError, ArgumentError, ArgumentTypeError
 from ..tensor import Tensor
 
 
@@ -41,11 +41,11 @@ class Optimizer:
         self._step_pre_hooks = OrderedDict()
         self._step_post_hooks = OrderedDict()
         if isinstance(params, Tensor):
-            raise TypeError(f"{type(self).__name__} expects an iterable of tensors (e.g. "
-                            "model.parameters()), not a single tensor: wrap it in a list")
+            raise ArgumentTypeError(f"{type(self).__name__} expects an iterable of tensors (e.g. "
+                                    "model.parameters()), not a single tensor: wrap it in a list")
         groups = list(params)
         if not groups:
-            raise ValueError(f"{type(self).__name__} got an empty parameter list")
+            raise ArgumentError(f"{type(self).__name__} got an empty parameter list")
         if not isinstance(groups[0], dict):
             groups = [{"params": groups}]
         for group in groups:
@@ -54,20 +54,20 @@ class Optimizer:
     def add_param_group(self, param_group):
         """Add a group of parameters with its own hyperparameters (others from ``defaults``)."""
         if not isinstance(param_group, dict):
-            raise TypeError("a parameter group must be a dict with a 'params' entry")
+            raise ArgumentTypeError("a parameter group must be a dict with a 'params' entry")
         group = dict(param_group)
         params = group["params"]
         group["params"] = [params] if isinstance(params, Tensor) else list(params)
         for position, param in enumerate(group["params"]):
             if not isinstance(param, Tensor):
-                raise TypeError(f"{type(self).__name__} can optimize only tensors; parameter {position} "
-                                f"of the group is a {type(param).__name__}")
+                raise ArgumentTypeError(f"{type(self).__name__} can optimize only tensors; parameter {position} "
+                                        f"of the group is a {type(param).__name__}")
             if not param.is_leaf:
-                raise ValueError(f"{type(self).__name__} can optimize only leaf tensors; parameter "
-                                 f"{position} is the result of {param.grad_fn.name()}")
+                raise ArgumentError(f"{type(self).__name__} can optimize only leaf tensors; parameter "
+                                    f"{position} is the result of {param.grad_fn.name()}")
         seen = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in seen for p in group["params"]):
-            raise ValueError("some parameters appear in more than one parameter group")
+            raise ArgumentError("some parameters appear in more than one parameter group")
         for name, default in self.defaults.items():
             group.setdefault(name, default)
         self.param_groups.append(group)
@@ -173,13 +173,13 @@ class Optimizer:
         """Restore what :meth:`state_dict` returned, onto the same parameters in the same order."""
         groups = state_dict["param_groups"]
         if len(groups) != len(self.param_groups):
-            raise ValueError(f"the state dict has {len(groups)} parameter groups, this optimizer "
-                             f"{len(self.param_groups)}")
+            raise ArgumentError(f"the state dict has {len(groups)} parameter groups, this optimizer "
+                                f"{len(self.param_groups)}")
         params = {}
         for position, (saved, group) in enumerate(zip(groups, self.param_groups)):
             if len(saved["params"]) != len(group["params"]):
-                raise ValueError(f"parameter group {position}: the state dict has {len(saved['params'])} "
-                                 f"parameters, this optimizer {len(group['params'])}")
+                raise ArgumentError(f"parameter group {position}: the state dict has {len(saved['params'])} "
+                                    f"parameters, this optimizer {len(group['params'])}")
             for number, param in zip(saved["params"], group["params"]):
                 params[number] = param
             group.update({k: v for k, v in saved.items() if k != "params"})
