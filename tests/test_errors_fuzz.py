@@ -137,8 +137,8 @@ def test_wrong_argument_values_and_types_in_every_op(name, data):
 # with float32 weights in linear/bilinear, index_add of another dtype. Each is a strict xfail, so it flips
 # (and must be removed here) once the op refuses as PyTorch does.
 KNOWN_DTYPE_GAPS = {"abs", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "ceil",
-                    "cross_entropy", "floor", "huber_loss", "index_add", "kl_div", "linear", "nll_loss", "relu",
-                    "round", "sub", "trunc"}
+                    "cross_entropy", "floor", "huber_loss", "index_add", "kl_div", "nll_loss", "relu",
+                    "round", "trunc"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(

@@ -152,10 +152,11 @@ def linear(input, weight, bias=None):
     if bias is not None and (bias.ndim > 1 or bias.ndim == 1 and bias.shape[0] not in (1, weight.shape[0])):
         raise ShapeError(f"linear: bias of shape {format_shape(bias.shape)} does not fit out_features = "
                          f"{weight.shape[0]}")
-    if input._array.dtype != weight._array.dtype:     # (the raw dtypes: Tensor.dtype costs a lookup)
+    # (the raw dtypes first: Tensor.dtype costs a lookup; arrays of two backends differ in raw dtype)
+    if input._array.dtype != weight._array.dtype and input.dtype is not weight.dtype:
         raise DTypeError(f"linear: input is {input.dtype.name} but weight is {weight.dtype.name}; "
                          "convert one with .to()")
-    if bias is not None and bias._array.dtype != weight._array.dtype:   # PyTorch promotes none of them
+    if bias is not None and bias._array.dtype != weight._array.dtype and bias.dtype is not weight.dtype:
         raise DTypeError(f"linear: bias is {bias.dtype.name} but weight is {weight.dtype.name}; "
                          "convert one with .to()")
     return Linear.apply(input, weight, bias)

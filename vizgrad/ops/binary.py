@@ -90,9 +90,21 @@ class Sub(Op):
         return grad, -grad if ctx.alpha == 1 else grad * -ctx.alpha
 
 
+def _refuse_bool_tensors(op, input, other):
+    """PyTorch refuses ``-`` with a bool tensor on either side, whatever the other operand."""
+    bools = (getattr(input, "dtype", None) is bool_) + (getattr(other, "dtype", None) is bool_)
+    if bools == 2:
+        raise DTypeError(f"{op}: subtracting two bool tensors (the - operator) is not supported; use the ^ "
+                         "operator or logical_xor() instead, or convert with .int() first")
+    if bools:
+        raise DTypeError(f"{op}: subtraction, the - operator, with a bool tensor is not supported; to invert "
+                         "a mask use the ~ operator or logical_not() instead")
+
+
 @register(lambda a, b, alpha=1: a - b * alpha, binary(), aliases=("subtract",))
 def sub(input, other, *, alpha=1):
     """Elementwise ``input - alpha * other``, broadcasting.  d/da = 1, d/db = -alpha."""
+    _refuse_bool_tensors("sub", input, other)
     return Sub.apply(input, other, alpha=alpha)
 
 
@@ -124,6 +136,7 @@ def rsub(input, other, *, alpha=1):
 
         vizgrad.rsub(vizgrad.tensor([1.0, 2.0]), 1)     # tensor([0., -1.])
     """
+    _refuse_bool_tensors("rsub", input, other)
     return Rsub.apply(input, other, alpha=alpha)
 
 

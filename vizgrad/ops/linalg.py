@@ -183,7 +183,7 @@ def outer(input, vec2):
     """
     for name, operand in (("input", input), ("vec2", vec2)):
         if not isinstance(operand, Tensor):
-            raise TypeError(f"outer: expected {name} to be a Tensor, got a {type(operand).__name__}")
+            raise not_a_tensor("outer", name, operand)
     _with_dims("outer", (("input", 1), ("vec2", 1)), input, vec2)
     return mul(reshape(input, (-1, 1)), vec2)
 
