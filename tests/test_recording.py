@@ -366,6 +366,73 @@ def test_the_dashboard_samples_steps_says_so_and_draws_the_newest_exactly():
         board.close()
 
 
+def test_the_summary_budget_gives_a_short_burst_every_step_and_a_long_run_the_rate():
+    budget = events.SummaryBudget(4)
+    assert all(budget.take(5.0) for _ in range(4))          # one second's worth at once
+    assert not budget.take(5.0)
+    assert [budget.take(5.0 + t) for t in (0.125, 0.25, 0.5, 0.5)] == [False, True, True, False]   # 4/s refill
+    assert sum(budget.take(10.0 + t / 8) for t in range(80)) == 4 + 39          # full again, then 4 a second
+    rare = events.SummaryBudget(1e-6)
+    assert [rare.take(0.0), rare.take(1.0), rare.take(2e6)] == [True, False, True]
+    assert all(events.SummaryBudget(None).take(0.0) for _ in range(3))
+
+
+@pytest.mark.parametrize("with_optimizer", [True, False])
+def test_the_dashboard_shows_every_step_of_a_quick_short_run_at_the_default_rate(monkeypatch, with_optimizer):
+    # a frozen clock: the 20 steps come faster than 1/summary_rate apart (the browser test's
+    # notebook cell); with a minimum interval only the first step's ratios were taken, and
+    # the ratio chart had one point and no lines
+    pytest.importorskip("anywidget", reason="the widgets need anywidget")
+    from vizgrad.widgets import dashboard
+    from vizgrad.widgets.base import from_float32_bytes
+    monkeypatch.setattr(events.time, "monotonic", lambda: 100.0)
+    model, optimizer, step = training()
+    board = dashboard(model, optimizer if with_optimizer else None, display=False)
+    try:
+        for number in range(20):
+            step(number)
+            optimizer.step()
+        board.flush()
+        flow, ratios = board.snapshot["flow"], board.snapshot["ratios"]
+        assert board.step == 20 and not flow["sampled"]
+        assert from_float32_bytes(flow["series"]["steps"]).tolist() == list(range(1, 21))
+        if with_optimizer:
+            assert not ratios["sampled"]
+            values = from_float32_bytes(ratios["series"]["values"], len(board.names))
+            assert values.shape == (20, len(board.names)) and np.isfinite(values).all()
+    finally:
+        board.close()
+
+
+def test_the_dashboard_keeps_its_rows_when_the_next_step_has_begun_before_a_sampled_step_is_drawn():
+    # a late delivery (the timer's thread) after zero_grad of the next step reached some layers only
+    pytest.importorskip("anywidget", reason="the widgets need anywidget")
+    from vizgrad.widgets import dashboard
+    model, optimizer, step = training()
+    board = dashboard(model, optimizer, display=False, summary_rate=1e-6)
+    try:
+        for number in range(2):
+            step(number)
+            optimizer.step()
+        board.flush()
+        shown = board.snapshot["flow"]
+        assert shown["step"] == 2 and shown["current"]["status"] == ["ok"] * 4
+        step(2)
+        optimizer.step()                        # step 3: not summarised
+        model.fc1.weight.grad = None            # step 4 has begun: zero_grad reached fc1.weight
+        board.flush()
+        flow = board.snapshot["flow"]
+        assert board.snapshot["step"] == 3
+        assert flow["step"] == 2 and flow["current"] == shown["current"]
+        step(3)
+        optimizer.step()                        # step 4, whole again: drawn
+        board.flush()
+        assert board.snapshot["flow"]["step"] == 4
+        assert board.snapshot["flow"]["current"]["status"] == ["ok"] * 4
+    finally:
+        board.close()
+
+
 def test_the_dashboard_takes_every_step_without_a_summary_rate():
     pytest.importorskip("anywidget", reason="the widgets need anywidget")
     from vizgrad.widgets import dashboard

@@ -275,6 +275,33 @@ def _histogram(values, bins, low, high):
 
 
 # --- subscriptions ----------------------------------------------------------------
+class SummaryBudget:
+    """At most ``rate`` summaries per second, as a budget of one second's worth (at least
+    one) that refills at ``rate`` per second and starts full: a short run (the first
+    ``rate`` steps) has every step's numbers, a long one ``rate`` a second on average.
+    (A minimum interval instead would summarise one step of a fast burst, so a chart of
+    the first steps would hold a single point.) ``rate=None``: every step.
+    """
+
+    def __init__(self, rate):
+        self.rate = rate
+        self.capacity = None if rate is None else max(1.0, float(rate))
+        self._tokens = self.capacity
+        self._at = None
+
+    def take(self, now):
+        """Whether a summary is due at time ``now`` (seconds, monotonic); if so, it is spent."""
+        if self.rate is None:
+            return True
+        if self._at is not None:
+            self._tokens = min(self.capacity, self._tokens + (now - self._at) * self.rate)
+        self._at = now
+        if self._tokens >= 1.0:
+            self._tokens -= 1.0
+            return True
+        return False
+
+
 class Subscription:
     """A subscribed callback; ``close()`` (or leaving the ``with`` block) unsubscribes it."""
 
@@ -284,16 +311,12 @@ class Subscription:
         self.strict = strict
         self.closed = False
         self.summary_rate = summary_rate
-        self._summary_interval = 0.0 if summary_rate is None else 1.0 / summary_rate
-        self._summarised_at = -math.inf
+        self._summaries = SummaryBudget(summary_rate)
 
     def _summary_due(self, now):
         """Whether this listener asks for the costly numbers of the event about to be made
-        (at most ``summary_rate`` times per second); asking counts as getting them."""
-        if now - self._summarised_at >= self._summary_interval:
-            self._summarised_at = now
-            return True
-        return False
+        (see :class:`SummaryBudget`); asking counts as getting them."""
+        return self._summaries.take(now)
 
     def close(self):
         if not self.closed:
@@ -318,7 +341,8 @@ def subscribe(callback, kinds=None, strict=False, summary_rate=None):
     ``summary_rate``: how many times per second at most this listener needs the
     per-parameter numbers of ``optimizer_step`` events (norms of every gradient, update
     and parameter: a pass over each). None, the default, asks for them at every step; with
-    a rate, the other steps' events arrive with ``summarised=False`` and no ``params``,
+    a rate (a :class:`SummaryBudget`: the first ``summary_rate`` steps all have them, then
+    ``summary_rate`` a second), the other steps' events arrive with ``summarised=False`` and no ``params``,
     unless another listener asked for them. Views that draw at a bounded rate pass it here.
 
     Returns a :class:`Subscription`, also usable as a context manager.

@@ -441,7 +441,8 @@ class Recorder:
         max_steps: how many optimizer steps and marks to keep.
         max_nodes: a graph stops growing (and is marked ``truncated``) past this many nodes.
         summary_rate: the per-parameter numbers of optimizer steps (norms of gradients,
-            updates and parameters) are taken at most this many times per second; the other
+            updates and parameters) are taken at most this many times per second (after a
+            first second's worth: see :class:`vizgrad.events.SummaryBudget`); the other
             steps are kept with ``"summarised": false`` and no ``params``. None: every step.
     """
 

@@ -18,8 +18,8 @@ belongs to the model whose training step came last: marks made after another mod
 step (and before this model's next one) are not drawn.
 
 Cheap by design: it keeps a few numbers per parameter (gradient and update norms, which
-the optimizer computes for it) for at most ``summary_rate`` steps per second, the other
-steps only counted (the curves then say ``sampled``); the curves are sent at most
+the optimizer computes for it) for at most ``summary_rate`` steps per second (a budget of
+one second's worth: a short run has every step), the other steps only counted (the curves then say ``sampled``); the curves are sent at most
 ``max_rate`` times per second and the histograms, the only full pass over the weights,
 are computed at most ``histogram_rate`` times per second from a strided sample of each tensor.
 ``dashboard(..., display=False)`` gives the listeners without a widget (for scripts and
@@ -83,8 +83,7 @@ class DashboardState:
         self._histogram_updates = Coalescer(histogram_rate, hold=hold)
         self._scope = BackwardScope(self._params)
         self._marks_are_ours = True      # False after another model's step, until ours comes again
-        self._summary_interval = 0.0 if summary_rate is None else 1.0 / summary_rate
-        self._summarised_at = -math.inf
+        self._summaries = events.SummaryBudget(summary_rate)     # backward passes (no optimizer)
         kinds = {"mark", "optimizer_step"} if optimizer is not None else {"mark", "grad_accumulated", "backward_end"}
         self._subscription = events.subscribe(self._on_event, kinds=kinds, summary_rate=summary_rate)
 
@@ -116,13 +115,11 @@ class DashboardState:
             self._marks_are_ours = self._scope.take()
             if not self._marks_are_ours:
                 return
-            now = time.monotonic()
             with self._updates.lock:
                 self.step += 1
-                if now - self._summarised_at < self._summary_interval:
+                if not self._summaries.take(time.monotonic()):
                     self._skipped(self.step)
                 else:
-                    self._summarised_at = now
                     self._unsampled = None
                     self.flow.record(self.step, *sample_norms(self._params))
             self._request_all()
@@ -187,9 +184,11 @@ class DashboardState:
     def _push_series(self):
         with self._updates.lock:
             if self._unsampled is not None:
-                # the newest step is drawn exactly: its gradients are still there to be read
+                # the newest step is drawn exactly: its gradients are still there to be read,
+                # unless the next step has begun (a delivery from the timer's thread): then
+                # some layers that had a gradient have none, and the rows keep what they showed
                 norms, has_grad = sample_norms(self._params)
-                if has_grad.any():
+                if has_grad.any() and not (self.flow.has_grad & ~has_grad).any():
                     self.flow.record(self._unsampled, norms, has_grad)
                 self._unsampled = None
             flow = self.flow.payload()
