@@ -84,7 +84,11 @@ class Linear(Op):
     def forward(ctx, x, weight, bias):
         xp = ctx.xp
         ctx.save_for_backward(x, weight)
-        out = xp.matmul(x, xp.matrix_transpose(weight))
+        if x.ndim > 2:   # one GEMM over all batch rows: NumPy's batched matmul against Wᵀ is ~1.7x slower
+            rows = xp.reshape(x, (math.prod(x.shape[:-1]), x.shape[-1]))
+            out = xp.reshape(xp.matmul(rows, xp.matrix_transpose(weight)), x.shape[:-1] + weight.shape[:1])
+        else:
+            out = xp.matmul(x, xp.matrix_transpose(weight))
         if bias is None:
             return out
         if bias.dtype == out.dtype:            # into the fresh product: one allocation fewer
