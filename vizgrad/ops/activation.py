@@ -281,9 +281,18 @@ class Gelu(Op):
         xp = ctx.xp
         ctx.approximate = approximate
         ctx.save_for_backward(a)
-        if approximate == "tanh":
-            return a * 0.5 * (xp.tanh((a + a * a * a * _GELU_CUBIC) * _SQRT_2_OVER_PI) + 1)
-        return a * 0.5 * (xp.erf(a * (1 / _SQRT_2)) + 1)
+        if approximate == "tanh":   # in place on one fresh buffer: these are the step's largest arrays
+            out = a * a
+            out *= _GELU_CUBIC * _SQRT_2_OVER_PI
+            out += _SQRT_2_OVER_PI
+            out *= a
+            out = xp.tanh(out)
+        else:
+            out = xp.erf(a * (1 / _SQRT_2))
+        out += 1
+        out *= a
+        out *= 0.5
+        return out
 
     @staticmethod
     def backward(ctx, grad):
@@ -291,9 +300,10 @@ class Gelu(Op):
         xp = ctx.xp
         if ctx.approximate == "tanh":
             # d/dx [x/2 (1 + t)] = (1 + t)/2 + x/2 (1 - t²) √(2/π) (1 + 3c x²),  t = tanh(√(2/π)(x + c x³))
-            t = xp.tanh((a + a * a * a * _GELU_CUBIC) * _SQRT_2_OVER_PI)
-            inner = (a * a * (3 * _GELU_CUBIC) + 1) * _SQRT_2_OVER_PI
-            return grad * ((t + 1) * 0.5 + a * 0.5 * (1 - t * t) * inner)
+            #              = (1 + t)/2 · (1 + x (1 - t) √(2/π) (1 + 3c x²))
+            square = a * a
+            t = xp.tanh((square * _GELU_CUBIC + 1) * a * _SQRT_2_OVER_PI)
+            return grad * ((t + 1) * 0.5) * ((1 - t) * a * ((square * (3 * _GELU_CUBIC) + 1) * _SQRT_2_OVER_PI) + 1)
         # d/dx [x Φ(x)] = Φ(x) + x φ(x)
         cdf = (xp.erf(a * (1 / _SQRT_2)) + 1) * 0.5
         pdf = xp.exp(a * a * -0.5) * _INV_SQRT_2PI
