@@ -1,16 +1,82 @@
 """NumPy behind device "cpu"."""
 
-import math
-
 import numpy as np
 
 from .base import Backend, namespace
 
-_erf = np.frompyfunc(math.erf, 1, 1)
+# erf by W. J. Cody's rational Chebyshev approximations ("Rational Chebyshev approximations for
+# the error function", Math. Comp. 23 (1969) 631-637; the coefficients of his CALERF), one per
+# range of |x|: erf itself below 0.46875, erfc = e^(-x²) R(|x|) up to 4, and the asymptotic form
+# erfc = e^(-x²)/|x| (1/√π + R(1/x²)/x²) beyond. Evaluated in float64 to float64 rounding.
+# (Cody splits x² to compute e^(-x²) for erfc to full relative accuracy; erf = 1 - erfc needs
+# no such care: the rounding error of x² moves erfc by at most x² 2⁻⁵³ erfc, under half an ulp of erf.)
+_ERF_SMALL_P = (3.16112374387056560e00, 1.13864154151050156e02, 3.77485237685302021e02,
+                3.20937758913846947e03, 1.85777706184603153e-1)
+_ERF_SMALL_Q = (2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03,
+                2.84423683343917062e03)
+_ERFC_MID_P = (5.64188496988670089e-1, 8.88314979438837594e00, 6.61191906371416295e01,
+               2.98635138197400131e02, 8.81952221241769090e02, 1.71204761263407058e03,
+               2.05107837782607147e03, 1.23033935479799725e03, 2.15311535474403846e-8)
+_ERFC_MID_Q = (1.57449261107098347e01, 1.17693950891312499e02, 5.37181101862009858e02,
+               1.62138957456669019e03, 3.29079923573345963e03, 4.36261909014324716e03,
+               3.43936767414372164e03, 1.23033935480374942e03)
+_ERFC_LARGE_P = (3.05326634961232344e-1, 3.60344899949804439e-1, 1.25781726111229246e-1,
+                 1.60837851487422766e-2, 6.58749161529837803e-4, 1.63153871373020978e-2)
+_ERFC_LARGE_Q = (2.56852019228982242e00, 1.87295284992346725e00, 5.27905102951428412e-1,
+                 6.05183413124413191e-2, 2.33520497626869185e-3)
+_INV_SQRT_PI = 5.6418958354775628695e-1
+_ERF_SMALL_END, _ERFC_MID_END = 0.46875, 4.0
+_ERF_IS_ONE = 6.0        # erfc(6) ≈ 2e-17 is below half an ulp of 1: erf rounds to ±1 from here
+
+
+def _rational(t, p, q):
+    """``(p[-1] t^n + p[0] t^(n-1) + ... + p[n-1]) / (t^n + q[0] t^(n-1) + ... + q[n-1])``,
+    Cody's nesting, with n = len(q)."""
+    num, den = p[-1] * t, t.copy()
+    for a, b in zip(p[:len(q) - 1], q[:-1]):
+        num += a
+        num *= t
+        den += b
+        den *= t
+    return (num + p[len(q) - 1]) / (den + q[-1])
+
+
+_ERF_BLOCK = 65536      # elements per pass: the float64 temporaries stay in cache (2x faster at 262k)
 
 
 def erf(x):
-    return _erf(x).astype(x.dtype) if x.ndim else np.asarray(math.erf(x), dtype=x.dtype)
+    """The error function, elementwise, in the dtype of ``x`` (computed in float64)."""
+    x = np.asarray(x)
+    if x.size <= _ERF_BLOCK:
+        return _erf_block(x).astype(x.dtype, copy=False)
+    flat = np.ascontiguousarray(x).reshape(-1)
+    out = np.empty_like(flat)
+    for start in range(0, flat.size, _ERF_BLOCK):
+        out[start:start + _ERF_BLOCK] = _erf_block(flat[start:start + _ERF_BLOCK])
+    return out.reshape(x.shape)
+
+
+def _erf_block(x):
+    """erf of x in float64, by the range of |x| (see above)."""
+    x64 = np.asarray(x, dtype=np.float64)
+    y = np.minimum(np.abs(x64), _ERF_IS_ONE)            # ±inf becomes 6 (erf = ±1); nan stays nan
+    out = np.empty_like(x64)
+    small = y <= _ERF_SMALL_END
+    mid = (y > _ERF_SMALL_END) & (y <= _ERFC_MID_END)
+    large = ~(small | mid)                               # nan goes here and stays nan
+    if small.any():
+        ys = y[small]
+        out[small] = ys * _rational(ys * ys, _ERF_SMALL_P, _ERF_SMALL_Q)
+    if mid.any():
+        ym = y[mid]
+        out[mid] = 1 - np.exp(-(ym * ym)) * _rational(ym, _ERFC_MID_P, _ERFC_MID_Q)
+    if large.any():
+        yl = y[large]
+        inv_square = 1 / (yl * yl)
+        tail = inv_square * _rational(inv_square, _ERFC_LARGE_P, _ERFC_LARGE_Q)
+        out[large] = 1 - np.exp(-(yl * yl)) * (_INV_SQRT_PI - tail) / yl
+    np.copysign(out, x64, out=out)                       # erf is odd (and erf(-0) = -0)
+    return out
 
 
 def index_add(x, axis, index, values):

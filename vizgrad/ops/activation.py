@@ -85,7 +85,11 @@ class Linear(Op):
     def forward(ctx, x, weight, bias):
         xp = ctx.xp
         ctx.save_for_backward(x, weight)
-        out = xp.matmul(x, xp.matrix_transpose(weight))
+        if x.ndim > 2:   # one GEMM over all batch rows: NumPy's batched matmul against Wᵀ is ~1.7x slower
+            rows = xp.reshape(x, (math.prod(x.shape[:-1]), x.shape[-1]))
+            out = xp.reshape(xp.matmul(rows, xp.matrix_transpose(weight)), x.shape[:-1] + weight.shape[:1])
+        else:
+            out = xp.matmul(x, xp.matrix_transpose(weight))
         if bias is None:
             return out
         if bias.dtype == out.dtype:            # into the fresh product: one allocation fewer
@@ -289,9 +293,18 @@ class Gelu(Op):
         xp = ctx.xp
         ctx.approximate = approximate
         ctx.save_for_backward(a)
-        if approximate == "tanh":
-            return a * 0.5 * (xp.tanh((a + a * a * a * _GELU_CUBIC) * _SQRT_2_OVER_PI) + 1)
-        return a * 0.5 * (xp.erf(a * (1 / _SQRT_2)) + 1)
+        if approximate == "tanh":   # in place on one fresh buffer: these are the step's largest arrays
+            out = a * a
+            out *= _GELU_CUBIC * _SQRT_2_OVER_PI
+            out += _SQRT_2_OVER_PI
+            out *= a
+            out = xp.tanh(out)
+        else:
+            out = xp.erf(a * (1 / _SQRT_2))
+        out += 1
+        out *= a
+        out *= 0.5
+        return out
 
     @staticmethod
     def backward(ctx, grad):
@@ -299,9 +312,10 @@ class Gelu(Op):
         xp = ctx.xp
         if ctx.approximate == "tanh":
             # d/dx [x/2 (1 + t)] = (1 + t)/2 + x/2 (1 - t²) √(2/π) (1 + 3c x²),  t = tanh(√(2/π)(x + c x³))
-            t = xp.tanh((a + a * a * a * _GELU_CUBIC) * _SQRT_2_OVER_PI)
-            inner = (a * a * (3 * _GELU_CUBIC) + 1) * _SQRT_2_OVER_PI
-            return grad * ((t + 1) * 0.5 + a * 0.5 * (1 - t * t) * inner)
+            #              = (1 + t)/2 · (1 + x (1 - t) √(2/π) (1 + 3c x²))
+            square = a * a
+            t = xp.tanh((square * _GELU_CUBIC + 1) * a * _SQRT_2_OVER_PI)
+            return grad * ((t + 1) * 0.5) * ((1 - t) * a * ((square * (3 * _GELU_CUBIC) + 1) * _SQRT_2_OVER_PI) + 1)
         # d/dx [x Φ(x)] = Φ(x) + x φ(x)
         cdf = (xp.erf(a * (1 / _SQRT_2)) + 1) * 0.5
         pdf = xp.exp(a * a * -0.5) * _INV_SQRT_2PI
