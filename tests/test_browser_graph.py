@@ -14,6 +14,7 @@ replay controls. Screenshots go to test-artifacts/browser-graph/.
 """
 
 import json
+import math
 import re
 from pathlib import Path
 
@@ -274,6 +275,49 @@ def test_labels_give_way_to_shapes_when_too_small_and_the_minimap_follows(open_g
     shot(page, "transformer-zoomed-in-minimap")
     page.get_by_role("button", name="fit the graph").click()
     assert minimap.is_hidden()
+
+
+def view_box(page):
+    return [float(v) for v in page.get_attribute("svg.vg-graph", "viewBox").split()]
+
+
+def wheel_and_settle(page, delta_y, turns):
+    """Turn the wheel over the graph's centre ``turns`` times and wait until the gesture has
+    settled: the graph painted afresh at the new view (its viewBox), no layer transform left."""
+    before = page.get_attribute("svg.vg-graph", "viewBox")
+    box = page.locator("svg.vg-graph").bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    for _ in range(turns):
+        page.mouse.wheel(0, delta_y)
+    page.wait_for_function("""(before) => {
+        const svg = document.querySelector("svg.vg-graph");
+        return svg.getAttribute("viewBox") !== before && !svg.classList.contains("vg-layered") && !svg.style.transform;
+    }""", arg=before, timeout=10_000)
+    page.mouse.move(1, 1)                                        # off the graph: no tooltip in the screenshots
+
+
+def test_a_wheel_zoom_settles_with_the_labels_shown_as_the_zoom_allows(open_graph):
+    model, graph = graph_models.traced("transformer")
+    page = open_graph(graph.to_dict(), "transformer-wheel")
+    open_group(page, "blocks")
+    open_group(page, "blocks.0")
+    svg = page.locator("svg.vg-graph")
+    texts = page.locator("svg.vg-graph g.node text")
+    assert "vg-glyphs" not in svg.get_attribute("class")         # the first view is readable
+    width = view_box(page)[2]
+    wheel_and_settle(page, 100, 3)                               # zoom out: 3 turns of 100 px
+    assert view_box(page)[2] == pytest.approx(width * math.exp(3 * 100 * 0.0015), rel=0.02)
+    assert "vg-glyphs" in svg.get_attribute("class")             # labels would be under 9 px: shapes only
+    assert texts.first.evaluate("t => getComputedStyle(t).display") == "none"
+    assert texts_too_small(page) == []
+    shot(page, "transformer-wheel-out")
+    wheel_and_settle(page, -100, 5)                              # zoom back in past the first view
+    assert view_box(page)[2] == pytest.approx(width * math.exp(-2 * 100 * 0.0015), rel=0.02)
+    assert "vg-glyphs" not in svg.get_attribute("class")
+    assert texts.first.evaluate("t => getComputedStyle(t).display") != "none"
+    assert texts_too_small(page) == []
+    assert page.locator('[data-testid="vg-minimap"]').is_visible()
+    shot(page, "transformer-wheel-in")
 
 
 def test_a_forward_only_graph_has_no_replay_controls(open_graph):

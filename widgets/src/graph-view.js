@@ -22,6 +22,8 @@ const MINIMAP_WIDTH = 150;
 const MINIMAP_HEIGHT = 160;
 const LAYER_SCALE_LIMIT = 1.25; // a painted layer scaled more than this is painted afresh...
 const LAYER_SHIFT_LIMIT = 0.3; // ...and one moved by more than this part of the view
+const WHEEL_LAYER_SCALE_LIMIT = 4; // a wheel gesture scales the layer this far (and moves it freely) before painting afresh
+const SETTLE_FRAMES = 4; // animation frames without a wheel event that end a wheel gesture
 let viewCount = 0;
 
 /**
@@ -281,6 +283,8 @@ function createViewport(svg, content, onChange = () => {}) {
   let frame = 0;
   let committed = { ...box };
   let layered = false;
+  let settleFrame = 0;
+  let idleFrames = 0;
   apply();
 
   /** The first view: the fitted one when its labels are readable, else the top of the graph at a readable size. */
@@ -298,7 +302,9 @@ function createViewport(svg, content, onChange = () => {}) {
   /** Draw the graph at ``box``: the viewBox, the semantic zoom's classes, no layer transform. */
   function apply() {
     cancelAnimationFrame(frame);
+    cancelAnimationFrame(settleFrame);
     frame = 0;
+    settleFrame = 0;
     svg.setAttribute("viewBox", `${box.x} ${box.y} ${box.width} ${box.height}`);
     svg.style.transform = "";
     svg.classList.remove("vg-layered");
@@ -318,12 +324,32 @@ function createViewport(svg, content, onChange = () => {}) {
   }
 
   /**
-   * Show ``box`` by moving and scaling the drawing last painted (at ``committed``) as a
-   * layer: no repaint of the graph, so drags and wheel zooms keep the frame rate. The
-   * drawing is painted afresh (commit) when the drag ends, the pointer moves on, or the
-   * layer is scaled or moved past LAYER_SCALE_LIMIT or LAYER_SHIFT_LIMIT.
+   * End a wheel gesture once SETTLE_FRAMES animation frames pass without a wheel event:
+   * then the graph is painted afresh at the new view (viewBox, semantic zoom, minimap).
    */
-  function showLayer() {
+  function settleAfterWheel() {
+    idleFrames = 0;
+    if (settleFrame) return;
+    const tick = () => {
+      idleFrames += 1;
+      if (idleFrames < SETTLE_FRAMES) {
+        settleFrame = requestAnimationFrame(tick);
+        return;
+      }
+      settleFrame = 0;
+      if (layered) apply();
+    };
+    settleFrame = requestAnimationFrame(tick);
+  }
+
+  /**
+   * Show ``box`` by moving and scaling the drawing last painted (at ``committed``) as a
+   * layer: no repaint of the graph (its labels keep the visibility they were painted with),
+   * so drags and wheel zooms keep the frame rate. The drawing is painted afresh (commit)
+   * when the drag ends, the wheel gesture settles, the pointer moves on, or the layer is
+   * scaled past ``scaleLimit`` or moved past ``shiftLimit`` (parts of the view).
+   */
+  function showLayer(scaleLimit = LAYER_SCALE_LIMIT, shiftLimit = LAYER_SHIFT_LIMIT) {
     const width = svg.clientWidth;
     const height = svg.clientHeight;
     const was = Math.min(width / committed.width, height / committed.height);
@@ -332,8 +358,8 @@ function createViewport(svg, content, onChange = () => {}) {
     const x = (width - box.width * now) / 2 + (committed.x - box.x) * now - ((width - committed.width * was) / 2) * k;
     const y = (height - box.height * now) / 2 + (committed.y - box.y) * now - ((height - committed.height * was) / 2) * k;
     // past these the layer would blur or show too much of the unpainted margin: paint afresh
-    if (k > LAYER_SCALE_LIMIT || k < 1 / LAYER_SCALE_LIMIT || Math.abs(x) > width * LAYER_SHIFT_LIMIT
-      || Math.abs(y) > height * LAYER_SHIFT_LIMIT) {
+    if (k > scaleLimit || k < 1 / scaleLimit || Math.abs(x) > width * shiftLimit
+      || Math.abs(y) > height * shiftLimit) {
       apply();
       return;
     }
@@ -377,8 +403,12 @@ function createViewport(svg, content, onChange = () => {}) {
         width,
         height: box.height / applied,
       };
-      if (layer) showLayer();
-      else apply(); // a button or key: one step, drawn at once
+      if (layer) {
+        showLayer(WHEEL_LAYER_SCALE_LIMIT, Infinity);
+        settleAfterWheel();
+      } else {
+        apply(); // a button or key: one step, drawn at once
+      }
     },
     /** Move the picture by a drag of (dx, dy) screen pixels (as a layer: see commit). */
     pan(dx, dy) {
@@ -411,6 +441,7 @@ function createViewport(svg, content, onChange = () => {}) {
     },
     cancel() {
       cancelAnimationFrame(frame);
+      cancelAnimationFrame(settleFrame);
     },
   };
 }
