@@ -434,7 +434,7 @@ def test_optimizer_race_at_the_default_speed_reaches_rosenbrocks_minimum_with_tr
     # every trail pixel (its own colour, read back from the drawn canvas) stands out against the
     # surface under it (read back from the surface canvas): the trail or its dark outline by 3:1
     drawn = view.evaluate(
-        """root => {
+        r"""root => {
             const read = (testid) => {
                 const canvas = root.querySelector(`[data-testid="${testid}"]`);
                 return canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
