@@ -610,7 +610,15 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          f"they must have the same dtype: convert target with .to({input.dtype!r})")
     if input.numel() and (_any(input < 0) or _any(input > 1)):
         raise ArgumentError("binary_cross_entropy: all elements of input should be between 0 and 1")
-    return BinaryCrossEntropy.apply(input, target, weight, reduction=reduction)
+    return BinaryCrossEntropy.apply(input, target, _in_dtype_of(weight, input), reduction=reduction)
+
+
+def _in_dtype_of(weight, input):
+    """A loss weight of another dtype, converted to the input's: PyTorch applies it in place,
+    so the loss keeps the input's dtype."""
+    if isinstance(weight, Tensor) and weight.dtype is not input.dtype:
+        return weight.to(input.dtype)
+    return weight
 
 
 def _any(mask):
@@ -707,8 +715,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                              f"{tensor.dtype.name}")
     if getattr(pos_weight, "dtype", None) is dtypes.bool_:
         raise DTypeError("binary_cross_entropy_with_logits: pos_weight must be a number tensor, got bool")
-    return BinaryCrossEntropyWithLogits.apply(input, target.to(input.dtype), weight, pos_weight,
-                                              reduction=reduction)
+    return BinaryCrossEntropyWithLogits.apply(input, target.to(input.dtype), _in_dtype_of(weight, input),
+                                              _in_dtype_of(pos_weight, input), reduction=reduction)
 
 
 # --- divergences and similarities -------------------------------------------------
