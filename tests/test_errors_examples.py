@@ -185,7 +185,7 @@ def test_the_torch_oracle_raises_on_the_same_examples():
             mistake()
 
 
-# --- dtypes PyTorch refuses (the fuzz suite's former KNOWN_DTYPE_GAPS), written once for both libraries ---
+# --- dtypes PyTorch refuses, each call written once for both libraries (vizgrad and torch as L) ---
 def _f64(lib, *shape):
     return lib.ones(*shape, dtype=lib.float64)
 
