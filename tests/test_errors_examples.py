@@ -185,6 +185,105 @@ def test_the_torch_oracle_raises_on_the_same_examples():
             mistake()
 
 
+# --- dtypes PyTorch refuses, each call written once for both libraries (vizgrad and torch as L) ---
+def _f64(lib, *shape):
+    return lib.ones(*shape, dtype=lib.float64)
+
+
+# (the function named in the message, the call given a library: vizgrad or torch)
+DTYPE_REFUSALS = {
+    "abs bool": ("abs", lambda L: L.abs(L.tensor([True, False]))),
+    "abs_ bool": ("abs_", lambda L: L.tensor([True, False]).abs_()),
+    "ceil bool": ("ceil", lambda L: L.tensor([True]).ceil()),
+    "floor bool": ("floor", lambda L: L.floor(L.tensor([True]))),
+    "round bool": ("round", lambda L: L.round(L.tensor([True]))),
+    "trunc bool": ("trunc", lambda L: L.trunc(L.tensor([True]))),
+    "relu bool": ("relu", lambda L: L.nn.functional.relu(L.tensor([True]))),
+    "ReLU bool": ("relu", lambda L: L.nn.ReLU()(L.tensor([True]))),
+    "bilinear bias": ("bilinear", lambda L: L.nn.functional.bilinear(
+        _f64(L, 3, 4), _f64(L, 3, 2), _f64(L, 5, 4, 2), L.ones(5, dtype=L.float32))),
+    "binary_cross_entropy target": ("binary_cross_entropy", lambda L: L.nn.functional.binary_cross_entropy(
+        L.full((3,), 0.5), L.ones(3, dtype=L.float64))),
+    "binary_cross_entropy int target": ("binary_cross_entropy", lambda L: L.nn.functional.binary_cross_entropy(
+        L.full((3,), 0.5), L.ones(3, dtype=L.int64))),
+    "bce_with_logits int input": ("binary_cross_entropy_with_logits",
+                                  lambda L: L.nn.functional.binary_cross_entropy_with_logits(
+                                      L.ones(3, dtype=L.int64), L.ones(3))),
+    "bce_with_logits bool target": ("binary_cross_entropy_with_logits",
+                                    lambda L: L.nn.functional.binary_cross_entropy_with_logits(
+                                        L.ones(3), L.ones(3, dtype=L.bool))),
+    "bce_with_logits bool pos_weight": ("binary_cross_entropy_with_logits",
+                                        lambda L: L.nn.functional.binary_cross_entropy_with_logits(
+                                            L.ones(3), L.ones(3), pos_weight=L.ones(3, dtype=L.bool))),
+    "cross_entropy int32 target": ("cross_entropy", lambda L: L.nn.functional.cross_entropy(
+        L.ones(3, 4), L.tensor([0, 1, 3], dtype=L.int32))),
+    "cross_entropy weight": ("cross_entropy", lambda L: L.nn.functional.cross_entropy(
+        L.ones(3, 4), L.tensor([0, 1, 3]), weight=_f64(L, 4))),
+    "nll_loss int32 target": ("nll_loss", lambda L: L.nn.functional.nll_loss(
+        L.ones(3, 4), L.tensor([0, 1, 3], dtype=L.int32))),
+    "nll_loss weight": ("nll_loss", lambda L: L.nn.functional.nll_loss(
+        L.ones(3, 4), L.tensor([0, 1, 3]), weight=L.ones(4, dtype=L.int64))),
+    "huber_loss int input": ("huber_loss", lambda L: L.nn.functional.huber_loss(
+        L.ones(3, dtype=L.int64), L.ones(3))),
+    "mse_loss int pair": ("mse_loss", lambda L: L.nn.functional.mse_loss(
+        L.ones(3, dtype=L.int64), L.ones(3, dtype=L.int32))),
+    "smooth_l1_loss bool int": ("smooth_l1_loss", lambda L: L.nn.functional.smooth_l1_loss(
+        L.ones(3, dtype=L.bool), L.ones(3, dtype=L.int64))),
+    "kl_div int target": ("kl_div", lambda L: L.nn.functional.kl_div(
+        L.ones(2, 3), L.ones(2, 3, dtype=L.int64), reduction="batchmean")),
+    "kl_div bool input": ("kl_div", lambda L: L.nn.functional.kl_div(
+        L.ones(2, 3, dtype=L.bool), L.ones(2, 3), reduction="batchmean")),
+    "index_add source": ("index_add", lambda L: L.index_add(L.ones(4, 3), 0, L.tensor([0, 2]), _f64(L, 2, 3))),
+    "index_add_ source": ("index_add_", lambda L: L.ones(4, 3).index_add_(0, L.tensor([0, 2]),
+                                                                       L.ones(2, 3, dtype=L.int64))),
+}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("name", sorted(DTYPE_REFUSALS))
+def test_dtypes_pytorch_refuses_are_a_dtype_error_naming_the_function(name):
+    called, call = DTYPE_REFUSALS[name]
+    with pytest.raises(DTypeError) as info:
+        call(vg)
+    assert str(info.value).startswith(f"{called}: ")
+    torch = pytest.importorskip("torch")
+    with pytest.raises((RuntimeError, TypeError)):
+        call(torch)
+
+
+# what PyTorch accepts keeps working, with PyTorch's result dtype
+DTYPE_ACCEPTED = {
+    "abs int": lambda L: L.abs(L.tensor([-3, 2])),
+    "ceil int32": lambda L: L.ceil(L.tensor([-3, 2], dtype=L.int32)),
+    "round int": lambda L: L.round(L.tensor([-3, 2])),
+    "trunc int": lambda L: L.trunc(L.tensor([-3, 2])),
+    "relu int": lambda L: L.relu(L.tensor([-3, 2])),
+    "abs_ int": lambda L: L.tensor([-3, 2]).abs_(),
+    "huber_loss int target": lambda L: L.nn.functional.huber_loss(L.ones(3), L.ones(3, dtype=L.int64)),
+    "mse_loss int input": lambda L: L.nn.functional.mse_loss(L.ones(3, dtype=L.int64), L.ones(3)),
+    "cross_entropy probabilities": lambda L: L.nn.functional.cross_entropy(L.ones(3, 4), L.full((3, 4), 0.25)),
+    "bce_with_logits int pos_weight": lambda L: L.nn.functional.binary_cross_entropy_with_logits(
+        L.ones(3), L.ones(3), pos_weight=L.ones(3, dtype=L.int64)),
+    "bce_with_logits float64 weight": lambda L: L.nn.functional.binary_cross_entropy_with_logits(
+        L.ones(3), L.ones(3), weight=_f64(L, 3)),
+    "binary_cross_entropy float64 weight": lambda L: L.nn.functional.binary_cross_entropy(
+        L.full((3,), 0.5), L.ones(3), weight=_f64(L, 3)),
+    "index_add int64": lambda L: L.index_add(L.ones(4, 3, dtype=L.int64), 0, L.tensor([0, 2], dtype=L.int32),
+                                             L.ones(2, 3, dtype=L.int64)),
+    "bilinear float64": lambda L: L.nn.functional.bilinear(_f64(L, 3, 4), _f64(L, 3, 2), _f64(L, 5, 4, 2),
+                                                           _f64(L, 5)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DTYPE_ACCEPTED))
+def test_dtypes_pytorch_accepts_still_work(name):
+    result = DTYPE_ACCEPTED[name](vg)
+    torch = pytest.importorskip("torch")
+    expected = DTYPE_ACCEPTED[name](torch)
+    assert result.dtype.name == str(expected.dtype).removeprefix("torch.").replace("long", "int64")
+    np.testing.assert_allclose(result.numpy(), expected.numpy(), rtol=1e-6)
+
+
 # --- load_state_dict: PyTorch's RuntimeError and wording ------------------------------------------
 def test_load_state_dict_missing_and_unexpected_keys():
     layer = nn.Linear(2, 3)

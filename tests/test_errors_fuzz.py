@@ -132,18 +132,7 @@ def test_wrong_argument_values_and_types_in_every_op(name, data):
     _call_both(name, OPS[name].function, args, kwargs)
 
 
-# Where vizgrad still accepts a dtype PyTorch refuses, after PyTorch's promotion rules came in
-# (vizgrad/dtypes.py): bools in abs/sub/round/relu, integer inputs of losses, float64 inputs
-# with float32 weights in linear/bilinear, index_add of another dtype. Each is a strict xfail, so it flips
-# (and must be removed here) once the op refuses as PyTorch does.
-KNOWN_DTYPE_GAPS = {"abs", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "ceil",
-                    "cross_entropy", "floor", "huber_loss", "index_add", "kl_div", "nll_loss", "relu",
-                    "round", "trunc"}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.xfail(
-    strict=True, reason="vizgrad promotes a dtype PyTorch refuses")] if n in KNOWN_DTYPE_GAPS else [])
-    for n in sorted(OPS) if OPS[n].samples])
+@pytest.mark.parametrize("name", sorted(n for n in OPS if OPS[n].samples))
 @FUZZ
 @given(data=st.data())
 def test_tensors_of_another_dtype_in_every_op(name, data):

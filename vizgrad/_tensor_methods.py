@@ -279,7 +279,6 @@ def masked_fill_(self, mask, value):
 
 
 def index_add_(self, dim, index, source, *, alpha=1):
-    _same_dtype("index_add_", self, source, "source")
     return apply_inplace(self, lambda target: ops.index_add(target, dim, index, source, alpha=alpha),
                          "index_add_", source)
 
@@ -290,7 +289,7 @@ def scatter_add_(self, dim, index, src):
 
 
 def _same_dtype(op_name, target, values, name):
-    """PyTorch's index_add_ and scatter_add_ take values of the tensor's own dtype only."""
+    """PyTorch's scatter_add_ takes values of the tensor's own dtype only (index_add checks its own)."""
     if isinstance(values, Tensor) and values.dtype is not target.dtype:
         raise DTypeError(f"{op_name}: self ({target.dtype.torch_name}) and {name} ({values.dtype.torch_name}) "
                          f"must have the same dtype: convert {name} with .to({target.dtype!r})")

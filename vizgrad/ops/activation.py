@@ -194,12 +194,18 @@ def bilinear(input1, input2, weight, bias=None):
         raise not_a_tensor("bilinear", "input2", input2)
     if not isinstance(weight, Tensor):
         raise not_a_tensor("bilinear", "weight", weight)
+    if bias is not None and not isinstance(bias, Tensor):
+        raise not_a_tensor("bilinear", "bias", bias)
     if weight.ndim != 3 or input1.shape[-1:] != weight.shape[1:2] or input2.shape[-1:] != weight.shape[2:]:
         raise ShapeError(f"bilinear: inputs of shapes {format_shape(input1.shape)} and {format_shape(input2.shape)} "
                          f"do not fit weight of shape {format_shape(weight.shape)} (out, in1, in2)")
     if input1.shape[:-1] != input2.shape[:-1]:
         raise ShapeError(f"bilinear: the batch dims of the inputs differ: {format_shape(input1.shape)} and "
                          f"{format_shape(input2.shape)}")
+    for name, tensor in (("input1", input1), ("input2", input2), ("bias", bias)):
+        if tensor is not None and tensor._array.dtype != weight._array.dtype and tensor.dtype is not weight.dtype:
+            raise DTypeError(f"bilinear: {name} is {tensor.dtype.name} but weight is {weight.dtype.name}; all "
+                             "tensors must have the same dtype: convert one with .to()")
     out = einsum("...i,oij,...j->...o", input1, weight, input2)
     return out if bias is None else out + bias
 

@@ -826,6 +826,9 @@ def index_add(input, dim, index, source, *, alpha=1):
         raise ShapeError(f"index_add: source of shape {format_shape(source.shape)} must have shape "
                          f"{format_shape(expected)} (input's shape {format_shape(input.shape)} with dim {dim} "
                          f"the length of index)")
+    if source._array.dtype != input._array.dtype and source.dtype is not input.dtype:
+        raise DTypeError(f"index_add: self ({input.dtype.torch_name}) and source ({source.dtype.torch_name}) must "
+                         f"have the same dtype: convert source with .to({input.dtype!r})")
     return IndexAdd.apply(input, index, source, dim=dim, alpha=alpha)
 
 

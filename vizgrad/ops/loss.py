@@ -60,6 +60,13 @@ def _check_tensors(op, **tensors):
             raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got {type(tensor).__name__}")
 
 
+def _check_some_floating(op, input, target):
+    """PyTorch computes these losses in the operands' promoted dtype, which must be floating."""
+    if not input.is_floating_point() and not target.is_floating_point():
+        raise DTypeError(f"{op}: input ({input.dtype.name}) and target ({target.dtype.name}) are both integer or "
+                         "bool; convert one to floating point with .float()")
+
+
 def _warn_if_broadcast(op, input, target):
     if tuple(input.shape) != tuple(target.shape):
         warnings.warn(f"{op}: using a target size ({format_shape(target.shape)}) that is different to the input "
@@ -140,6 +147,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_tensors("mse_loss", input=input, target=target)
     _check_reduction("mse_loss", reduction)
+    _check_some_floating("mse_loss", input, target)
     _warn_if_broadcast("mse_loss", input, target)
     return MseLoss.apply(input, target, reduction=reduction)
 
@@ -213,6 +221,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
     """
     _check_tensors("huber_loss", input=input, target=target)
     _check_reduction("huber_loss", reduction)
+    if not input.is_floating_point():
+        raise DTypeError(f"huber_loss: input must be floating point, got {input.dtype.name}")
     if delta <= 0:
         raise ArgumentError(f"huber_loss: delta must be positive, got {delta}")
     _warn_if_broadcast("huber_loss", input, target)
@@ -244,6 +254,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_tensors("smooth_l1_loss", input=input, target=target)
     _check_reduction("smooth_l1_loss", reduction)
+    _check_some_floating("smooth_l1_loss", input, target)
     if beta < 0:
         raise ArgumentError(f"smooth_l1_loss: beta must be non-negative, got {beta}")
     _warn_if_broadcast("smooth_l1_loss", input, target)
@@ -317,8 +328,9 @@ def _counted_weights(xp, weight, index, kept, dtype):
 
 def _check_targets(op, input, target, ignore_index):
     """Class-index targets: integer, shape (N, d1, ...) for input (N, C, d1, ...), in range."""
-    if target.is_floating_point() or target.dtype is dtypes.bool_:
-        raise DTypeError(f"{op}: target must hold class indices (an integer tensor), got {target.dtype.name}")
+    if target.dtype is not dtypes.int64:
+        raise DTypeError(f"{op}: target must hold class indices as int64 (a LongTensor), got {target.dtype.name}"
+                         + ("; convert it with .long()" if not target.is_floating_point() else ""))
     expected = (input.shape[0],) + tuple(input.shape[2:])
     if tuple(target.shape) != expected:
         raise ShapeError(f"{op}: input of shape {format_shape(input.shape)} needs a target of shape "
@@ -401,6 +413,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
                          f"got {input.dtype.name} of shape {format_shape(input.shape)}")
     _check_targets("nll_loss", input, target, ignore_index)
     _check_weight("nll_loss", weight, input.shape[1])
+    if weight is not None and weight.dtype is not input.dtype:
+        raise DTypeError(f"nll_loss: weight is {weight.dtype.name} but input is {input.dtype.name}; they must have "
+                         f"the same dtype: convert weight with .to({input.dtype!r})")
     return NllLoss.apply(input, target, weight, ignore_index=ignore_index, reduction=reduction)
 
 
@@ -590,9 +605,20 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          "the same size")
     if not input.is_floating_point():
         raise DTypeError(f"binary_cross_entropy: input must be floating point, got {input.dtype.name}")
+    if target._array.dtype != input._array.dtype and target.dtype is not input.dtype:
+        raise DTypeError(f"binary_cross_entropy: target is {target.dtype.name} but input is {input.dtype.name}; "
+                         f"they must have the same dtype: convert target with .to({input.dtype!r})")
     if input.numel() and (_any(input < 0) or _any(input > 1)):
         raise ArgumentError("binary_cross_entropy: all elements of input should be between 0 and 1")
-    return BinaryCrossEntropy.apply(input, target.to(input.dtype), weight, reduction=reduction)
+    return BinaryCrossEntropy.apply(input, target, _in_dtype_of(weight, input), reduction=reduction)
+
+
+def _in_dtype_of(weight, input):
+    """A loss weight of another dtype, converted to the input's: PyTorch applies it in place,
+    so the loss keeps the input's dtype."""
+    if isinstance(weight, Tensor) and weight.dtype is not input.dtype:
+        return weight.to(input.dtype)
+    return weight
 
 
 def _any(mask):
@@ -683,8 +709,14 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if tuple(target.shape) != tuple(input.shape):
         raise ShapeError(f"binary_cross_entropy_with_logits: target size ({format_shape(target.shape)}) must be "
                          f"the same as input size ({format_shape(input.shape)})")
-    return BinaryCrossEntropyWithLogits.apply(input, target.to(input.dtype), weight, pos_weight,
-                                              reduction=reduction)
+    for name, tensor in (("input", input), ("target", target)):
+        if not tensor.is_floating_point():
+            raise DTypeError(f"binary_cross_entropy_with_logits: {name} must be floating point, got "
+                             f"{tensor.dtype.name}")
+    if getattr(pos_weight, "dtype", None) is dtypes.bool_:
+        raise DTypeError("binary_cross_entropy_with_logits: pos_weight must be a number tensor, got bool")
+    return BinaryCrossEntropyWithLogits.apply(input, target.to(input.dtype), _in_dtype_of(weight, input),
+                                              _in_dtype_of(pos_weight, input), reduction=reduction)
 
 
 # --- divergences and similarities -------------------------------------------------
@@ -724,6 +756,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_tensors("kl_div", input=input, target=target)
     _check_reduction("kl_div", reduction, _REDUCTIONS + ("batchmean",))
+    for name, tensor in (("input", input), ("target", target)):
+        if not tensor.is_floating_point():
+            raise DTypeError(f"kl_div: {name} must be floating point (integer and bool inputs are not "
+                             f"supported), got {tensor.dtype.name}")
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."

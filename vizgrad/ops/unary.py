@@ -23,6 +23,14 @@ def _sigmoid_reference(x):
     return 1 / (1 + np.exp(-x))
 
 
+def _refuse_bool(op, input):
+    """PyTorch has no bool kernel for abs, relu and the roundings: a bool input is refused
+    (one dtype check at the entry; the integer dtypes work as in PyTorch)."""
+    if getattr(input, "dtype", None) is bool_:
+        raise DTypeError(f"{op}: input is a bool tensor, which {op} does not support; convert it first "
+                         "(x.int() or x.float())")
+
+
 class Neg(Op):
     @staticmethod
     def forward(ctx, a):
@@ -62,6 +70,7 @@ class Abs(Op):
 @register(np.abs, unary(away_from=0.0), aliases=("absolute",))
 def abs(input):
     """Elementwise ``|input|``.  d|x|/dx = sign(x) (0 at 0)."""
+    _refuse_bool("abs", input)
     return Abs.apply(input)
 
 
@@ -412,6 +421,7 @@ class Relu(Op):
 @register(lambda x: np.maximum(x, 0), unary(away_from=0.0))
 def relu(input):
     """Elementwise ``max(x, 0)``.  The derivative is 1 for x > 0 and 0 otherwise (0 at 0)."""
+    _refuse_bool("relu", input)
     return Relu.apply(input)
 
 
@@ -478,12 +488,14 @@ def sign(input):
 @register(np.floor, unary(-3.0, 3.0))
 def floor(input):
     """Elementwise largest integer not above the input. Its gradient is zero."""
+    _refuse_bool("floor", input)
     return Floor.apply(input)
 
 
 @register(np.ceil, unary(-3.0, 3.0))
 def ceil(input):
     """Elementwise smallest integer not below the input. Its gradient is zero."""
+    _refuse_bool("ceil", input)
     return Ceil.apply(input)
 
 
@@ -491,10 +503,12 @@ def ceil(input):
 def round(input):
     """Elementwise rounding to the nearest integer, halves to even (as NumPy and
     PyTorch do). Its gradient is zero."""
+    _refuse_bool("round", input)
     return Round.apply(input)
 
 
 @register(np.trunc, unary(-3.0, 3.0))
 def trunc(input):
     """Elementwise rounding towards zero. Its gradient is zero."""
+    _refuse_bool("trunc", input)
     return Trunc.apply(input)
