@@ -157,10 +157,10 @@ def linear(input, weight, bias=None):
         raise ShapeError(f"linear: bias of shape {format_shape(bias.shape)} does not fit out_features = "
                          f"{weight.shape[0]}")
     # (the raw dtypes first: Tensor.dtype costs a lookup; arrays of two backends differ in raw dtype)
-    if input._array.dtype != weight._array.dtype and input.dtype is not weight.dtype:
+    if input._array.dtype is not weight._array.dtype and input.dtype is not weight.dtype:
         raise DTypeError(f"linear: input is {input.dtype.name} but weight is {weight.dtype.name}; "
                          "convert one with .to()")
-    if bias is not None and bias._array.dtype != weight._array.dtype and bias.dtype is not weight.dtype:
+    if bias is not None and bias._array.dtype is not weight._array.dtype and bias.dtype is not weight.dtype:
         raise DTypeError(f"linear: bias is {bias.dtype.name} but weight is {weight.dtype.name}; "
                          "convert one with .to()")
     return Linear.apply(input, weight, bias)
@@ -203,7 +203,7 @@ def bilinear(input1, input2, weight, bias=None):
         raise ShapeError(f"bilinear: the batch dims of the inputs differ: {format_shape(input1.shape)} and "
                          f"{format_shape(input2.shape)}")
     for name, tensor in (("input1", input1), ("input2", input2), ("bias", bias)):
-        if tensor is not None and tensor._array.dtype != weight._array.dtype and tensor.dtype is not weight.dtype:
+        if tensor is not None and tensor._array.dtype is not weight._array.dtype and tensor.dtype is not weight.dtype:
             raise DTypeError(f"bilinear: {name} is {tensor.dtype.name} but weight is {weight.dtype.name}; all "
                              "tensors must have the same dtype: convert one with .to()")
     out = einsum("...i,oij,...j->...o", input1, weight, input2)
