@@ -303,6 +303,24 @@ def _torch_copy(param, array):
         param.copy_(torch.from_numpy(np.ascontiguousarray(array)))
 
 
+def _vizgrad_mlp_training(x_np, y_np, params_np):
+    """B1's model, Adam and training step in vizgrad, from the shared data: (model, optimizer, step)."""
+    import vizgrad as vg
+    import vizgrad.nn.functional as F
+    model = vg.nn.MLP([784, 512, 512, 10])
+    _load_linear_layers(model[::2], params_np, _vizgrad_copy)
+    optimizer = vg.optim.Adam(model.parameters(), **ADAM)
+    x, y = vg.tensor(x_np), vg.tensor(y_np)
+
+    def step():
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss
+    return model, optimizer, step
+
+
 # --- B1 -------------------------------------------------------------------------
 @benchmark("B1", "mlp_step", "ms", 1e3, references=(NUMPY, TORCH))
 def mlp_step():
@@ -312,20 +330,7 @@ def mlp_step():
     rows_np = np.arange(batch)
 
     def vizgrad_setup():
-        import vizgrad as vg
-        import vizgrad.nn.functional as F
-        model = vg.nn.MLP([784, 512, 512, 10])
-        _load_linear_layers(model[::2], params_np, _vizgrad_copy)
-        optimizer = vg.optim.Adam(model.parameters(), **ADAM)
-        x, y = vg.tensor(x_np), vg.tensor(y_np)
-
-        def step():
-            optimizer.zero_grad()
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            optimizer.step()
-            return loss
-        return step
+        return _vizgrad_mlp_training(x_np, y_np, params_np)[2]
 
     def torch_setup():
         torch = _torch()
@@ -747,23 +752,7 @@ def observed_step():
     """B1 (MLP 784-512-512-10, Adam): bare, a no-op listener, a trace, a GraphView following it, the dashboard."""
     x_np, y_np, params_np = _mlp_data()
 
-    def make_training():
-        import vizgrad as vg
-        import vizgrad.nn.functional as F
-        model = vg.nn.MLP([784, 512, 512, 10])
-        _load_linear_layers(model[::2], params_np, _vizgrad_copy)
-        optimizer = vg.optim.Adam(model.parameters(), **ADAM)
-        x, y = vg.tensor(x_np), vg.tensor(y_np)
-
-        def step():
-            optimizer.zero_grad()
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            optimizer.step()
-            return loss
-        return model, optimizer, step
-
-    return _observed(make_training)
+    return _observed(lambda: _vizgrad_mlp_training(x_np, y_np, params_np))
 
 
 B5S_POINTS, B5S_LR = 200, 0.1
