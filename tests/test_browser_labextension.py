@@ -221,8 +221,8 @@ def test_a_saved_transformer_output_opens_by_group_replays_and_searches_with_no_
     assert output.locator('[data-testid="vg-crumb"]').all_inner_texts() == ["graph", "Sequential"]
     # the replay lights the folded blocks' box while backward is inside them
     slider = output.locator('[data-testid="vg-step-slider"]')
-    slider.fill("40")
-    output.locator("svg g.vg-group.vg-active").wait_for()
+    slider.fill("40")        # (before it, the last step lights the embedding's box: wait for the move)
+    output.locator("svg g.vg-group.vg-active", has_text="Block ×4").wait_for()
     assert "Block ×4" in output.locator("svg g.vg-group.vg-active").text_content()
     screenshot(page, "transformer-output-blocks.png")
 
