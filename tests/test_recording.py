@@ -296,7 +296,7 @@ def test_watchers_hear_of_ops_and_backward_ends_only():
     w = vg.tensor([1.0, 2.0], requires_grad=True)
     heard = []
     recorder = Recorder().start()
-    watch = recorder.watch(lambda: heard.append(len(recorder.graph.nodes)))
+    watch = recorder.watch(lambda: heard.append(len(recorder.result().nodes)))    # reads at once
     try:
         (w * 2).sum().backward()
         watch.close()
@@ -304,6 +304,20 @@ def test_watchers_hear_of_ops_and_backward_ends_only():
     finally:
         recorder.close()
     assert heard == [3, 4, 4] and watch.closed        # Mul (and its constant), Sum, then the end of backward
+
+
+def test_a_watcher_is_told_again_only_after_a_graph_was_read():
+    w = vg.tensor([1.0, 2.0], requires_grad=True)
+    told = []
+    with vg.trace() as tracing:
+        recorder = tracing.recorder
+        recorder.watch(lambda: told.append(len(recorder.graph.nodes)))       # does not read
+        h = w * 2
+        h = h.exp()
+        assert told == [3]                             # told of the Mul; the Exp waits for a read
+        assert [node.op for node in recorder.result().nodes][-1] == "Exp"    # a read sees every change
+        h.sum().backward()
+        assert told == [3, 5]                          # the Sum after the read
 
 
 def test_a_closed_recorder_leaves_nothing_attached_and_keeps_what_it_recorded():

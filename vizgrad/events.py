@@ -556,7 +556,13 @@ class _Bus(observers.Observer):
         if "backward_end" in self._wanted:
             self.emit(BackwardEndEvent(tuple(root.uid for root in roots), node_count, seconds))
 
-    def module_forward(self, module, phase, args, output):
+    def module_entered(self, module, args):
+        self._module_forward(module, "enter", args, None)
+
+    def module_exited(self, module, args, output):
+        self._module_forward(module, "exit", args, output)
+
+    def _module_forward(self, module, phase, args, output):
         if "module_forward" in self._wanted:
             self.emit(_module_forward_event(phase, module._qualified_name, type(module).__name__,
                                             _shapes(tuple(args)), _shapes(output) if output is not None else (),

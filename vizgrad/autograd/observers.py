@@ -9,6 +9,7 @@ An observer is any object with these methods (all optional no-ops in :class:`Obs
 ``op_applied(node, op, inputs, outputs, seconds)`` (node is None when nothing is recorded), ``backward_started(roots)``,
 ``node_backward(node, grad_outputs, grad_inputs, seconds)``,
 ``grad_accumulated(tensor, first)``, ``backward_finished(roots, node_count, seconds)``,
+``module_entered(module, args)``, ``module_exited(module, args, output)``,
 and ``wants(kind)``: whether it wants events of ``kind`` at all (by default every kind).
 Each callback reaches only the observers that want its kind: an observer whose wishes
 change calls :func:`refresh`. Producers ask ``wanted("optimizer_summaries")`` before an
@@ -41,7 +42,8 @@ quiet_ops = _QuietOps()
 #: ``node_backward``'s, so it goes to those who want either).
 KIND_OF = {"op_applied": ("op",), "backward_started": ("backward_start", "node_backward"),
            "node_backward": ("node_backward",), "grad_accumulated": ("grad_accumulated",),
-           "backward_finished": ("backward_end",), "module_forward": ("module_forward",),
+           "backward_finished": ("backward_end",), "module_entered": ("module_forward",),
+           "module_exited": ("module_forward",),
            "optimizer_step": ("optimizer_step",), "zero_grad": ("zero_grad",), "hook_ran": ("hook",)}
 
 _routes = dict.fromkeys(KIND_OF, ())    # callback name -> the callbacks of the observers that want it
@@ -138,3 +140,13 @@ def grad_accumulated(tensor, first):
 def backward_finished(roots, node_count, seconds):
     for callback in _routes["backward_finished"]:
         callback(roots, node_count, seconds)
+
+
+def module_entered(module, args):
+    for callback in _routes["module_entered"]:
+        callback(module, args)
+
+
+def module_exited(module, args, output):
+    for callback in _routes["module_exited"]:
+        callback(module, args, output)

@@ -423,7 +423,7 @@ class Module:
         # the common case first: no hooks and nobody listening, nothing to do around forward
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or observers.active):
             return self.forward(*args, **kwargs)
-        for hook in list(self._forward_pre_hooks.values()):
+        for hook in list(self._forward_pre_hooks.values()) if self._forward_pre_hooks else ():
             result = hook(self, args)
             if observers.active:
                 observers.notify("hook_ran", "module", f"{self._qualified_name or type(self).__name__}: forward pre-hook")
@@ -432,7 +432,7 @@ class Module:
         observed = bool(observers.active)
         if observed:
             _module_stack.append(self._qualified_name)
-            observers.notify("module_forward", self, "enter", args, None)
+            observers.module_entered(self, args)
         try:
             if self._backward_hooks:
                 from .hooks import call_with_backward_hooks
@@ -443,8 +443,8 @@ class Module:
             if observed:
                 _module_stack.pop()
         if observed:
-            observers.notify("module_forward", self, "exit", args, output)
-        for hook in list(self._forward_hooks.values()):
+            observers.module_exited(self, args, output)
+        for hook in list(self._forward_hooks.values()) if self._forward_hooks else ():
             result = hook(self, args, output)
             if observers.active:
                 observers.notify("hook_ran", "module", f"{self._qualified_name or type(self).__name__}: forward hook")

@@ -281,14 +281,24 @@ class _OpEntry(NamedTuple):
     op: str
     module: str
     layout: tuple        # per argument: its kind (_argument_kind)
-    inputs: tuple        # the node id each tensor input was known as
+    inputs: tuple        # per argument: the node id a tensor was known as (None for the others)
     constants: tuple     # the node id of each Python number among the arguments
     leaves: dict         # id of each leaf node this op met first -> its tensor's spec (_leaf_spec)
     outputs: tuple       # (node id, shape, backend dtype, label) of each output
     node_count: int      # nodes of the graph after this op
     edge_count: int      # edges after this op
-    rereads: tuple       # positions of the inputs that held a private copy of their node's value
+    rereads: tuple       # argument positions of the tensors that held a private copy of their node's value
     call: object         # the composite call site (_call_key) when the op was applied inside one, else None
+
+
+class _AppliedOp(NamedTuple):
+    """An op being built into the structure (what :meth:`Recorder._build_op` reads)."""
+
+    op: str
+    node_id: object      # the autograd node's id, None when nothing was recorded
+    arguments: tuple     # every positional argument (numbers too)
+    outputs: tuple
+    module: str
 
 
 def _argument_kind(value):
@@ -308,6 +318,29 @@ def _call_key(call):
     caller = outer.f_back
     return (outer.f_code, positions, caller.f_code if caller is not None else None,
             caller.f_lasti if caller is not None else -1)
+
+
+def _call_key_at(frame):
+    """``_call_key(_call_site(frame, False)[1])`` in one walk, without the intermediate
+    tuples: what a replayed op compares with its recorded call site."""
+    roles = _ROLES
+    outer, positions = None, []
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        role = roles.get(filename) or _role(filename)
+        if role == "op" or role == "method":
+            outer = frame
+            positions.append(frame.f_lasti)
+        elif role == "user" or outer is not None:
+            break
+        frame = frame.f_back
+    if outer is None:
+        return None
+    positions.reverse()
+    caller = outer.f_back
+    if caller is None:
+        return outer.f_code, tuple(positions), None, -1
+    return outer.f_code, tuple(positions), caller.f_code, caller.f_lasti
 
 
 class _Replay:
@@ -346,7 +379,9 @@ class _Watch:
     def close(self):
         if not self.closed:
             self.closed = True
-            self.recorder._watchers = tuple(w for w in self.recorder._watchers if w is not self)
+            recorder = self.recorder
+            recorder._watchers = tuple(w for w in recorder._watchers if w is not self)
+            recorder._untold = tuple(w for w in recorder._untold if w is not self)
 
 
 class _EngineTap(events.Observer):
@@ -361,9 +396,7 @@ class _EngineTap(events.Observer):
         from ..nn.module import current_module_path
         self.recorder = recorder
         self._module_path = current_module_path
-        self.op = self.node_id = self.module = None
-        self.inputs = self.outputs = self.arguments = self.grads = self.grad_outputs = self.tensor = None
-        self.tensor_id = self.roots = self.caller = None
+        self.roots = None
 
     def wants(self, kind):
         return kind in self.KINDS
@@ -371,26 +404,17 @@ class _EngineTap(events.Observer):
     def op_applied(self, node, op, inputs, outputs, seconds):
         recorder = self.recorder
         with recorder.lock:
-            self.op = op.__name__
-            self.node_id = node.id if node is not None else None
-            self.arguments = inputs
-            self.inputs = [value for value in inputs if isinstance(value, Tensor)]
-            self.outputs = outputs if type(outputs) is tuple else (outputs,)
-            self.module = self._module_path()
             # the frame that applied the op (observers.op_applied's caller): the walk to the
             # op's call site starts there, past the frames of the bus and of this recorder
-            self.caller = sys._getframe(2)
-            try:
-                recorder._on_op(self)
-            finally:
-                self.inputs = self.outputs = self.arguments = self.caller = None
-        if recorder._watchers:
+            recorder._record_op(op.__name__, node.id if node is not None else None, inputs,
+                                outputs if type(outputs) is tuple else (outputs,), self._module_path(),
+                                sys._getframe(2))
+        if recorder._untold:
             recorder._changed()
 
-    def module_forward(self, module, phase, args, output):
-        if phase == "enter":
-            with self.recorder.lock:
-                self.recorder._module_entered(module, module._qualified_name)
+    def module_entered(self, module, args):
+        with self.recorder.lock:
+            self.recorder._module_entered(module, module._qualified_name)
 
     def backward_started(self, roots):
         with self.recorder.lock:
@@ -403,25 +427,17 @@ class _EngineTap(events.Observer):
     def node_backward(self, node, grad_outputs, grad_inputs, seconds):
         recorder = self.recorder
         with recorder.lock:
-            self.node_id, self.grads, self.grad_outputs = node.id, grad_inputs, grad_outputs
-            try:
-                recorder._on_node_backward(self)
-            finally:
-                self.grads = self.grad_outputs = None
+            recorder._node_backward(node.id, grad_outputs, grad_inputs)
 
     def grad_accumulated(self, tensor, first):
         recorder = self.recorder
         with recorder.lock:
-            self.tensor_id, self.tensor = tensor.uid, tensor
-            try:
-                recorder._on_grad_accumulated(self)
-            finally:
-                self.tensor = None
+            recorder._grad_accumulated(tensor.uid, tensor)
 
     def backward_finished(self, roots, node_count, seconds):
         with self.recorder.lock:
             self.recorder._on_backward_end(self)
-        if self.recorder._watchers:
+        if self.recorder._untold:
             self.recorder._changed()
 
 
@@ -471,6 +487,7 @@ class Recorder:
         self._backward_done = False
         self._subscription = self._observation = None
         self._watchers = ()
+        self._untold = ()          # the watchers not told of a change since a graph was last read
         self._handlers = {kind: getattr(self, "_on_" + kind) for kind in self.KINDS}
         self._hierarchy = Hierarchy()   # the groups of the structure (shared while it is replayed)
         self._call = None          # (key, positions, its first op's nodes, group key) of the composite call under way
@@ -520,15 +537,20 @@ class Recorder:
             self._subscription = self._observation = None
 
     def watch(self, callback):
-        """Call ``callback()`` after each recorded op and at the end of each backward pass
-        (what a live view of this recorder redraws after: it asks :meth:`result` for the
-        graph at its own rate). Returns a handle whose ``close()`` stops it."""
+        """Call ``callback()`` when a recorded op or the end of a backward pass changes what
+        the recorder holds (what a live view of this recorder redraws after: it asks
+        :meth:`result` for the graph at its own rate). Once told, a watcher is not told
+        again until a graph is read (:meth:`result`, :attr:`last_graph`): a read after
+        the call sees every change until then, so a training loop pays for one call per
+        read, not one per op. Returns a handle whose ``close()`` stops it."""
         handle = _Watch(self, callback)
         self._watchers = self._watchers + (handle,)
+        self._untold = self._untold + (handle,)
         return handle
 
     def _changed(self):
-        for watch in self._watchers:
+        untold, self._untold = self._untold, ()
+        for watch in untold:
             watch.callback()
 
     def __enter__(self):
@@ -564,7 +586,7 @@ class Recorder:
         if handler is not None:
             with self.lock:
                 handler(event)
-            if self._watchers and event.kind in ("op", "backward_end"):
+            if self._untold and event.kind in ("op", "backward_end"):
                 self._changed()
 
     _on_event = handle
@@ -680,54 +702,57 @@ class Recorder:
         return module
 
     def _on_op(self, event):
+        # events bring no frame: the walk to the call site starts from here
+        self._record_op(event.op, event.node_id, event.arguments if event.arguments is not None else event.inputs,
+                        event.outputs, event.module, sys._getframe(1))
+
+    def _record_op(self, op, node_id, arguments, outputs, module, caller):
+        """Record one op: bound to the repeated iteration's structure where it repeats it,
+        else built (its nodes, edges, group and source line)."""
         if self._in_backward or not self.records_forward:
             return      # ops a backward runs (a custom Function's backward, create_graph) are no forward history
-        outputs = event.outputs
-        caller = getattr(event, "caller", None) or sys._getframe(1)   # events bring no frame: walk from here
-        if event.node_id is None and outputs[0].dtype.name == "bool":
+        if node_id is None and outputs[0].dtype.name == "bool":
             _, call = _call_site(caller, False)
             if call is not None and call[2]:
                 return  # a composite's check of its arguments: its result, if used, shows as a constant
         if self._backward_done:
             self._new_iteration()
         if self._replay is not None:
-            if self._replay_op(event, caller):
+            if self._replay_op(op, node_id, arguments, outputs, module, caller):
                 return
             self._diverge()
         nodes_before = len(self.graph.nodes)
         site, call = _call_site(caller, self.source)
-        rereads, constants = self._build_op(event, site, call)
+        applied = _AppliedOp(op, node_id, arguments, outputs, module)
+        rereads, constants = self._build_op(applied, site, call)
         if self._entries is not None:
             nodes = self.graph.nodes
             created = {node.id for node in nodes[nodes_before:] if node.op is None}
-            inputs = tuple(self._resolve(t) for t in event.inputs)
-            leaves = {node_id: _leaf_spec(t) for t, node_id in zip(event.inputs, inputs) if node_id in created}
-            arguments = event.arguments if event.arguments is not None else event.inputs
+            inputs = tuple(self._resolve(value) if isinstance(value, Tensor) else None for value in arguments)
+            leaves = {node_id: _leaf_spec(value) for value, node_id in zip(arguments, inputs) if node_id in created}
             self._entries.append(_OpEntry(
-                event.op, event.module, tuple(_argument_kind(value) for value in arguments), inputs, constants,
-                leaves,
-                tuple((self._resolve(o), o._array.shape, o._array.dtype, o.name or event.op) for o in outputs),
+                op, module, tuple(_argument_kind(value) for value in arguments), inputs, constants, leaves,
+                tuple((self._resolve(o), o._array.shape, o._array.dtype, o.name or op) for o in outputs),
                 len(nodes), len(self.graph.edges), rereads, _call_key(call)))
 
     def _build_op(self, event, site, call):
         """Add the op's nodes, edges and group; returns :meth:`_note_read`'s positions and
         the constant nodes of the Python numbers it was given."""
-        arguments = event.arguments if event.arguments is not None else event.inputs
+        arguments = event.arguments
         inputs = []      # (argument position, its node id, its shape, whether it carries a gradient)
         numbers = []     # the nodes of the Python numbers among them
-        tensors, tensor_ids = [], []
+        read = []        # (argument position, tensor, its node id)
         for position, value in enumerate(arguments):
             if isinstance(value, Tensor):
                 node_id = self._node_for(value, "leaf")
                 inputs.append((position, node_id, list(value.shape), value.requires_grad))
-                tensors.append(value)
-                tensor_ids.append(node_id)
+                read.append((position, value, node_id))
             elif type(value) in (int, float):
                 number_id = self._constant_node(value)
                 inputs.append((position, number_id, [], False))
                 if number_id is not None:
                     numbers.append(number_id)
-        rereads = self._note_read(tensors, tensor_ids)
+        rereads = self._note_read(read)
         group = None
         grouped = False
         for output_nr, output in enumerate(event.outputs):
@@ -760,41 +785,45 @@ class Recorder:
                     self._autograd_nodes[event.node_id] = node_id
         return rereads, tuple(numbers)
 
-    def _replay_op(self, event, caller):
-        """Bind ``event``'s tensors to the nodes the same op made in the repeated iteration;
+    def _replay_op(self, op, node, arguments, outputs, module, caller):
+        """Bind the op's tensors to the nodes the same op made in the repeated iteration;
         False when the op differs (then the structure is built afresh from here). The hot
         path of a recorded training loop: look-ups and comparisons only."""
         replay = self._replay
         if replay.position >= len(replay.entries):
             return False
         entry = replay.entries[replay.position]
-        op, module, layout, expected_inputs, constants, leaves, expected_outputs, _, _, rereads, call = entry
-        inputs, outputs = event.inputs, event.outputs
-        arguments = event.arguments if event.arguments is not None else inputs
-        if event.op != op or event.module != module or len(arguments) != len(layout) \
-                or len(inputs) != len(expected_inputs) or len(outputs) != len(expected_outputs):
-            return False
-        for value, kind in zip(arguments, layout):
-            if not isinstance(value, Tensor) if kind == 0 else _argument_kind(value) != kind:
-                return False
-        if _call_key(_call_site(caller, False)[1]) != call:
-            return False     # applied from elsewhere: its group (composite or not) and source line may differ
+        _, _, layout, expected_inputs, constants, leaves, expected_outputs, _, _, rereads, call = entry
+        if op != entry.op or module != entry.module or len(arguments) != len(layout) \
+                or len(outputs) != len(expected_outputs) or _call_key_at(caller) != call:
+            return False     # another op, or applied from elsewhere (its group and source line may differ)
         ids, known_outputs = self._ids, self._outputs
         fresh = None     # (tensor, leaf node id) of the tensors this op is the first to use, bound on trial
-        for tensor, expected in zip(inputs, expected_inputs):
-            grad_fn = tensor.grad_fn
-            node_id = known_outputs.get((grad_fn.id, tensor._output_nr)) if grad_fn is not None else None
-            if node_id is None:
-                node_id = ids.get(tensor.uid)
-            if node_id is None:
-                # first seen here: it must be like the leaf this op met first last time
-                if leaves.get(expected) != _leaf_spec(tensor) or (
-                        fresh is not None and any(leaf == expected for _, leaf in fresh)):
+        for value, kind, expected in zip(arguments, layout, expected_inputs):
+            if kind:
+                if isinstance(value, Tensor) or (1 if type(value) is int else 2 if type(value) is float else 3) != kind:
                     return self._unbind(fresh)
-                ids[tensor.uid] = expected
-                fresh = [(tensor, expected)] if fresh is None else [*fresh, (tensor, expected)]
-            elif node_id != expected:
+                continue
+            if not isinstance(value, Tensor):
                 return self._unbind(fresh)
+            grad_fn = value.grad_fn
+            node_id = known_outputs.get((grad_fn.id, value._output_nr)) if grad_fn is not None else None
+            if node_id is None:
+                uid = value.uid
+                node_id = ids.get(uid)
+                if node_id is None:
+                    # first seen here: it must be like the leaf this op met first last time
+                    array = value._array
+                    if leaves.get(expected) != (type(value), value.name, array.shape, array.dtype,
+                                                value.requires_grad) \
+                            or (fresh is not None and any(leaf == expected for _, leaf in fresh)):
+                        return self._unbind(fresh)
+                    ids[uid] = expected
+                    fresh = [(value, expected)] if fresh is None else [*fresh, (value, expected)]
+                    continue
+            if node_id != expected:
+                return self._unbind(fresh)
+        by_uid = self._observation is None
         for tensor, (_, shape, dtype, label) in zip(outputs, expected_outputs):
             array = tensor._array
             if array.shape != shape or array.dtype != dtype or (tensor.name or op) != label \
@@ -809,17 +838,16 @@ class Recorder:
                 if keep_all or not array.ndim:
                     values[node_id] = array
                     frame.mutable.append(node_id)
-        if keep_all:
+        if rereads and keep_all:
             for position in rereads:                    # see _note_read
-                values[expected_inputs[position]] = inputs[position]._array
+                values[expected_inputs[position]] = arguments[position]._array
         if constants:
             numbers = [value for value, kind in zip(arguments, layout) if kind == 1 or kind == 2]
             frame.numbers.update(zip(constants, numbers))
-        node = event.node_id
         # a result with a history is found by it (see _node_for); by its uid only where
         # backward roots are named by uid (recording from events)
-        by_uid = self._observation is None
-        for output_nr, (tensor, (node_id, _, _, _)) in enumerate(zip(outputs, expected_outputs)):
+        output_nr = 0
+        for tensor, (node_id, _, _, _) in zip(outputs, expected_outputs):
             if by_uid or tensor.grad_fn is None:
                 ids[tensor.uid] = node_id
             array = tensor._array
@@ -829,8 +857,9 @@ class Recorder:
                     frame.mutable.append(node_id)
             if node is not None:
                 known_outputs[(node, output_nr)] = node_id
-                if output_nr == 0:
-                    self._autograd_nodes[node] = node_id
+            output_nr += 1
+        if node is not None:
+            self._autograd_nodes[node] = expected_outputs[0][0]
         frame.revision += 1
         self._entries.append(entry)
         replay.position += 1
@@ -842,13 +871,14 @@ class Recorder:
             del self._ids[tensor.uid]
         return False
 
-    def _note_read(self, tensors, node_ids):
+    def _note_read(self, read):
         """What an op read is its input nodes' value: an in-place op reads a private copy of
-        the value that it then overwrites, and the node keeps that copy. Returns the
-        positions of the inputs that held such a copy."""
+        the value that it then overwrites, and the node keeps that copy. ``read``: (argument
+        position, tensor, node id) of each tensor argument; returns the argument positions
+        of those that held such a copy."""
         values = self._frame.values
         rereads = []
-        for position, (tensor, node_id) in enumerate(zip(tensors, node_ids)):
+        for position, tensor, node_id in read:
             if node_id is not None and node_id in values and values[node_id] is not tensor._array:
                 values[node_id] = tensor._array
                 rereads.append(position)
@@ -918,9 +948,14 @@ class Recorder:
             order[node_id] = len(order)
 
     def _on_node_backward(self, event):
+        self._node_backward(event.node_id, event.grad_outputs, event.grads)
+
+    def _node_backward(self, autograd_id, grad_outputs, grads):
+        """Autograd node ``autograd_id`` ran its backward: received ``grad_outputs`` and
+        gave its inputs ``grads``."""
         if not self._in_backward:
             return
-        node_id = self._autograd_nodes.get(event.node_id)
+        node_id = self._autograd_nodes.get(autograd_id)
         if node_id is None:
             return
         frame = self._frame
@@ -930,31 +965,34 @@ class Recorder:
         frame.revision += 1
         if not self.grads:
             return
-        grad_outputs = event.grad_outputs
         if grad_outputs:
             grad = grad_outputs[0]
             if grad is not None:
                 frame.grads[node_id] = getattr(grad, "_array", grad)      # (_raw, inline: once per node)
         edges = self._inputs.get(node_id)
-        if edges and event.grads:
+        if edges and grads:
             # the gradient each input received from this node (the chain rule's outgoing
             # part); the non-None gradients belong, in order, to the inputs that need one
-            grads = [grad for grad in event.grads if grad is not None]
+            grads = [grad for grad in grads if grad is not None]
             if len(grads) == len(edges):
                 edge_grads = frame.edge_grads
                 for edge, grad in zip(edges, grads):
                     edge_grads[id(edge)] = getattr(grad, "_array", grad)
 
     def _on_grad_accumulated(self, event):
+        self._grad_accumulated(event.tensor_id, event.tensor)
+
+    def _grad_accumulated(self, tensor_id, tensor):
+        """The gradient of leaf ``tensor`` (None: only its ``tensor_id`` is known) was accumulated."""
         if not self._in_backward:
             return
-        node_id = self._ids.get(event.tensor_id)
+        node_id = self._ids.get(tensor_id)
         if node_id is None:
             return
         self._place_in_backward(node_id)
         self._frame.revision += 1
-        if self.grads and event.tensor is not None and event.tensor.grad is not None:
-            self._frame.grads[node_id] = event.tensor.grad._array
+        if self.grads and tensor is not None and tensor.grad is not None:
+            self._frame.grads[node_id] = tensor.grad._array
 
     def _on_backward_end(self, event):
         if not self._in_backward:
@@ -1005,6 +1043,7 @@ class Recorder:
     def _materialise(self, structure, frame, hierarchy):
         """A :class:`Graph` of ``structure`` with the statistics of ``frame``'s arrays and the
         groups of ``hierarchy`` (None: the structure's own), reused until the frame changes."""
+        self._untold = self._watchers
         key = id(frame)
         cached = self._materialised.get(key)
         revision = (frame.revision, self._step_count)
