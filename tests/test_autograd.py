@@ -922,6 +922,24 @@ def test_node_order_is_the_same_across_two_runs():
                               "MulBackward0", "ExpBackward0", "MulBackward0"]
 
 
+def test_the_backward_order_does_not_depend_on_what_earlier_graphs_keep_alive():
+    # a leaf's AccumulateGrad is shared while some graph holds it: an earlier graph kept
+    # alive (a loss not yet dropped) must not change the order of the next backward
+    a = vg.tensor([1.0, 2.0], requires_grad=True, name="a")
+    b = vg.tensor([3.0, -1.0], requires_grad=True, name="b")
+
+    def order(keep_earlier):
+        earlier = (a * b).sum() if keep_earlier else None
+        seen = []
+        with vg.events.subscribe(lambda e: seen.append(getattr(e, "op", None) or e.name),
+                                 kinds={"node_backward", "grad_accumulated"}):
+            (b * 3 + a * 2).tanh().sum().backward()
+        del earlier
+        a.grad = b.grad = None
+        return seen
+    assert order(False) == order(True) == ["Sum", "Tanh", "Add", "Mul", "a", "Mul", "b"]
+
+
 def test_observer_sees_events_in_order_for_a_small_graph():
     recorder = Recorder()
     detach = observers.attach(recorder)

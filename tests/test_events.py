@@ -56,10 +56,11 @@ def test_exact_event_sequence_of_a_small_graph():
         ("node_backward", "Sum", total.id, 0, ((2,),)),
         ("node_backward", "Add", add.id, 1, ((2,), (2,))),
         ("node_backward", "Mul", mul.id, 2, ((2,), (2,))),
-        # a's gradient waits for both Add and Mul; the accumulators run newest first (b was
-        # first used after a), and each leaf's first gradient is announced with first=True
-        ("grad_accumulated", b.uid, "b", True),
+        # a's gradient waits for both Add and Mul; the accumulators run as soon as they are
+        # ready, in the order of Mul's inputs, and each leaf's first gradient is announced
+        # with first=True
         ("grad_accumulated", a.uid, "a", True),
+        ("grad_accumulated", b.uid, "b", True),
         ("backward_end", (e.uid,), 5),          # Sum, Add, Mul and two accumulators
     ]
     assert [summary(x) for x in log] == expected

@@ -201,6 +201,71 @@ def test_statistics_are_computed_once_per_array_and_a_new_step_is_never_stale():
         recorder.close()
 
 
+def fresh_recording(program):
+    """The graph a new trace records of one run of ``program`` (a loss and its backward)."""
+    with vg.trace() as fresh:
+        program().backward()
+    return fresh.graph
+
+
+def same_graph(recorded, expected):
+    assert recorded.to_dict()["nodes"] == expected.to_dict()["nodes"]
+    assert recorded.to_dict()["edges"] == expected.to_dict()["edges"]
+    assert recorded.backward_order == expected.backward_order
+
+
+def test_the_same_ops_fed_other_tensors_are_recorded_afresh_when_the_graph_is_read():
+    # every iteration applies the same ops from the same lines, so the replay only finds out
+    # that the tensors differ when it binds them, after the forward and backward are over
+    a = vg.tensor([1.0, 2.0], requires_grad=True)
+    b = vg.tensor([3.0, -1.0], requires_grad=True)
+    a.name, b.name = "a", "b"
+
+    def program(flip, first, second):
+        left, right = first * 2, second * 3
+        x, y = (right, left) if flip else (left, right)
+        return (x - y).tanh().sum()
+    runs = [(False, a, b), (False, a, b), (True, a, b), (False, b, a), (False, a, b)]
+    with vg.trace() as tracing:
+        for flip, first, second in runs:
+            program(flip, first, second).backward()
+            recorded = tracing.graph
+            a.grad = b.grad = None
+            same_graph(recorded, fresh_recording(lambda: program(flip, first, second)))
+            a.grad = b.grad = None
+
+
+def test_an_iteration_nobody_read_is_bound_when_last_graph_asks_for_it():
+    a = vg.tensor([1.0, 2.0], requires_grad=True)
+    b = vg.tensor([3.0, -1.0], requires_grad=True)
+    a.name, b.name = "a", "b"
+
+    def program(flip):
+        left, right = a * 2, b * 3
+        x, y = (right, left) if flip else (left, right)
+        return (x - y).tanh().sum()
+    with vg.trace() as tracing:
+        for flip in (False, False, False):
+            program(flip).backward()
+            a.grad = b.grad = None
+        program(True).backward()                       # replayed, different tensors: never read
+        with vg.no_grad():
+            a.mul_(10)                                 # changed after that iteration's backward
+        a.grad = b.grad = None
+        program(False)                                 # the next iteration begins
+        last = tracing.recorder.last_graph
+    with vg.no_grad():
+        a.div_(10)
+    a.grad = b.grad = None
+    expected = fresh_recording(lambda: program(True))
+    same_graph(last, expected)
+    for shown, fresh in zip(last.nodes, expected.nodes):
+        same_stats(shown.value, fresh.value)           # the values that iteration saw, not the changed a
+        assert (shown.grad is None) == (fresh.grad is None)
+        if fresh.grad is not None:
+            same_stats(shown.grad, fresh.grad)
+
+
 def test_in_place_ops_keep_each_node_its_own_value_step_after_step():
     a = vg.tensor([1.0, 2.0], requires_grad=True)
     with vg.trace() as tracing:

@@ -254,9 +254,9 @@ def test_traits_hold_the_graph_its_dot_and_the_backward_timeline(closing):
 
     y.backward()
     assert wait_until(lambda: len(view.timeline) == 5)
-    assert view.timeline == ["n4", "n3", "n2", "n1", "n0"]
+    assert view.timeline == ["n4", "n3", "n2", "n0", "n1"]          # a's and b's gradients in Mul's order
     assert view.step_index == 4                                    # follows to the end
-    assert view.active_node == "n0"
+    assert view.active_node == "n1"
     nodes = {node["id"]: node for node in view.graph["nodes"]}
     assert [nodes[i]["backward_index"] for i in view.timeline] == [0, 1, 2, 3, 4]
     # the chain rule's parts: the gradient each input received from Mul
@@ -321,7 +321,7 @@ def test_a_recorder_started_from_a_tensor_continues_with_its_backward():
     with recorder:
         y.backward()
     graph = recorder.result()
-    assert graph.backward_order == ["n4", "n3", "n2", "n1", "n0"]
+    assert graph.backward_order == ["n4", "n3", "n2", "n0", "n1"]
     assert graph.node("n0").grad["norm"] == pytest.approx(float(np.linalg.norm(a.grad.numpy())), rel=1e-6)
 
 
@@ -379,7 +379,7 @@ def test_a_view_of_a_tensor_never_changes_with_unrelated_work(closing):
     assert json.dumps(view.graph) == before and view.revision == revision and view.timeline == []
     y.backward()                                # its own backward: replayed
     view._updates.flush()
-    assert view.timeline == ["n4", "n3", "n2", "n1", "n0"] and view.graph["backward"]["source"] == "recorded"
+    assert view.timeline == ["n4", "n3", "n2", "n0", "n1"] and view.graph["backward"]["source"] == "recorded"
     assert len(view.graph["nodes"]) == 5
 
 
@@ -389,7 +389,7 @@ def test_a_view_made_after_backward_replays_it(closing):
     view = GraphView(y)
     closing.append(view)
     assert view.graph["backward"]["source"] == "graph" and "vizgrad.trace()" in view.graph["backward"]["note"]
-    assert view.timeline == ["n4", "n3", "n2", "n1", "n0"] and view.step_index == 4
+    assert view.timeline == ["n4", "n3", "n2", "n0", "n1"] and view.step_index == 4
     nodes = {node["id"]: node for node in view.graph["nodes"]}
     np.testing.assert_allclose(nodes["n0"]["grad"]["sample"], a.grad.numpy())
     np.testing.assert_allclose(nodes["n1"]["grad"]["sample"], b.grad.numpy())

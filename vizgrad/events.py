@@ -384,7 +384,9 @@ def observe(observer):
     :class:`vizgrad.autograd.observers.Observer`, which it may subclass, and ``wants(kind)``),
     called with the engine's own objects during each op and backward step, and no event
     made for it. The fast path of vizgrad's own recorder, which needs the tensors of every
-    op: it must keep none of them, and an exception it raises reaches the user's code.
+    op: it may keep them only while it records their iteration (the recorder binds a
+    repeated training step's tensors when a graph is asked for), and an exception it
+    raises reaches the user's code.
     Returns a handle whose ``close()`` detaches it."""
     return _Observation(observer)
 

@@ -3,8 +3,11 @@
 1. Discover the graph below the roots with an explicit stack, counting for each
    node how many edges point at it (no recursion: a chain of 100,000 ops is fine).
 2. Run nodes whose count reached zero, latest-created first (a heap on the node
-   id). The order therefore depends only on the program, never on addresses:
-   the visual layers replay it.
+   id); a leaf's AccumulateGrad as soon as its count reaches zero, in the order of
+   the edges that reach it, as PyTorch does (an accumulator lives as long as some
+   graph holds it, so its id says nothing about the program). The order therefore
+   depends only on the program, never on addresses or lifetimes: the visual layers
+   replay it.
 3. Each node's gradients go through, in this order: the tensor hooks of its
    outputs (``register_hook``, in registration order), ``retain_grad``, node
    pre-hooks, the op's backward, the one broadcasting helper and shape/dtype
@@ -17,7 +20,8 @@ backward runs with recording on, which is what makes gradients of gradients work
 """
 
 import time
-from heapq import heapify, heappop, heappush
+from collections import deque
+from heapq import heappop, heappush
 
 from ..backends.base import _by_array_type as _ARRAY_TYPES, backend_for_device
 from ..errors import BackwardError, format_shape, ArgumentTypeError
@@ -26,6 +30,29 @@ from .names import pin_name
 from . import function as _function
 from .function import AccumulateGrad, _edge
 from .grad_mode import state
+
+
+class ReadyNodes:
+    """The nodes whose count reached zero, in the order they run (see step 2 above): a
+    leaf's AccumulateGrad first, in the order they became ready, then the latest created."""
+
+    def __init__(self, nodes=()):
+        self._heap = []
+        self._accumulators = deque()
+        for node in nodes:
+            self.push(node)
+
+    def __bool__(self):
+        return bool(self._accumulators or self._heap)
+
+    def push(self, node):
+        if type(node) is AccumulateGrad:
+            self._accumulators.append(node)
+        else:
+            heappush(self._heap, (-node.id, node))
+
+    def pop(self):
+        return self._accumulators.popleft() if self._accumulators else heappop(self._heap)[1]
 
 
 def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumulate=True):
@@ -60,8 +87,7 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
         _add_to_buffer(buffers, node, output_nr, grad)
         if not create_graph:
             owners.add(root._backend().memory_owner(grad))
-    ready = [(-node.id, node) for node in starts if not dependencies[node]]
-    heapify(ready)
+    ready = ReadyNodes(node for node in starts if not dependencies[node])
     captured = [None] * len(targets) if targets is not None else None
     tensor_xp = tensor_namespace() if create_graph else None
     node_count = 0
@@ -69,7 +95,7 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
     state.grad_enabled = create_graph
     try:
         while ready:
-            node = heappop(ready)[1]
+            node = ready.pop()
             grads = buffers.pop(node, None)
             node_count += 1
             results = None    # the gradients for the node's inputs, once it ran
@@ -98,7 +124,7 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
                     left = dependencies[child] - 1
                     dependencies[child] = left
                     if left == 0 and (needed is None or child in needed):
-                        heappush(ready, (-child.id, child))
+                        ready.push(child)
     finally:
         state.grad_enabled = previous_mode
     if observers.active:

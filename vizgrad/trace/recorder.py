@@ -227,7 +227,8 @@ class _Frame:
     not at every op of every step. Only two frames live: the iteration being recorded and the
     last finished one."""
 
-    __slots__ = ("values", "numbers", "grads", "edge_grads", "order", "roots", "mutable", "stats", "revision")
+    __slots__ = ("values", "numbers", "grads", "edge_grads", "order", "roots", "mutable", "frozen", "stats",
+                 "revision")
 
     def __init__(self):
         self.values = {}       # node id -> the array of its value (as the op produced it)
@@ -237,6 +238,7 @@ class _Frame:
         self.order = {}        # node id -> its backward index (insertion order is the backward order)
         self.roots = set()     # node ids of backward roots (drawn as outputs)
         self.mutable = []      # node ids whose value array may change in place later (leaves, views)
+        self.frozen = {}       # id(array) -> (array, its copy) for logged ops' arrays (see Recorder._freeze_log)
         self.stats = {}        # (kind, id(array)) -> (array, statistics): each computed once
         self.revision = 0      # counts changes, so a materialised graph is reused while none happened
 
@@ -291,14 +293,40 @@ class _OpEntry(NamedTuple):
     call: object         # the composite call site (_call_key) when the op was applied inside one, else None
 
 
-class _AppliedOp(NamedTuple):
-    """An op being built into the structure (what :meth:`Recorder._build_op` reads)."""
+class _Op(NamedTuple):
+    """An op as it was applied: its tensors as the op saw them (an in-place op later gives a
+    tensor another history and value)."""
 
     op: str
     node_id: object      # the autograd node's id, None when nothing was recorded
     arguments: tuple     # every positional argument (numbers too)
+    seen: list           # per argument: a tensor's (tensor, grad_fn, output number, array), else None
     outputs: tuple
+    arrays: list         # the outputs' arrays
     module: str
+
+
+def _seen(arguments):
+    """Each tensor argument's history and value as an op sees them (see :class:`_Op`)."""
+    return [(value, value.grad_fn, value._output_nr, value._array) if isinstance(value, Tensor) else None
+            for value in arguments]
+
+
+def _arrays_like(outputs, expected, op):
+    """The arrays of an op's results when they have the shapes, dtypes and labels of an
+    entry's ``expected`` results, else None."""
+    if len(outputs) != len(expected):
+        return None
+    arrays = []
+    for tensor, (_, shape, dtype, label) in zip(outputs, expected):
+        array = tensor._array
+        if array.shape != shape or array.dtype != dtype or (tensor.name or op) != label:
+            return None
+        arrays.append(array)
+    return arrays
+
+
+_LOGGED_KINDS = frozenset({"op", "backward_start", "node_backward", "grad_accumulated", "backward_end"})
 
 
 def _argument_kind(value):
@@ -368,6 +396,29 @@ class _Replay:
         return entry.node_count, entry.edge_count
 
 
+class _Unsettled:
+    """A finished iteration that replayed the structure before it and was never read: its
+    log is bound, in a scratch recorder, when :attr:`Recorder.last_graph` asks for it."""
+
+    __slots__ = ("replay", "hierarchy", "consumers", "frame", "log")
+
+    def __init__(self, replay, hierarchy, consumers, frame, log):
+        self.replay, self.hierarchy, self.consumers, self.frame, self.log = replay, hierarchy, consumers, frame, log
+
+    def settle(self, recorder):
+        """``(structure, frame, hierarchy)`` of the iteration, its log bound."""
+        scratch = Recorder(recorder.values, recorder.grads, recorder.source, max_nodes=recorder.max_nodes)
+        replay = self.replay
+        scratch.graph, scratch._hierarchy = replay.graph, self.hierarchy
+        scratch._inputs, scratch._consumers = replay.inputs, self.consumers
+        scratch._replay = _Replay(replay.graph, replay.entries, replay.inputs)
+        scratch._entries = list(replay.entries)
+        scratch._frame, scratch._log = self.frame, self.log
+        scratch._observation = recorder._observation       # how results are known (see _bind_replayed)
+        scratch._settle()
+        return scratch.graph, self.frame, scratch._hierarchy
+
+
 class _Watch:
     """What :meth:`Recorder.watch` returns."""
 
@@ -393,9 +444,9 @@ class _EngineTap(events.Observer):
                        "module_forward"})
 
     def __init__(self, recorder):
-        from ..nn.module import current_module_path
+        from ..nn.module import _module_stack
         self.recorder = recorder
-        self._module_path = current_module_path
+        self._modules = _module_stack       # the qualified names of the modules whose forward runs
         self.roots = None
 
     def wants(self, kind):
@@ -403,11 +454,13 @@ class _EngineTap(events.Observer):
 
     def op_applied(self, node, op, inputs, outputs, seconds):
         recorder = self.recorder
+        modules = self._modules
         with recorder.lock:
             # the frame that applied the op (observers.op_applied's caller): the walk to the
             # op's call site starts there, past the frames of the bus and of this recorder
             recorder._record_op(op.__name__, node.id if node is not None else None, inputs,
-                                outputs if type(outputs) is tuple else (outputs,), self._module_path(),
+                                outputs if type(outputs) is tuple else (outputs,),
+                                modules[-1] if modules else "",
                                 sys._getframe(2))
         if recorder._untold:
             recorder._changed()
@@ -444,11 +497,13 @@ class _EngineTap(events.Observer):
 class Recorder:
     """Builds graphs from events. Use :func:`vizgrad.trace` rather than creating one directly.
 
-    Recording is cheap: an op costs a few dictionary look-ups and a walk to the user's frame.
-    Statistics (values, gradients) are computed from references to the newest iterations'
-    arrays when a graph is asked for (:meth:`result`, :attr:`last_graph`), exactly for that
-    iteration; a training loop that repeats the same graph reuses its structure (nodes,
-    edges, groups, source lines) instead of building it again every step.
+    Recording is cheap. A training loop that repeats the same graph reuses its structure
+    (nodes, edges, groups, source lines) instead of building it again every step: a
+    repeated op is compared with the op it repeats (name, module, call site, results'
+    shapes) and logged with the tensors it saw; the log is bound to the structure when a
+    graph is asked for (:meth:`result`, :attr:`last_graph`), so the steps nobody looks at
+    cost no binding. Statistics (values, gradients) are computed then too, from references
+    to the newest iterations' arrays, exactly for that iteration.
 
     Args:
         values: record value statistics of every tensor (scalars always show their value).
@@ -485,6 +540,8 @@ class Recorder:
         self._inputs = {}          # graph node id -> its input edges that carry a gradient, in order
         self._consumers = {}       # graph node id -> how many of those edges leave it
         self._backward_done = False
+        self._log = []             # (bind, arguments) of the replayed work not bound yet (see _settle)
+        self._replaced = None      # (structure, group members) the logged ops replay, once found to differ
         self._subscription = self._observation = None
         self._watchers = ()
         self._untold = ()          # the watchers not told of a change since a graph was last read
@@ -576,6 +633,8 @@ class Recorder:
         with self.lock:
             if self._finished is None:
                 return None
+            if isinstance(self._finished, _Unsettled):
+                self._finished = self._finished.settle(self)
             return self._materialise(*self._finished)
 
     # --- events --------------------------------------------------------------
@@ -586,6 +645,8 @@ class Recorder:
         if handler is not None:
             with self.lock:
                 handler(event)
+                if event.kind in _LOGGED_KINDS:
+                    self._settle()        # an event's tensors are the listener's during delivery only
             if self._untold and event.kind in ("op", "backward_end"):
                 self._changed()
 
@@ -594,7 +655,12 @@ class Recorder:
     def _new_iteration(self):
         if self._replay is not None and self._replay.position < len(self._replay.entries):
             self._diverge()                           # the iteration was shorter than the one it repeated
-        self._finished = (self.graph, self._frame, self._hierarchy if self.records_forward else None)
+        hierarchy = self._hierarchy if self.records_forward else None
+        if self._log:      # a replayed iteration nobody read: bound only if last_graph asks for it
+            self._finished = _Unsettled(self._replay, hierarchy, self._consumers, self._frame, self._log)
+            self._log = []
+        else:
+            self._finished = (self.graph, self._frame, hierarchy)
         self._materialised = {key: value for key, value in self._materialised.items() if key == id(self._frame)}
         self._frame = _Frame()
         entries, self._entries = self._entries, []
@@ -617,49 +683,50 @@ class Recorder:
         self._consumers[edge.source] = self._consumers.get(edge.source, 0) + 1
 
     def _resolve(self, tensor):
-        """The node a tensor is known as, or None (see :meth:`_node_for`)."""
-        if tensor.grad_fn is not None:
-            node_id = self._outputs.get((tensor.grad_fn.id, tensor._output_nr))
+        """The node a tensor is known as now, or None (see :meth:`_known`)."""
+        return self._known((tensor, tensor.grad_fn, tensor._output_nr, None))
+
+    def _known(self, seen):
+        """The node of a tensor as an op saw it (see :func:`_seen`), or None. An op result is
+        known by its place in the autograd graph, not only by its Tensor object: an in-place
+        op hands the old value to the op as a private copy, and the changed tensor takes the
+        op's result's history."""
+        tensor, grad_fn, output_nr, _ = seen
+        if grad_fn is not None:
+            node_id = self._outputs.get((grad_fn.id, output_nr))
             if node_id is not None:
                 return node_id
         return self._ids.get(tensor.uid)
 
-    def _node_for(self, tensor, kind):
-        if tensor.grad_fn is not None:
-            # An op result is known by its place in the autograd graph, not only by its Tensor
-            # object: an in-place op hands the old value to the op as a private copy, and the
-            # changed tensor takes the op's result's history.
-            node_id = self._outputs.get((tensor.grad_fn.id, tensor._output_nr))
-            if node_id is not None:
-                return node_id
-        uid = tensor.uid
-        node_id = self._ids.get(uid)
+    def _node_for(self, seen, kind):
+        """The node of a tensor as an op saw it, made (with ``kind``) if it has none yet."""
+        node_id = self._known(seen)
         if node_id is not None:
             return node_id
         if len(self.graph.nodes) >= self.max_nodes:
             self.graph.truncated = True
             return None
+        tensor, _, _, array = seen
         node_id = f"n{len(self.graph.nodes)}"
-        self._ids[uid] = node_id
+        self._ids[tensor.uid] = node_id
         if kind == "leaf":
             kind = _leaf_kind(tensor)
         if kind == "op":
             label = ""
-        elif kind == "constant" and not tensor.name and tensor.ndim == 0:
+        elif kind == "constant" and not tensor.name and not array.ndim:
             label = None              # its value, which may change each iteration (see _materialise)
         else:
             label = _leaf_label(tensor, kind)
         self.graph.nodes.append(GraphNode(
             id=node_id, kind=kind, label=label, name=tensor.name,
-            shape=list(tensor.shape), dtype=tensor.dtype.name, device=str(tensor.device),
+            shape=list(array.shape), dtype=tensor.dtype.name, device=str(tensor.device),
             requires_grad=bool(tensor.requires_grad)))
-        self._keep_value(node_id, tensor, kind != "op")
+        self._keep_value(node_id, array, kind != "op")
         return node_id
 
-    def _keep_value(self, node_id, tensor, mutable):
-        """Keep a reference to the array of ``tensor``'s value for the statistics (a scalar's
+    def _keep_value(self, node_id, array, mutable):
+        """Keep a reference to ``array``, a node's value, for the statistics (a scalar's
         always: its value is drawn)."""
-        array = tensor._array
         if self.values or not array.ndim:
             self._frame.values[node_id] = array
             if mutable or getattr(array, "base", None) is not None:   # a leaf, or a view: may change in place
@@ -707,8 +774,11 @@ class Recorder:
                         event.outputs, event.module, sys._getframe(1))
 
     def _record_op(self, op, node_id, arguments, outputs, module, caller):
-        """Record one op: bound to the repeated iteration's structure where it repeats it,
-        else built (its nodes, edges, group and source line)."""
+        """Record one op. Where it repeats the previous iteration's op at this place (the
+        same op, module, call site and results' shapes), only what it saw is logged, to be
+        bound to that op's nodes when a graph is asked for (:meth:`_settle`): a training
+        loop nobody looks at pays for no binding. Else its nodes, edges, group and source
+        line are built."""
         if self._in_backward or not self.records_forward:
             return      # ops a backward runs (a custom Function's backward, create_graph) are no forward history
         if node_id is None and outputs[0].dtype.name == "bool":
@@ -717,57 +787,81 @@ class Recorder:
                 return  # a composite's check of its arguments: its result, if used, shows as a constant
         if self._backward_done:
             self._new_iteration()
-        if self._replay is not None:
-            if self._replay_op(op, node_id, arguments, outputs, module, caller):
-                return
-            self._diverge()
-        nodes_before = len(self.graph.nodes)
+        replay = self._replay
+        if replay is not None:
+            position = replay.position
+            if position < len(replay.entries):
+                entry = replay.entries[position]
+                arrays = _arrays_like(outputs, entry.outputs, op) \
+                    if op == entry.op and module == entry.module and len(arguments) == len(entry.layout) else None
+                if arrays is not None and _call_key_at(caller) == entry.call:
+                    self._log.append((Recorder._bind_op, (position, entry, _Op(
+                        op, node_id, arguments, _seen(arguments), outputs, arrays, module))))
+                    replay.position = position + 1
+                    self._entries.append(entry)
+                    return
+            self._diverge()     # another op, or applied from elsewhere (its group and source line may differ)
         site, call = _call_site(caller, self.source)
-        applied = _AppliedOp(op, node_id, arguments, outputs, module)
-        rereads, constants = self._build_op(applied, site, call)
+        self._build(_Op(op, node_id, arguments, _seen(arguments), outputs, [o._array for o in outputs], module),
+                    site, call, None, _call_key(call))
+
+    def _build(self, applied, site, call, group, call_key):
+        """Build an op's nodes, edges and group (``group``: given, else found from ``call``),
+        and note what it bound for the next iteration's replay."""
+        nodes_before = len(self.graph.nodes)
+        rereads, constants = self._build_op(applied, site, call, group)
         if self._entries is not None:
             nodes = self.graph.nodes
             created = {node.id for node in nodes[nodes_before:] if node.op is None}
-            inputs = tuple(self._resolve(value) if isinstance(value, Tensor) else None for value in arguments)
-            leaves = {node_id: _leaf_spec(value) for value, node_id in zip(arguments, inputs) if node_id in created}
+            inputs = tuple(self._known(seen) if seen is not None else None for seen in applied.seen)
+            leaves = {node_id: _leaf_spec(seen[0], seen[3])
+                      for seen, node_id in zip(applied.seen, inputs) if node_id in created}
             self._entries.append(_OpEntry(
-                op, module, tuple(_argument_kind(value) for value in arguments), inputs, constants, leaves,
-                tuple((self._resolve(o), o._array.shape, o._array.dtype, o.name or op) for o in outputs),
-                len(nodes), len(self.graph.edges), rereads, _call_key(call)))
+                applied.op, applied.module, tuple(_argument_kind(value) for value in applied.arguments), inputs,
+                constants, leaves,
+                tuple((self._output_node(applied, output_nr, output), array.shape, array.dtype, output.name or applied.op)
+                      for output_nr, (output, array) in enumerate(zip(applied.outputs, applied.arrays))),
+                len(nodes), len(self.graph.edges), rereads, call_key))
 
-    def _build_op(self, event, site, call):
+    def _output_node(self, applied, output_nr, output):
+        node_id = self._outputs.get((applied.node_id, output_nr)) if applied.node_id is not None else None
+        return node_id if node_id is not None else self._ids.get(output.uid)
+
+    def _build_op(self, applied, site, call, group):
         """Add the op's nodes, edges and group; returns :meth:`_note_read`'s positions and
         the constant nodes of the Python numbers it was given."""
-        arguments = event.arguments
         inputs = []      # (argument position, its node id, its shape, whether it carries a gradient)
         numbers = []     # the nodes of the Python numbers among them
-        read = []        # (argument position, tensor, its node id)
-        for position, value in enumerate(arguments):
-            if isinstance(value, Tensor):
-                node_id = self._node_for(value, "leaf")
-                inputs.append((position, node_id, list(value.shape), value.requires_grad))
-                read.append((position, value, node_id))
+        read = []        # (argument position, the array the op read, its node id)
+        for position, (value, seen) in enumerate(zip(applied.arguments, applied.seen)):
+            if seen is not None:
+                node_id = self._node_for(seen, "leaf")
+                inputs.append((position, node_id, list(seen[3].shape), value.requires_grad))
+                read.append((position, seen[3], node_id))
             elif type(value) in (int, float):
                 number_id = self._constant_node(value)
                 inputs.append((position, number_id, [], False))
                 if number_id is not None:
                     numbers.append(number_id)
         rereads = self._note_read(read)
-        group = None
         grouped = False
-        for output_nr, output in enumerate(event.outputs):
+        for output_nr, (output, array) in enumerate(zip(applied.outputs, applied.arrays)):
             if output.uid in self._ids:
                 continue
-            node_id = self._node_for(output, "op")
+            node_id = self._node_for((output, None, output_nr, array), "op")
             if node_id is None:
                 break
             node = self.graph.nodes[-1]
-            node.op = event.op
-            node.label = output.name or event.op
-            node.module = event.module
+            node.op = applied.op
+            node.label = output.name or applied.op
+            node.module = applied.module
             node.source = site
             if not grouped:
-                group, grouped = self._group_of_op(event, call, node_id, numbers), True
+                grouped = True
+                if group is None:
+                    group = self._group_of_op(applied, call, node_id, numbers)
+                else:
+                    self._call = None
                 if group is not None:       # the numbers the op was given are drawn beside it
                     for number_id in numbers:
                         self._hierarchy.members[number_id] = group
@@ -779,116 +873,157 @@ class Recorder:
                     self.graph.edges.append(edge)
                     if carries_grad:
                         self._add_gradient_edge(edge)
-            if event.node_id is not None:
-                self._outputs[(event.node_id, output_nr)] = node_id
+            if applied.node_id is not None:
+                self._outputs[(applied.node_id, output_nr)] = node_id
                 if output_nr == 0:
-                    self._autograd_nodes[event.node_id] = node_id
+                    self._autograd_nodes[applied.node_id] = node_id
         return rereads, tuple(numbers)
 
-    def _replay_op(self, op, node, arguments, outputs, module, caller):
-        """Bind the op's tensors to the nodes the same op made in the repeated iteration;
-        False when the op differs (then the structure is built afresh from here). The hot
-        path of a recorded training loop: look-ups and comparisons only."""
-        replay = self._replay
-        if replay.position >= len(replay.entries):
-            return False
-        entry = replay.entries[replay.position]
-        _, _, layout, expected_inputs, constants, leaves, expected_outputs, _, _, rereads, call = entry
-        if op != entry.op or module != entry.module or len(arguments) != len(layout) \
-                or len(outputs) != len(expected_outputs) or _call_key_at(caller) != call:
-            return False     # another op, or applied from elsewhere (its group and source line may differ)
+    # --- the replayed work, bound when a graph is asked for ------------------------------
+    def _settle(self):
+        """Bind the work logged since the last time (see :meth:`_record_op`), in order: each
+        replayed op to its nodes (or, where it turns out to differ, the structure built afresh
+        from there), then the backward pass's roots, gradients and order."""
+        log = self._log
+        if log:
+            self._log = []
+            for bind, arguments in log:
+                bind(self, *arguments)
+            self._replaced = None
+
+    def _bind_op(self, position, entry, applied):
+        """Bind a replayed op (the ``position``-th of its iteration) to the nodes of ``entry``;
+        where its tensors differ from those the entry bound, the structure is the repeated
+        one up to ``position`` and is built afresh from this op, each op's source line and
+        group being those of the op it replaced (its call site and module were the same)."""
+        if self._replay is not None:
+            if self._bind_replayed(entry, applied):
+                return
+            self._diverge(position)
+        structure, members = self._replaced
+        replaced = structure.node(entry.outputs[0][0])
+        self._build(applied, replaced.source, None, members.get(replaced.id), entry.call)
+
+    def _bind_replayed(self, entry, applied):
+        """Bind ``applied``'s tensors to the nodes ``entry`` made in the repeated iteration;
+        False (nothing bound) when they are not the same tensors. Look-ups and comparisons only."""
+        _, _, layout, expected_inputs, constants, leaves, expected_outputs, _, _, rereads, _ = entry
         ids, known_outputs = self._ids, self._outputs
         fresh = None     # (tensor, leaf node id) of the tensors this op is the first to use, bound on trial
-        for value, kind, expected in zip(arguments, layout, expected_inputs):
+        for value, seen, kind, expected in zip(applied.arguments, applied.seen, layout, expected_inputs):
             if kind:
-                if isinstance(value, Tensor) or (1 if type(value) is int else 2 if type(value) is float else 3) != kind:
+                if seen is not None or _argument_kind(value) != kind:
                     return self._unbind(fresh)
                 continue
-            if not isinstance(value, Tensor):
+            if seen is None:
                 return self._unbind(fresh)
-            grad_fn = value.grad_fn
-            node_id = known_outputs.get((grad_fn.id, value._output_nr)) if grad_fn is not None else None
+            tensor, grad_fn, output_nr, array = seen
+            node_id = known_outputs.get((grad_fn.id, output_nr)) if grad_fn is not None else None
             if node_id is None:
-                uid = value.uid
+                uid = tensor.uid
                 node_id = ids.get(uid)
                 if node_id is None:
                     # first seen here: it must be like the leaf this op met first last time
-                    array = value._array
-                    if leaves.get(expected) != (type(value), value.name, array.shape, array.dtype,
-                                                value.requires_grad) \
-                            or (fresh is not None and any(leaf == expected for _, leaf in fresh)):
+                    if leaves.get(expected) != _leaf_spec(tensor, array) or (
+                            fresh is not None and any(leaf == expected for _, leaf, _ in fresh)):
                         return self._unbind(fresh)
                     ids[uid] = expected
-                    fresh = [(value, expected)] if fresh is None else [*fresh, (value, expected)]
+                    fresh = [(tensor, expected, array)] if fresh is None else [*fresh, (tensor, expected, array)]
                     continue
             if node_id != expected:
                 return self._unbind(fresh)
-        by_uid = self._observation is None
-        for tensor, (_, shape, dtype, label) in zip(outputs, expected_outputs):
-            array = tensor._array
-            if array.shape != shape or array.dtype != dtype or (tensor.name or op) != label \
-                    or (tensor.grad_fn is None and tensor.uid in ids):
+        for tensor in applied.outputs:
+            if tensor.grad_fn is None and tensor.uid in ids:
                 return self._unbind(fresh)
         frame = self._frame
         values = frame.values
         keep_all = self.values
+        frozen = frame.frozen
         if fresh is not None:
-            for tensor, node_id in fresh:
-                array = tensor._array
+            for _, node_id, array in fresh:
                 if keep_all or not array.ndim:
-                    values[node_id] = array
+                    values[node_id] = frozen[id(array)][1] if id(array) in frozen else array
                     frame.mutable.append(node_id)
         if rereads and keep_all:
             for position in rereads:                    # see _note_read
-                values[expected_inputs[position]] = arguments[position]._array
+                values[expected_inputs[position]] = applied.seen[position][3]
         if constants:
-            numbers = [value for value, kind in zip(arguments, layout) if kind == 1 or kind == 2]
+            numbers = [value for value, kind in zip(applied.arguments, layout) if kind == 1 or kind == 2]
             frame.numbers.update(zip(constants, numbers))
-        # a result with a history is found by it (see _node_for); by its uid only where
+        # a result with a history is found by it (see _known); by its uid only where
         # backward roots are named by uid (recording from events)
-        output_nr = 0
-        for tensor, (node_id, _, _, _) in zip(outputs, expected_outputs):
+        by_uid = self._observation is None
+        node = applied.node_id
+        for output_nr, (tensor, array, (node_id, _, _, _)) in enumerate(
+                zip(applied.outputs, applied.arrays, expected_outputs)):
             if by_uid or tensor.grad_fn is None:
                 ids[tensor.uid] = node_id
-            array = tensor._array
             if keep_all or not array.ndim:
-                values[node_id] = array
                 if getattr(array, "base", None) is not None:
+                    if id(array) in frozen:
+                        array = frozen[id(array)][1]
                     frame.mutable.append(node_id)
+                values[node_id] = array
             if node is not None:
                 known_outputs[(node, output_nr)] = node_id
-            output_nr += 1
         if node is not None:
             self._autograd_nodes[node] = expected_outputs[0][0]
         frame.revision += 1
-        self._entries.append(entry)
-        replay.position += 1
         return True
 
     def _unbind(self, fresh):
         """Undo the trial bindings of a replay that failed; False."""
-        for tensor, _ in fresh or ():
+        for tensor, _, _ in fresh or ():
             del self._ids[tensor.uid]
         return False
+
+    def _freeze_log(self):
+        """Copy the values that logged ops read and the program may change in place before
+        they are bound (leaves that an optimizer updates, views): the frame's ``frozen``
+        copies are what gets bound (see :meth:`_Frame.freeze_values`)."""
+        frozen = self._frame.frozen
+        keep_all = self.values
+        for bind, arguments in self._log:
+            if bind is Recorder._bind_op:
+                applied = arguments[2]
+                for seen in applied.seen:
+                    if seen is not None and seen[1] is None:
+                        array = seen[3]
+                        if (keep_all or not array.ndim) and id(array) not in frozen:
+                            frozen[id(array)] = (array, _copy_array(array))
+                for array in applied.arrays:
+                    if getattr(array, "base", None) is not None and (keep_all or not array.ndim) \
+                            and id(array) not in frozen:
+                        frozen[id(array)] = (array, _copy_array(array))
 
     def _note_read(self, read):
         """What an op read is its input nodes' value: an in-place op reads a private copy of
         the value that it then overwrites, and the node keeps that copy. ``read``: (argument
-        position, tensor, node id) of each tensor argument; returns the argument positions
+        position, array read, node id) of each tensor argument; returns the argument positions
         of those that held such a copy."""
         values = self._frame.values
         rereads = []
-        for position, tensor, node_id in read:
-            if node_id is not None and node_id in values and values[node_id] is not tensor._array:
-                values[node_id] = tensor._array
+        for position, array, node_id in read:
+            if node_id is not None and node_id in values and values[node_id] is not array:
+                values[node_id] = array
                 rereads.append(position)
         return tuple(rereads)
 
-    def _diverge(self):
+    def _diverge(self, position=None):
         """The iteration stopped repeating the previous one: its structure (and groups) is
-        that iteration's up to where they agreed (copied), and grows afresh from there."""
+        that iteration's up to where they agreed (copied), and grows afresh from there.
+        ``position``: while the log is bound, the op found to differ (the ops logged after
+        it are built afresh too); else at the op being recorded, once the log is bound."""
+        if position is None:
+            self._settle()
+            if self._replay is None:              # the log itself diverged
+                return
+            position = self._replay.position
+        else:
+            self._entries = self._entries[:position]
+            self._replaced = (self._replay.graph, self._hierarchy.members)   # what the logged ops after it replaced
         replay, self._replay = self._replay, None
-        node_count, edge_count = replay.counts(replay.position)
+        node_count, edge_count = replay.counts(position)
         structure = Graph(nodes=[copy.copy(node) for node in replay.graph.nodes[:node_count]],
                           edges=[copy.copy(edge) for edge in replay.graph.edges[:edge_count]])
         self.graph = structure
@@ -928,17 +1063,30 @@ class Recorder:
 
     def _on_backward_start(self, event):
         roots = getattr(event, "roots", None)         # the tensors, from the engine; events name them
-        node_ids = [self._resolve(root) for root in roots] if roots is not None else \
-            [self._ids.get(uid) for uid in event.root_ids]
-        if not self.records_forward:      # a view of one tensor: only a backward of its own graph
-            if all(node_id is None for node_id in node_ids):
-                return
-            self._frame.forget_backward()
-            self.graph.backward = {"source": "recorded", "note": None}
-        elif self._replay is not None and self._replay.position < len(self._replay.entries):
+        if roots is None or not self.records_forward:
+            self._settle()
+            node_ids = [self._resolve(root) for root in roots] if roots is not None else \
+                [self._ids.get(uid) for uid in event.root_ids]
+            if not self.records_forward:      # a view of one tensor: only a backward of its own graph
+                if all(node_id is None for node_id in node_ids):
+                    return
+                self._frame.forget_backward()
+                self.graph.backward = {"source": "recorded", "note": None}
+            seen = [(None, node_id) for node_id in node_ids]
+        else:
+            seen = [(root, (root, root.grad_fn, root._output_nr, None)) for root in roots]
+        if self._replay is not None and self._replay.position < len(self._replay.entries):
             self._diverge()                           # backward came before the repeated ops ended
         self._in_backward = True
-        for node_id in node_ids:
+        if self._log:
+            self._log.append((Recorder._bind_roots, (seen,)))
+        else:
+            self._bind_roots(seen)
+
+    def _bind_roots(self, roots):
+        """The backward pass's roots: (tensor, as seen) pairs, or (None, node id)."""
+        for tensor, seen in roots:
+            node_id = seen if tensor is None else self._known(seen)
             if node_id is not None:
                 self._frame.roots.add(node_id)
 
@@ -953,8 +1101,13 @@ class Recorder:
     def _node_backward(self, autograd_id, grad_outputs, grads):
         """Autograd node ``autograd_id`` ran its backward: received ``grad_outputs`` and
         gave its inputs ``grads``."""
-        if not self._in_backward:
-            return
+        if self._in_backward:
+            if self._log:
+                self._log.append((Recorder._bind_node_backward, (autograd_id, grad_outputs, grads)))
+            else:
+                self._bind_node_backward(autograd_id, grad_outputs, grads)
+
+    def _bind_node_backward(self, autograd_id, grad_outputs, grads):
         node_id = self._autograd_nodes.get(autograd_id)
         if node_id is None:
             return
@@ -984,15 +1137,23 @@ class Recorder:
 
     def _grad_accumulated(self, tensor_id, tensor):
         """The gradient of leaf ``tensor`` (None: only its ``tensor_id`` is known) was accumulated."""
-        if not self._in_backward:
-            return
+        if self._in_backward:
+            grad = tensor.grad if tensor is not None else None
+            if grad is not None:
+                grad = grad._array
+            if self._log:
+                self._log.append((Recorder._bind_grad, (tensor_id, grad)))
+            else:
+                self._bind_grad(tensor_id, grad)
+
+    def _bind_grad(self, tensor_id, grad):
         node_id = self._ids.get(tensor_id)
         if node_id is None:
             return
         self._place_in_backward(node_id)
         self._frame.revision += 1
-        if self.grads and tensor is not None and tensor.grad is not None:
-            self._frame.grads[node_id] = tensor.grad._array
+        if self.grads and grad is not None:
+            self._frame.grads[node_id] = grad
 
     def _on_backward_end(self, event):
         if not self._in_backward:
@@ -1000,6 +1161,7 @@ class Recorder:
         self._in_backward = False
         self._backward_done = self.records_forward
         # an optimizer step comes next and changes the parameters in place
+        self._freeze_log()
         self._frame.freeze_values(_copy_array)
         self._frame.revision += 1
 
@@ -1012,6 +1174,7 @@ class Recorder:
     def result(self):
         """The graph of the current iteration, with its statistics, groups and the step history."""
         with self.lock:
+            self._settle()
             structure = self.graph
             replay = self._replay
             if replay is not None and replay.position < len(replay.entries):
@@ -1031,6 +1194,7 @@ class Recorder:
         name of their own with the variable's name (``loss``, ``h``)."""
         tensors, _ = tensors_by_name(namespace)
         with self.lock:
+            self._settle()
             for name, tensor in tensors:
                 node_id = self._resolve(tensor)
                 if node_id is not None:
@@ -1110,11 +1274,10 @@ class Recorder:
         return result
 
 
-def _leaf_spec(tensor):
+def _leaf_spec(tensor, array):
     """What makes a leaf tensor's node (its class says whether it is a parameter; a scalar
-    constant's label is its value, taken each iteration): two leaves with equal specs record
-    equal nodes."""
-    array = tensor._array
+    constant's label is its value, taken each iteration), ``array`` being its value: two
+    leaves with equal specs record equal nodes."""
     return type(tensor), tensor.name, array.shape, array.dtype, tensor.requires_grad
 
 
@@ -1273,22 +1436,22 @@ def _backward_ran(order):
 def _engine_order(root, nodes):
     """The order in which the engine runs ``nodes`` backward from ``root`` (see
     :mod:`vizgrad.autograd.engine`): a node runs once every node that feeds it a gradient
-    has run, the latest created first."""
-    import heapq
+    has run, in the engine's order among those ready."""
+    from ..autograd.engine import ReadyNodes
     pending = dict.fromkeys(nodes, 0)
     for node in nodes:
         for edge in node.next_edges:
             if edge is not None:
                 pending[edge[0]] += 1
-    ready, order = [(-root.id, root)], []
+    ready, order = ReadyNodes([root]), []
     while ready:
-        node = heapq.heappop(ready)[1]
+        node = ready.pop()
         order.append(node)
         for edge in node.next_edges:
             if edge is not None:
                 pending[edge[0]] -= 1
                 if pending[edge[0]] == 0:
-                    heapq.heappush(ready, (-edge[0].id, edge[0]))
+                    ready.push(edge[0])
     return order
 
 
