@@ -437,8 +437,9 @@ class _Watch:
 
 class _EngineTap(events.Observer):
     """The engine callbacks of a started :class:`Recorder` (see :func:`vizgrad.events.observe`):
-    each becomes the recorder's handling of the matching event, through this one reusable
-    object in place of an event, whose tensors are dropped when the handling ends."""
+    each becomes the recorder's handling of the matching event, with no event made. The node
+    and leaf gradients of a backward pass are handed to the recorder together, when the
+    pass ends (or a pass inside it begins)."""
 
     KINDS = frozenset({"op", "backward_start", "node_backward", "grad_accumulated", "backward_end",
                        "module_forward"})
@@ -447,6 +448,7 @@ class _EngineTap(events.Observer):
         from ..nn.module import _module_stack
         self.recorder = recorder
         self._modules = _module_stack       # the qualified names of the modules whose forward runs
+        self._pass = []                     # (bind, arguments) of the backward pass's gradients so far
         self.roots = None
 
     def wants(self, kind):
@@ -471,6 +473,7 @@ class _EngineTap(events.Observer):
 
     def backward_started(self, roots):
         with self.recorder.lock:
+            self._hand_over()
             self.roots = roots
             try:
                 self.recorder._on_backward_start(self)
@@ -478,20 +481,23 @@ class _EngineTap(events.Observer):
                 self.roots = None
 
     def node_backward(self, node, grad_outputs, grad_inputs, seconds):
-        recorder = self.recorder
-        with recorder.lock:
-            recorder._node_backward(node.id, grad_outputs, grad_inputs)
+        self._pass.append((Recorder._bind_node_backward, (node.id, grad_outputs, grad_inputs)))
 
     def grad_accumulated(self, tensor, first):
-        recorder = self.recorder
-        with recorder.lock:
-            recorder._grad_accumulated(tensor.uid, tensor)
+        grad = tensor.grad
+        self._pass.append((Recorder._bind_grad, (tensor.uid, grad._array if grad is not None else None)))
 
     def backward_finished(self, roots, node_count, seconds):
         with self.recorder.lock:
+            self._hand_over()
             self.recorder._on_backward_end(self)
         if self.recorder._untold:
             self.recorder._changed()
+
+    def _hand_over(self):
+        gradients, self._pass = self._pass, []
+        if gradients:
+            self.recorder._backward_ran(gradients)
 
 
 class Recorder:
@@ -1096,18 +1102,26 @@ class Recorder:
             order[node_id] = len(order)
 
     def _on_node_backward(self, event):
-        self._node_backward(event.node_id, event.grad_outputs, event.grads)
+        self._backward_ran([(Recorder._bind_node_backward, (event.node_id, event.grad_outputs, event.grads))])
 
-    def _node_backward(self, autograd_id, grad_outputs, grads):
-        """Autograd node ``autograd_id`` ran its backward: received ``grad_outputs`` and
-        gave its inputs ``grads``."""
-        if self._in_backward:
-            if self._log:
-                self._log.append((Recorder._bind_node_backward, (autograd_id, grad_outputs, grads)))
-            else:
-                self._bind_node_backward(autograd_id, grad_outputs, grads)
+    def _on_grad_accumulated(self, event):
+        grad = event.tensor.grad if event.tensor is not None else None
+        self._backward_ran([(Recorder._bind_grad, (event.tensor_id, grad._array if grad is not None else None))])
+
+    def _backward_ran(self, gradients):
+        """Node and leaf gradients of the backward pass under way, ``(bind, arguments)`` in
+        the engine's order: bound now, or after the logged work (see :meth:`_settle`)."""
+        if not self._in_backward:
+            return
+        if self._log:
+            self._log.extend(gradients)
+        else:
+            for bind, arguments in gradients:
+                bind(self, *arguments)
 
     def _bind_node_backward(self, autograd_id, grad_outputs, grads):
+        """Autograd node ``autograd_id`` ran its backward: received ``grad_outputs`` and
+        gave its inputs ``grads``."""
         node_id = self._autograd_nodes.get(autograd_id)
         if node_id is None:
             return
@@ -1132,21 +1146,8 @@ class Recorder:
                 for edge, grad in zip(edges, grads):
                     edge_grads[id(edge)] = getattr(grad, "_array", grad)
 
-    def _on_grad_accumulated(self, event):
-        self._grad_accumulated(event.tensor_id, event.tensor)
-
-    def _grad_accumulated(self, tensor_id, tensor):
-        """The gradient of leaf ``tensor`` (None: only its ``tensor_id`` is known) was accumulated."""
-        if self._in_backward:
-            grad = tensor.grad if tensor is not None else None
-            if grad is not None:
-                grad = grad._array
-            if self._log:
-                self._log.append((Recorder._bind_grad, (tensor_id, grad)))
-            else:
-                self._bind_grad(tensor_id, grad)
-
     def _bind_grad(self, tensor_id, grad):
+        """The leaf with uid ``tensor_id`` accumulated a gradient (``grad``, its array, or None)."""
         node_id = self._ids.get(tensor_id)
         if node_id is None:
             return
