@@ -52,6 +52,11 @@ class Skipped(Exception):
     """A peer that cannot run here (not installed); the reason goes in the table."""
 
 
+class Elapsed(float):
+    """What a step returns when it times itself (seconds): measured where the work happens,
+    e.g. a browser's frames, not by the harness around the call."""
+
+
 @dataclass
 class Benchmark:
     key: str                 # "B2"
@@ -1001,17 +1006,23 @@ def graph_paint_5000():
     return {"report (Chromium, Playwright)": _paint_setup(1250)}
 
 
-# Pans (drags) or zooms (wheel) the drawn graph once per animation frame, as a person would.
+# Pans (drags) or zooms (wheel) the drawn graph once per animation frame, as a person would;
+# returns the seconds from the first frame of the gesture to its last (``frames`` frames):
+# the frame rate while it lasts (the repaint once it ends is one frame of its own).
 _PAN_ZOOM = """async ([frames, zoom]) => {
   const svg = document.querySelector("svg.vg-graph");
   const box = svg.getBoundingClientRect();
   const at = (i) => ({ clientX: box.left + box.width / 2 + 200 * Math.sin(i / 15), clientY: box.top + box.height / 2 + 120 * Math.cos(i / 19) });
   const frame = () => new Promise((done) => requestAnimationFrame(done));
-  for (let i = 0; i < frames; i++) {
+  let first = null;
+  let last = null;
+  for (let i = 0; i <= frames; i++) {
     if (zoom) svg.dispatchEvent(new WheelEvent("wheel", { ...at(i), deltaY: i % 60 < 30 ? 30 : -30, bubbles: true, cancelable: true }));
     else svg.dispatchEvent(new PointerEvent("pointermove", { ...at(i), pointerId: 1, buttons: 1, bubbles: true }));
-    await frame();
+    last = await frame();
+    if (first === null) first = last;
   }
+  return (last - first) / 1000;
 }"""
 
 
@@ -1042,10 +1053,10 @@ def graph_pan_zoom():
         def step():
             if not zoom:
                 page.mouse.down()                        # a real press: the moves that follow drag
-            page.evaluate(_PAN_ZOOM, [B9_FRAMES, zoom])
+            seconds = page.evaluate(_PAN_ZOOM, [B9_FRAMES, zoom])
             if not zoom:
                 page.mouse.up()
-            return float(nodes)
+            return Elapsed(seconds)
         return step
     return {"pan (drag)": lambda: setup(False), "zoom (wheel)": lambda: setup(True)}
 
@@ -1229,8 +1240,9 @@ def measure(bench, min_reps, budget, warmup, log):
                 step()        # untimed: a round's first step may switch listeners (B5)
                 for _ in range(min(reps, 1000)):
                     start = time.perf_counter()
-                    step()
-                    result.times.append(time.perf_counter() - start)
+                    out = step()
+                    seconds = time.perf_counter() - start
+                    result.times.append(out if isinstance(out, Elapsed) else seconds)
             except Exception as error:
                 result.error, result.times = f"{type(error).__name__}: {error}", []
                 log(f"  {bench.key} {peer}: {result.error}")

@@ -22,7 +22,9 @@ const MINIMAP_WIDTH = 150;
 const MINIMAP_HEIGHT = 160;
 const LAYER_SCALE_LIMIT = 1.25; // a painted layer scaled more than this is painted afresh...
 const LAYER_SHIFT_LIMIT = 0.3; // ...and one moved by more than this part of the view
-const WHEEL_LAYER_SCALE_LIMIT = 4; // a wheel gesture scales the layer this far (and moves it freely) before painting afresh
+// a wheel gesture scales the layer this far (and moves it freely) before painting afresh: painting
+// a 1,000-node drawing takes several frames, so a gesture paints only past 8x, and when it ends
+const WHEEL_LAYER_SCALE_LIMIT = 8;
 const SETTLE_FRAMES = 4; // animation frames without a wheel event that end a wheel gesture
 let viewCount = 0;
 
@@ -44,12 +46,12 @@ export function mountGraph(container, graph, svg, drawing, { onSelect = () => {}
   const { nodeElements, groupElements, edgeElements } = prepareSvg(svg, nodes, drawing);
   const nodesWere = nodes.size;
   const tooltip = h("div", { class: "vg-tooltip", role: "tooltip", hidden: true });
-  const minimap = h("canvas", { class: "vg-minimap", width: MINIMAP_WIDTH, height: 10, hidden: true, "aria-label": "overview: click to move there", "data-testid": "vg-minimap" });
+  const minimap = h("canvas", { class: "vg-minimap vg-out-of-view", width: MINIMAP_WIDTH, height: 10, "aria-label": "overview: click to move there", "data-testid": "vg-minimap" });
   const stage = h("div", { class: "vg-graph-stage", tabindex: "0", "aria-label": "computation graph" }, [svg, minimap, tooltip]);
   container.append(stage);
 
   let overview = null;
-  const viewport = createViewport(svg, contentBox(svg), () => overview?.update());
+  const viewport = createViewport(svg, contentBox(svg), (painted) => overview?.update(painted));
   overview = createMinimap(minimap, svg, viewport);
   overview.viewport = viewport;
   let selected = null;
@@ -262,8 +264,9 @@ function contentBox(svg) {
 /**
  * Zooming and panning by rewriting the SVG's viewBox (at most once per animation frame);
  * ``content`` is what "fit" shows. Labels that would be drawn smaller than READABLE_PX
- * give way to the shapes (class vg-glyphs) and return when zoomed in. ``onChange`` runs
- * after each change (the minimap follows).
+ * give way to the shapes (class vg-glyphs) and return when zoomed in. ``onChange(painted)``
+ * runs after each change (the minimap follows): ``painted`` is false while a gesture moves
+ * the painted drawing as a layer.
  */
 function createViewport(svg, content, onChange = () => {}) {
   /** The fitted view: the content with a margin, small graphs not blown up past MAX_FIT_SCALE. */
@@ -313,7 +316,7 @@ function createViewport(svg, content, onChange = () => {}) {
     const scale = pixelsPerUnit();
     svg.classList.toggle("vg-glyphs", scale > 0 && LABEL_PT * scale < READABLE_PX);
     svg.classList.toggle("vg-small-text", scale > 0 && (LABEL_PT - 2) * scale < READABLE_PX);
-    onChange();
+    onChange(true);
   }
   function schedule() {
     if (frame) return;
@@ -366,7 +369,7 @@ function createViewport(svg, content, onChange = () => {}) {
     svg.style.transform = `translate(${x}px, ${y}px) scale(${k})`;
     svg.classList.add("vg-layered");
     layered = true;
-    onChange();
+    onChange(false);
   }
 
   /** Screen pixels per layout unit (the viewBox is fitted into the element: "meet"). */
@@ -486,11 +489,18 @@ function createMinimap(canvas, svg, viewport) {
     context.strokeRect((view.x - content.x) * scale, (view.y - content.y) * scale, view.width * scale, view.height * scale);
   }
   return {
-    update() {
+    /**
+     * Follow the view; ``painted``: the graph was painted at it (else a gesture moves the
+     * painted layer: the minimap is then only redrawn, shown or hidden once it ends, as a
+     * change of the page's layout there would lay the whole drawing out again mid-gesture).
+     */
+    update(painted = true) {
       const view = viewport.box;
-      const partial = view.width < content.width * 0.98 || view.height < content.height * 0.98;
-      canvas.hidden = !partial;
-      if (!partial) return;
+      if (painted) {
+        const partial = view.width < content.width * 0.98 || view.height < content.height * 0.98;
+        canvas.classList.toggle("vg-out-of-view", !partial);
+      }
+      if (canvas.classList.contains("vg-out-of-view")) return;
       if (!boxes) measure();
       draw();
     },
