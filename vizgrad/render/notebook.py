@@ -31,7 +31,9 @@ def mimebundle(graph, **dot_options):
     from .svg import summary_svg
 
     dot = to_dot(graph, **dot_options)
-    data = {MIME_TYPE: json.loads(graph.to_json()), "text/plain": repr(graph), "image/svg+xml": summary_svg(graph)}
+    graph_data = graph.to_dict()
+    json.dumps(graph_data, allow_nan=False)    # what the notebook will save is strict JSON, or this raises here
+    data = {MIME_TYPE: graph_data, "text/plain": repr(graph), "image/svg+xml": summary_svg(graph)}
     return data, {MIME_TYPE: {"dot": dot, "vizgrad": __version__}}
 
 
