@@ -426,3 +426,103 @@ def test_printing_warnings_free():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         repr(vg.tensor([float("nan"), 0.0, float("inf")]))
+
+
+# --- more of PyTorch's elementwise, reduction and tensor API -------------------------------
+
+def test_pairs_of_statistics_and_aminmax_match_pytorch_and_print_as_its_return_types():
+    torch = pytest.importorskip("torch")
+    data = np.array([[1.0, 2.0, 4.0], [0.5, -1.0, 3.0]], dtype=np.float32)
+    for name, kwargs in (("var_mean", {}), ("std_mean", {"dim": 1, "keepdim": True}), ("std_mean", {"correction": 0})):
+        ours, theirs = getattr(vg, name)(vg.tensor(data), **kwargs), getattr(torch, name)(torch.tensor(data), **kwargs)
+        assert isinstance(ours, tuple) and len(ours) == 2
+        for a, b in zip(ours, theirs):
+            close(a, b)
+    ours, theirs = vg.tensor(data).aminmax(dim=0), torch.tensor(data).aminmax(dim=0)
+    close(ours.min, theirs.min)
+    close(ours.max, theirs.max)
+    assert repr(vg.aminmax(vg.tensor([1.0, 4.0, -2.0]))) == repr(torch.aminmax(torch.tensor([1.0, 4.0, -2.0]))).replace(
+        "torch.", "vizgrad.")
+    assert repr(vg.tensor([[1.0, 2.0]]).max(dim=1)) == repr(torch.tensor([[1.0, 2.0]]).max(dim=1)).replace(
+        "torch.", "vizgrad.")
+    assert type(vg.tensor([3.0, 1.0]).sort()) is vg.return_types.sort
+    x = vg.tensor(data, requires_grad=True)
+    spread, centre = vg.std_mean(x)
+    (spread + centre).backward()
+    reference = torch.tensor(data, requires_grad=True)
+    sum(torch.std_mean(reference)).backward()
+    close(x.grad, reference.grad)
+
+
+def test_inference_mode_records_nothing_as_a_block_and_as_a_decorator():
+    w = vg.tensor([1.0, 2.0], requires_grad=True)
+    assert not vg.is_inference_mode_enabled()
+    with vg.inference_mode():
+        assert vg.is_inference_mode_enabled() and not vg.is_grad_enabled()
+        assert (w * 2).grad_fn is None
+    assert not vg.is_inference_mode_enabled() and vg.is_grad_enabled()
+    with vg.inference_mode(False):
+        assert (w * 2).grad_fn is not None
+
+    @vg.inference_mode()
+    def predict(x):
+        return x * 3
+    assert predict(w).grad_fn is None and vg.is_grad_enabled()
+
+
+def test_element_size_and_bytes():
+    torch = pytest.importorskip("torch")
+    for dtype in ("float32", "float64", "int64", "bool", "float16"):
+        ours, theirs = vg.zeros(3, 2, dtype=getattr(vg, dtype)), torch.zeros(3, 2, dtype=getattr(torch, dtype))
+        assert (ours.element_size(), ours.itemsize, ours.nbytes) == (theirs.element_size(), theirs.itemsize,
+                                                                     theirs.nbytes)
+
+
+def test_in_place_forms_of_the_newer_ops_change_the_tensor_and_keep_the_gradient():
+    torch = pytest.importorskip("torch")
+    calls = [("trunc_", ()), ("fix_", ()), ("absolute_", ()), ("frac_", ()), ("clamp_min_", (0.25,)),
+             ("clamp_max_", (0.25,)), ("nan_to_num_", ()), ("lerp_", ([0.5, -0.5, 2.0], 0.25)),
+             ("addcmul_", ([1.0, 2.0, 3.0], [0.5, 0.5, 2.0])), ("addcdiv_", ([1.0, 2.0, 3.0], [0.5, 4.0, 2.0])),
+             ("index_put_", (([0, 2],), [10.0, 20.0])), ("round_", ())]
+    start = [1.75, -2.5, 0.125]
+    for name, arguments in calls:
+        def run(library):
+            leaf = library.tensor(start, requires_grad=True)
+            x = leaf * 1.0
+            args = [tuple(library.tensor(a) for a in arg) if isinstance(arg, tuple) else
+                    library.tensor(arg) if isinstance(arg, list) else arg for arg in arguments]
+            result = getattr(x, name)(*args)
+            assert result is x
+            x.sum().backward()
+            return x.detach(), leaf.grad
+        for ours, theirs in zip(run(vg), run(torch)):
+            close(ours, theirs)
+    accumulated = vg.zeros(4).index_put_((vg.tensor([0, 0, 3]),), vg.tensor([1.0, 2.0, 5.0]), accumulate=True)
+    assert accumulated.tolist() == [3.0, 0.0, 0.0, 5.0]
+
+
+def test_loss_dtypes_of_mixed_float_arguments_are_pytorchs():
+    torch = pytest.importorskip("torch")
+    for name in ("huber_loss", "binary_cross_entropy_with_logits", "mse_loss", "l1_loss", "smooth_l1_loss"):
+        for first, second in (("float32", "float64"), ("float64", "float32")):
+            ours = getattr(F, name)(vg.tensor([0.5, -1.0], dtype=getattr(vg, first)),
+                                    vg.tensor([1.0, 0.0], dtype=getattr(vg, second)))
+            theirs = getattr(torch.nn.functional, name)(torch.tensor([0.5, -1.0], dtype=getattr(torch, first)),
+                                                        torch.tensor([1.0, 0.0], dtype=getattr(torch, second)))
+            assert ours.dtype.name == str(theirs.dtype).replace("torch.", ""), (name, first, second)
+            close(ours, theirs, atol=1e-6)
+    x = vg.tensor([0.5, -1.0], dtype=vg.float32, requires_grad=True)
+    F.binary_cross_entropy_with_logits(x, vg.tensor([1.0, 0.0], dtype=vg.float64)).backward()
+    assert x.grad.dtype is vg.float32                  # the input's gradient in the input's dtype
+
+
+def test_the_newer_ops_refuse_what_pytorch_refuses_in_their_words():
+    from vizgrad.errors import ArgumentTypeError, DTypeError
+    with pytest.raises(DTypeError, match="lerp: end is float64 but input is float32"):
+        vg.lerp(vg.zeros(2), vg.ones(2, dtype=vg.float64), 0.5)
+    with pytest.raises(DTypeError, match="frac: input must be a floating point tensor, got int64"):
+        vg.tensor([1, 2]).frac()
+    with pytest.raises(ArgumentTypeError, match="addcmul: tensor2 must be a Tensor, got"):
+        vg.addcmul(vg.zeros(2), vg.ones(2), [1.0, 2.0])
+    with pytest.raises(ShapeError, match="roll: shifts .* and dims .* must have the same length"):
+        vg.roll(vg.zeros(2, 2), (1, 1), 0)

@@ -23,12 +23,13 @@ from . import ops as _ops
 from .ops.registry import OPS as _OPS
 from .ops.compare import allclose, equal
 from .ops.histogram import histogram
+from .ops.reduce import aminmax, std_mean, var_mean
 from . import creation as _creation
 from .creation import (Generator, arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, manual_seed, multinomial, normal, ones, ones_like, rand, rand_like, randint, randn,
                        randn_like, randperm, tensor, zeros, zeros_like)
 from . import autograd
-from .autograd import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
 from . import cuda
 from . import nn
 from . import optim
@@ -37,6 +38,7 @@ from . import data
 from . import utils
 from . import serialization
 from . import events
+from . import return_types
 from . import trace as _trace_module
 from .trace import Graph, graph, trace
 from .serialization import load, save

@@ -196,7 +196,9 @@ def _inplace_method(function, name):
 
 
 for _name in ("add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "clamp", "neg", "exp", "log", "sqrt",
-              "abs", "tanh", "sigmoid", "relu", "sin", "cos", "reciprocal", "square", "floor", "ceil", "round", "sign"):
+              "abs", "tanh", "sigmoid", "relu", "sin", "cos", "reciprocal", "square", "floor", "ceil", "round", "sign",
+              "trunc", "frac", "logit", "nan_to_num", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv",
+              "index_put"):
     setattr(Tensor, _name + "_", _inplace_method(getattr(ops, _name), _name + "_"))
 Tensor.__iadd__ = Tensor.add_
 Tensor.__isub__ = Tensor.sub_
@@ -205,6 +207,9 @@ Tensor.__itruediv__ = Tensor.div_
 Tensor.__imod__ = Tensor.remainder_
 Tensor.__ifloordiv__ = Tensor.floor_divide_
 Tensor.clip_ = Tensor.clamp_
+Tensor.fix_ = Tensor.trunc_
+Tensor.absolute_ = Tensor.abs_
+Tensor.aminmax = ops.reduce.aminmax
 
 
 def zero_(self):

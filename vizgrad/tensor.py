@@ -178,6 +178,20 @@ class Tensor:
 
     nelement = numel
 
+    def element_size(self):
+        """Bytes per element (4 for float32)."""
+        return self.dtype.itemsize
+
+    @property
+    def itemsize(self):
+        """Bytes per element, as :meth:`element_size`."""
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        """Bytes of all the elements (``numel() * element_size()``)."""
+        return self.numel() * self.dtype.itemsize
+
     @property
     def dtype(self):
         native = self._array.dtype

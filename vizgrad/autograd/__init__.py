@@ -8,7 +8,8 @@ from . import engine
 from . import function as _function
 from .anomaly import detect_anomaly, is_anomaly_enabled
 from .function import AccumulateGrad, Function, Node
-from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                        set_grad_enabled)
 from .hooks import RemovableHandle
 
 

@@ -1,4 +1,5 @@
-"""Grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled`` and anomaly detection state.
+"""Grad modes: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode`` and
+anomaly detection state.
 
 The state is thread-local: a ``no_grad`` block in one thread does not affect another.
 """
@@ -9,6 +10,7 @@ import threading
 
 class _State(threading.local):
     grad_enabled = True
+    inference = False
     anomaly_enabled = False
     anomaly_check_nan = True
 
@@ -52,6 +54,44 @@ class no_grad(_GradMode):
     """
 
     enabled = False
+
+
+class inference_mode(_GradMode):
+    """PyTorch's mode for running a model without training it: nothing is recorded, as
+    under :class:`no_grad` (PyTorch also makes the tensors cheaper; here the two are the
+    same). ``inference_mode(False)`` changes nothing. A context manager and a decorator.
+
+    Example::
+
+        with vizgrad.inference_mode():
+            prediction = model(x)          # no graph
+    """
+
+    def __init__(self, mode=True):
+        self.mode = bool(mode)
+
+    def __enter__(self):
+        self._previous = (state.grad_enabled, state.inference)
+        if self.mode:
+            state.grad_enabled, state.inference = False, True
+
+    def __exit__(self, *exc):
+        state.grad_enabled, state.inference = self._previous
+        return False
+
+    def __call__(self, function):
+        mode = self.mode
+
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            with inference_mode(mode):
+                return function(*args, **kwargs)
+        return wrapper
+
+
+def is_inference_mode_enabled():
+    """Whether an :class:`inference_mode` block is running in this thread."""
+    return state.inference
 
 
 class enable_grad(_GradMode):

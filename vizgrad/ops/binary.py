@@ -11,7 +11,8 @@ import numpy as np
 from .. import dtypes
 from ..autograd.function import Op
 from ..dtypes import bool_
-from ..errors import ArgumentError, ArgumentTypeError, DivisionByZeroError, DTypeError, format_shape
+from ..errors import (ArgumentError, ArgumentTypeError, DivisionByZeroError, DTypeError, as_number, format_shape,
+                      not_a_tensor)
 from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import binary, booleans, values
@@ -465,6 +466,131 @@ def minimum(input, other):
     """Elementwise smaller of two tensors, broadcasting. The gradient goes to the smaller
     input; at a tie it is split evenly."""
     return Minimum.apply(input, other)
+
+
+def _require_tensors(op, **arguments):
+    """The composites' entry check: each of ``arguments`` must be a Tensor."""
+    for name, value in arguments.items():
+        if not isinstance(value, Tensor):
+            raise not_a_tensor(op, name, value)
+
+
+def _require_floating(op, **arguments):
+    """Each of ``arguments`` must be a floating point Tensor (PyTorch has no integer kernel)."""
+    _require_tensors(op, **arguments)
+    for name, value in arguments.items():
+        if not value.is_floating_point():
+            raise DTypeError(f"{op}: {name} must be a floating point tensor, got {value.dtype.name}")
+
+
+def _clamp_bound_samples(rng):
+    yield Sample((values(rng, (3, 4), away_from=0.25), 0.25), name="number")
+    yield Sample((values(rng, (3, 4)), values(rng, (4,), -0.5, 0.5)), name="tensor")
+
+
+@register(lambda a, low: np.maximum(a, low), _clamp_bound_samples, smooth=False)
+def clamp_min(input, min):
+    """``clamp(input, min=min)``: values below ``min`` become ``min``.
+
+    Example::
+
+        vizgrad.tensor([1.0, -1.0]).clamp_min(0)     # tensor([1., 0.])
+    """
+    return clamp(input, min=min)
+
+
+@register(lambda a, high: np.minimum(a, high), _clamp_bound_samples, smooth=False)
+def clamp_max(input, max):
+    """``clamp(input, max=max)``: values above ``max`` become ``max``.
+
+    Example::
+
+        vizgrad.tensor([1.0, -1.0]).clamp_max(0)     # tensor([ 0., -1.])
+    """
+    return clamp(input, max=max)
+
+
+def _lerp_samples(rng):
+    yield Sample((values(rng, (3, 4)), values(rng, (4,)), 0.25), name="number weight")
+    yield Sample((values(rng, (3, 4)), values(rng, (3, 4)), values(rng, (3, 1), 0.0, 1.0)), name="tensor weight")
+
+
+@register(lambda a, b, weight: a + weight * (b - a), _lerp_samples)
+def lerp(input, end, weight):
+    """Linear interpolation, broadcasting: ``input + weight · (end - input)``.
+
+    d/d input = 1 - weight, d/d end = weight, d/d weight = end - input.
+
+    Example::
+
+        vizgrad.lerp(vizgrad.zeros(2), vizgrad.ones(2), 0.25)    # tensor([0.2500, 0.2500])
+    """
+    _require_floating("lerp", input=input, end=end)
+    if not isinstance(weight, Tensor):
+        weight = as_number("lerp", "weight", weight)
+    for name, value in (("end", end), ("weight", weight)):
+        if isinstance(value, Tensor) and value.dtype is not input.dtype:
+            raise DTypeError(f"lerp: {name} is {value.dtype.name} but input is {input.dtype.name}; they must "
+                             f"have the same dtype")
+    return input + weight * (end - input)
+
+
+def _addc_samples(away_from=None):
+    def samples(rng):
+        yield Sample((values(rng, (3, 4)), values(rng, (4,)), values(rng, (3, 1), away_from=away_from)), name="default")
+        yield Sample((values(rng, (3, 4)), values(rng, (3, 4)), values(rng, (3, 4), away_from=away_from)),
+                     {"value": -0.5}, name="value")
+    return samples
+
+
+@register(lambda a, b, c, value=1: a + value * b * c, _addc_samples())
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value · tensor1 · tensor2``, broadcasting (what optimizers write).
+
+    Example::
+
+        vizgrad.addcmul(vizgrad.ones(2), vizgrad.ones(2), vizgrad.ones(2), value=0.5)   # tensor([1.5000, 1.5000])
+    """
+    _require_tensors("addcmul", input=input, tensor1=tensor1, tensor2=tensor2)
+    return input + as_number("addcmul", "value", value) * tensor1 * tensor2
+
+
+@register(lambda a, b, c, value=1: a + value * b / c, _addc_samples(away_from=0.5))
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value · tensor1 / tensor2``, broadcasting (Adam's update is one).
+
+    Example::
+
+        vizgrad.addcdiv(vizgrad.zeros(2), vizgrad.ones(2), vizgrad.full((2,), 4.0))   # tensor([0.2500, 0.2500])
+    """
+    _require_tensors("addcdiv", input=input, tensor1=tensor1, tensor2=tensor2)
+    return input + as_number("addcdiv", "value", value) * tensor1 / tensor2
+
+
+@register(np.logaddexp, binary(scalar=None))
+def logaddexp(input, other):
+    """``log(exp(input) + exp(other))``, computed without overflow (the larger is factored
+    out); d/d input = sigmoid(input - other).
+
+    Example::
+
+        vizgrad.logaddexp(vizgrad.tensor([1000.0]), vizgrad.tensor([1000.0]))   # tensor([1000.6931])
+    """
+    _require_floating("logaddexp", input=input, other=other)
+    larger = maximum(input, other)
+    return larger + ((input - larger).exp() + (other - larger).exp()).log()
+
+
+@register(np.hypot, binary(away_from=0.25, scalar=None))
+def hypot(input, other):
+    """The hypotenuse ``sqrt(input² + other²)``, broadcasting; d/d input = input / hypot.
+
+    Example::
+
+        vizgrad.hypot(vizgrad.tensor([3.0]), vizgrad.tensor([4.0]))   # tensor([5.])
+    """
+    _require_floating("hypot", input=input, other=other)
+    return (input * input + other * other).sqrt()
 
 
 class Where(Op):

@@ -3,15 +3,14 @@ piecewise constant). The counting runs on the host with NumPy, whose histogram r
 PyTorch's (bins closed on the left, the last one on both sides); results come back on the
 input's device."""
 
-import collections
-
 import numpy as np
 
+from .. import return_types
 from ..errors import ArgumentError, DTypeError, ShapeError, as_number, check_size, format_shape, not_a_tensor
 from ..tensor import Tensor
 from .registry import Sample, bind_method, register
 
-HistogramResult = collections.namedtuple("histogram", ("hist", "bin_edges"))
+HistogramResult = return_types.histogram
 
 
 def _host(tensor):

@@ -226,6 +226,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
     if delta <= 0:
         raise ArgumentError(f"huber_loss: delta must be positive, got {delta}")
     _warn_if_broadcast("huber_loss", input, target)
+    if target.is_floating_point() and target.dtype is not input.dtype:
+        target = target.to(input.dtype)        # as PyTorch: the loss has the input's dtype
     return Huber.apply(input, target, delta=delta, scale=1.0, reduction=reduction)
 
 
@@ -715,8 +717,10 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                              f"{tensor.dtype.name}")
     if getattr(pos_weight, "dtype", None) is dtypes.bool_:
         raise DTypeError("binary_cross_entropy_with_logits: pos_weight must be a number tensor, got bool")
-    return BinaryCrossEntropyWithLogits.apply(input, target.to(input.dtype), _in_dtype_of(weight, input),
-                                              _in_dtype_of(pos_weight, input), reduction=reduction)
+    # as PyTorch: the loss has the target's dtype (the input's gradient, the input's)
+    logits = input.to(target.dtype) if target.dtype is not input.dtype else input
+    return BinaryCrossEntropyWithLogits.apply(logits, target, _in_dtype_of(weight, logits),
+                                              _in_dtype_of(pos_weight, logits), reduction=reduction)
 
 
 # --- divergences and similarities -------------------------------------------------

@@ -10,16 +10,16 @@ second derivatives come out right.
 """
 
 import builtins
-import collections
 import functools
 import math
 import numbers
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, return_types
 from ..autograd.function import Op
-from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, not_a_tensor, check_dim
+from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, not_a_tensor, check_dim,
+                      public)
 from ..tensor import Tensor
 from . import binary
 from .conversion import to_dtype
@@ -27,8 +27,7 @@ from .registry import Sample, register
 from .samples import non_contiguous, values
 
 # max(input, dim) and min(input, dim) return these, as torch.return_types.max / .min do
-_MaxResult = collections.namedtuple("max", ("values", "indices"))
-_MinResult = collections.namedtuple("min", ("values", "indices"))
+_MaxResult, _MinResult, AminmaxResult = return_types.max, return_types.min, return_types.aminmax
 
 
 # --- dims ---------------------------------------------------------------------
@@ -396,6 +395,83 @@ def std(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
     return Std.apply(input, axes=axes, correction=_correction("std", correction, unbiased), keepdim=keepdim)
 
 
+@public("var_mean")
+@numpy_names
+def var_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    """``(var(input, dim, ...), mean(input, dim, ...))`` in one call, as PyTorch's
+    ``var_mean``; the arguments are :func:`var`'s.
+
+    Example::
+
+        vizgrad.var_mean(vizgrad.tensor([1.0, 2.0, 4.0]))      # (tensor(2.3333), tensor(2.3333))
+    """
+    spread = var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
+    return spread, mean(input, dim, keepdim)
+
+
+@public("std_mean")
+@numpy_names
+def std_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
+    """``(std(input, dim, ...), mean(input, dim, ...))`` in one call, as PyTorch's
+    ``std_mean``; the arguments are :func:`std`'s.
+
+    Example::
+
+        vizgrad.std_mean(vizgrad.tensor([1.0, 2.0, 4.0]))      # (tensor(1.5275), tensor(2.3333))
+    """
+    spread = std(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
+    return spread, mean(input, dim, keepdim)
+
+
+def _nan_samples(rng):
+    data = values(rng, (3, 4))
+    data.flat[[1, 6]] = np.nan
+    yield Sample((data,), name="all")
+    yield Sample((data,), {"dim": 1, "keepdim": True}, name="dim=1")
+
+
+def _nansum_reference(a, dim=None, keepdim=False):
+    return np.nansum(a, axis=dim, keepdims=keepdim)
+
+
+def _nanmean_reference(a, dim=None, keepdim=False):
+    return np.nanmean(a, axis=dim, keepdims=keepdim)
+
+
+@register(_nansum_reference, _nan_samples)
+@numpy_names
+def nansum(input, dim=None, keepdim=False):
+    """Sum over ``dim`` with NaN taken as zero; the gradient is zero at the NaNs.
+
+    Example::
+
+        vizgrad.tensor([1.0, float("nan"), 2.0]).nansum()      # tensor(3.)
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("nansum", "input", input)
+    if not input.is_floating_point():
+        return sum(input, dim, keepdim)
+    return sum(input.masked_fill(input.isnan(), 0.0), dim, keepdim)
+
+
+@register(_nanmean_reference, _nan_samples)
+@numpy_names
+def nanmean(input, dim=None, keepdim=False):
+    """Mean over ``dim`` of the values that are not NaN (NaN where all are); the gradient
+    is zero at the NaNs.
+
+    Example::
+
+        vizgrad.tensor([1.0, float("nan"), 2.0]).nanmean()     # tensor(1.5000)
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("nanmean", "input", input)
+    _floating("nanmean", input)
+    missing = input.isnan()
+    kept = sum(missing.logical_not(), dim, keepdim)
+    return sum(input.masked_fill(missing, 0.0), dim, keepdim) / kept
+
+
 # --- amax, amin, max, min ----------------------------------------------------------
 
 class Amax(Op):
@@ -508,6 +584,19 @@ def amin(input, dim=(), keepdim=False):
     axes = _axes("amin", input, dim)
     _nonempty("amin", input, axes)
     return Amin.apply(input, axes=axes, keepdim=keepdim)
+
+
+@public("aminmax")
+def aminmax(input, *, dim=None, keepdim=False):
+    """``(min, max)`` over ``dim`` (every dim when None), as a named tuple with fields
+    ``min`` and ``max`` (PyTorch's ``aminmax``); gradients as in :func:`amin` and :func:`amax`.
+
+    Example::
+
+        vizgrad.aminmax(vizgrad.tensor([1.0, 4.0, -2.0]))     # aminmax(min=tensor(-2.), max=tensor(4.))
+    """
+    every = () if dim is None else dim
+    return AminmaxResult(amin(input, every, keepdim), amax(input, every, keepdim))
 
 
 def _extremum(op, input, dim, keepdim, full, along, binary_op, result):

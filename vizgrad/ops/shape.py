@@ -1034,6 +1034,86 @@ def narrow(input, dim, start, length):
     return _view_of(input, Narrow.apply(input, dim=dim_, start=start, length=length))
 
 
+def _roll_reference(a, shifts, dims=None):
+    return np.roll(a, shifts, dims)
+
+
+def _roll_samples(rng):
+    yield Sample((values(rng, (5,)), 2), name="1-d")
+    yield Sample((values(rng, (3, 4)), 1), name="flattened")
+    yield Sample((values(rng, (3, 4)), -1, 1), name="dim 1 back")
+    yield Sample((non_contiguous(values(rng, (4, 3))), (1, 5), (0, 1)), name="two dims")
+
+
+@register(_roll_reference, _roll_samples)
+def roll(input, shifts, dims=None):
+    """Shift entries along ``dims`` by ``shifts`` places (ints or tuples of the same
+    length), those pushed past the end coming back at the start; with no ``dims`` the
+    flattened tensor is rolled and the shape restored.
+
+    Maths: a permutation of entries; the gradient is rolled back.
+
+    Example::
+
+        vizgrad.tensor([1, 2, 3, 4]).roll(1)     # tensor([4, 1, 2, 3])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("roll", "input", input)
+    if dims is None:
+        return roll(input.flatten(), shifts, 0).reshape(input.shape)
+    shifts = tuple(shifts) if isinstance(shifts, (tuple, list)) else (shifts,)
+    dims = tuple(dims) if isinstance(dims, (tuple, list)) else (dims,)
+    if len(shifts) != len(dims):
+        raise ShapeError(f"roll: shifts {shifts} and dims {dims} must have the same length")
+    for shift, dim in zip(shifts, dims):
+        dim = _dim("roll", dim, input.ndim)
+        size = input.shape[dim]
+        shift = as_int("roll", "shifts", shift) % size if size else 0
+        if shift:
+            input = cat([input.narrow(dim, size - shift, shift), input.narrow(dim, 0, size - shift)], dim)
+    return input
+
+
+def _diff_reference(a, n=1, dim=-1, prepend=None, append=None):
+    return np.diff(a, n, dim, **({} if prepend is None else {"prepend": prepend}),
+                   **({} if append is None else {"append": append}))
+
+
+def _diff_samples(rng):
+    yield Sample((values(rng, (5,)),), name="1-d")
+    yield Sample((values(rng, (3, 4)),), {"n": 2, "dim": 1}, name="twice")
+    yield Sample((values(rng, (3, 4)),), {"dim": 0, "prepend": values(rng, (1, 4)), "append": values(rng, (2, 4))},
+                 name="prepend and append")
+
+
+@register(_diff_reference, _diff_samples)
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """Differences of neighbours along ``dim``, ``n`` times: ``x[1:] - x[:-1]``, with
+    ``prepend`` and ``append`` joined to the input along ``dim`` first.
+
+    Maths: out_i = x_{i+1} - x_i, so x_i's gradient is g_{i-1} - g_i.
+
+    Example::
+
+        vizgrad.tensor([1.0, 4.0, 9.0]).diff()      # tensor([3., 5.])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("diff", "input", input)
+    dim = _dim("diff", dim, input.ndim)
+    for name, piece in (("prepend", prepend), ("append", append)):
+        if piece is not None and not isinstance(piece, Tensor):
+            raise not_a_tensor("diff", name, piece)
+    pieces = [piece for piece in (prepend, input, append) if piece is not None]
+    if len(pieces) > 1:
+        input = cat(pieces, dim)
+    for _ in range(as_int("diff", "n", n)):
+        size = input.shape[dim]
+        if size == 0:
+            break
+        input = input.narrow(dim, 1, size - 1) - input.narrow(dim, 0, size - 1)
+    return input
+
+
 def _multi_output_views(input, pieces, function):
     """Mark each of ``pieces`` (the outputs of one :class:`Split` or :class:`Unbind` node) as a
     view of ``input``. As in PyTorch, such views refuse in-place writes while gradients are

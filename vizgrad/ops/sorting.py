@@ -6,10 +6,9 @@ from (a scatter along the dim), and the indices have none. Sorting is stable: eq
 values keep their order, ascending or descending.
 """
 
-import collections
-
 import numpy as np
 
+from .. import return_types
 from ..autograd.function import Op
 from ..errors import DTypeError, ShapeError, as_int, check_dim, format_shape, not_a_tensor
 from ..tensor import Tensor
@@ -17,8 +16,7 @@ from .index import _zeros
 from .registry import Sample, register
 from .samples import values
 
-SortResult = collections.namedtuple("sort", ("values", "indices"))
-TopkResult = collections.namedtuple("topk", ("values", "indices"))
+SortResult, TopkResult = return_types.sort, return_types.topk
 
 
 def _order(xp, a, axis, descending):

@@ -10,9 +10,10 @@ import numpy as np
 
 from ..autograd.function import Op
 from ..dtypes import bool_
-from ..errors import DTypeError
-from .registry import register
-from .samples import unary
+from ..errors import DTypeError, as_int, as_number, not_a_tensor
+from ..tensor import Tensor
+from .registry import Sample, register
+from .samples import unary, values
 
 
 def _erf_reference(x):
@@ -499,16 +500,124 @@ def ceil(input):
     return Ceil.apply(input)
 
 
-@register(np.round, unary(-3.0, 3.0))
-def round(input):
+def _round_samples(rng):
+    yield from unary(-3.0, 3.0)(rng)
+    yield Sample((values(rng, (3, 4), -30.0, 30.0),), {"decimals": 1}, name="decimals=1")
+    yield Sample((values(rng, (5,), -300.0, 300.0),), {"decimals": -2}, name="decimals=-2")
+
+
+def _round_reference(a, decimals=0):
+    return np.round(a, decimals)
+
+
+@register(_round_reference, _round_samples)
+def round(input, *, decimals=0):
     """Elementwise rounding to the nearest integer, halves to even (as NumPy and
-    PyTorch do). Its gradient is zero."""
+    PyTorch do); with ``decimals``, to that many decimal places (negative: tens,
+    hundreds...), as ``round(x · 10^decimals) / 10^decimals``. Its gradient is zero.
+
+    Example::
+
+        vizgrad.tensor([1.2345, 2.5]).round()             # tensor([1., 2.])
+        vizgrad.tensor([1.2345, 2.5]).round(decimals=2)   # tensor([1.2300, 2.5000])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("round", "input", input)
     _refuse_bool("round", input)
+    decimals = as_int("round", "decimals", decimals)
+    if decimals:
+        scale = 10.0 ** decimals
+        return Round.apply(input * scale) / scale
     return Round.apply(input)
 
 
-@register(np.trunc, unary(-3.0, 3.0))
+@register(np.trunc, unary(-3.0, 3.0), aliases=("fix",))
 def trunc(input):
-    """Elementwise rounding towards zero. Its gradient is zero."""
+    """Elementwise rounding towards zero (also ``fix``). Its gradient is zero."""
     _refuse_bool("trunc", input)
     return Trunc.apply(input)
+
+
+def _frac_reference(a):
+    return a - np.trunc(a)
+
+
+@register(_frac_reference, unary(-3.0, 3.0, away_from=0.0))
+def frac(input):
+    """Elementwise fractional part, with the sign of the input: ``x - trunc(x)``; its
+    gradient is 1.
+
+    Example::
+
+        vizgrad.tensor([1.5, -1.25]).frac()      # tensor([ 0.5000, -0.2500])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("frac", "input", input)
+    if not input.is_floating_point():
+        raise DTypeError(f"frac: input must be a floating point tensor, got {input.dtype.name}")
+    return input - Trunc.apply(input)
+
+
+def _logit_reference(a, eps=None):
+    if eps is not None:
+        a = np.clip(a, eps, 1 - eps)
+    return np.log(a / (1 - a))
+
+
+def _logit_samples(rng):
+    yield from unary(0.05, 0.95)(rng)
+    yield Sample((values(rng, (6,), 0.001, 0.999),), {"eps": 0.01}, name="eps")
+
+
+@register(_logit_reference, _logit_samples)
+def logit(input, eps=None):
+    """Elementwise log-odds, the inverse of the sigmoid: log(p / (1 - p)), with p clamped
+    to [eps, 1 - eps] when ``eps`` is given. d/dp = 1 / (p (1 - p)) (0 where clamped).
+
+    Example::
+
+        vizgrad.tensor([0.25, 0.5]).logit()      # tensor([-1.0986,  0.0000])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("logit", "input", input)
+    if eps is not None:
+        eps = as_number("logit", "eps", eps)
+        input = input.clamp(eps, 1 - eps)
+    return (input / (1 - input)).log()
+
+
+def _nan_to_num_reference(a, nan=0.0, posinf=None, neginf=None):
+    return np.nan_to_num(a, nan=nan, posinf=posinf, neginf=neginf)
+
+
+def _nan_to_num_samples(rng):
+    special = values(rng, (3, 4))
+    special.flat[[0, 5, 7]] = [np.nan, np.inf, -np.inf]
+    yield Sample((values(rng, (3, 4)),), name="finite")
+    yield Sample((special,), name="nan and infinities")
+    yield Sample((special,), {"nan": 1.5, "posinf": 9.0, "neginf": -9.0}, name="given values")
+
+
+@register(_nan_to_num_reference, _nan_to_num_samples, smooth=False)
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """Replace NaN with ``nan`` and infinities with ``posinf`` / ``neginf`` (by default
+    the dtype's largest and smallest finite values). The gradient passes through the
+    values kept and is zero at those replaced.
+
+    Example::
+
+        vizgrad.nan_to_num(vizgrad.tensor([float("nan"), 1.0, float("inf")]))
+        # tensor([0.0000e+00, 1.0000e+00, 3.4028e+38])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("nan_to_num", "input", input)
+    nan = as_number("nan_to_num", "nan", nan)
+    if not input.is_floating_point():
+        return input.clone()
+    largest = float(np.finfo(np.dtype(input.dtype.name)).max)
+    posinf = largest if posinf is None else as_number("nan_to_num", "posinf", posinf)
+    neginf = -largest if neginf is None else as_number("nan_to_num", "neginf", neginf)
+    infinite = input.isinf()
+    filled = input.masked_fill(input.isnan(), nan)
+    filled = filled.masked_fill(infinite & (input > 0), posinf)
+    return filled.masked_fill(infinite & (input < 0), neginf)

@@ -1,0 +1,26 @@
+"""The named tuples that ops returning several tensors give, as ``torch.return_types``:
+``x.max(dim=1)`` is a ``vizgrad.return_types.max`` with fields ``values`` and ``indices``,
+printed as PyTorch prints its own (``vizgrad.`` in place of ``torch.``).
+"""
+
+import collections
+
+
+def _return_type(name, fields):
+    """A named tuple class ``name`` with ``fields``, printed the way PyTorch prints its
+    return types: one field per line."""
+    base = collections.namedtuple(name, fields)
+
+    def __repr__(self):
+        return f"vizgrad.return_types.{name}(\n" + ",\n".join(
+            f"{field}={value!r}" for field, value in zip(self._fields, self)) + ")"
+
+    return type(name, (base,), {"__slots__": (), "__repr__": __repr__, "__module__": __name__})
+
+
+max = _return_type("max", ("values", "indices"))          # noqa: A001  (PyTorch's names)
+min = _return_type("min", ("values", "indices"))          # noqa: A001
+sort = _return_type("sort", ("values", "indices"))
+topk = _return_type("topk", ("values", "indices"))
+aminmax = _return_type("aminmax", ("min", "max"))
+histogram = _return_type("histogram", ("hist", "bin_edges"))
