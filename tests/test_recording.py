@@ -64,6 +64,28 @@ def same_stats(shown, expected):
             assert shown[key] == value, key
 
 
+def same_graph(recorded, expected):
+    """Two graphs with the same nodes (statistics included), edges and backward order."""
+    assert recorded.to_dict()["nodes"] == expected.to_dict()["nodes"]
+    assert recorded.to_dict()["edges"] == expected.to_dict()["edges"]
+    assert recorded.backward_order == expected.backward_order
+
+
+def fresh_recording(program):
+    """The graph a new trace records of one run of ``program`` (a loss and its backward)."""
+    with vg.trace() as fresh:
+        program().backward()
+    return fresh.graph
+
+
+def named_pair():
+    """Two leaves requiring grad, named a and b."""
+    a = vg.tensor([1.0, 2.0], requires_grad=True)
+    b = vg.tensor([3.0, -1.0], requires_grad=True)
+    a.name, b.name = "a", "b"
+    return a, b
+
+
 def by_label(graph):
     """Nodes by label, op results also by "module/op" (labels of ops repeat)."""
     nodes = {node.label: node for node in graph.nodes}
@@ -128,16 +150,11 @@ def test_a_repeated_graph_is_replayed_and_equals_a_fresh_recording_of_the_same_s
     with vg.trace() as fresh:
         step_again(3)
         optimizer_again.step()
-    expected = fresh.graph
-    assert replayed.to_dict()["nodes"] == expected.to_dict()["nodes"]
-    assert replayed.to_dict()["edges"] == expected.to_dict()["edges"]
-    assert replayed.backward_order == expected.backward_order
+    same_graph(replayed, fresh.graph)
 
 
 def test_a_graph_that_changes_shape_is_recorded_afresh_from_where_it_differs():
-    a = vg.tensor([1.0, 2.0], requires_grad=True)
-    b = vg.tensor([3.0, -1.0], requires_grad=True)
-    a.name, b.name = "a", "b"
+    a, b = named_pair()
     programs = [lambda: (a * b).sum(), lambda: (a * b).exp().sum(), lambda: (b * a).sum(), lambda: (a * b).sum(),
                 lambda: (a + b).sum()]
     with vg.trace() as tracing:
@@ -146,11 +163,7 @@ def test_a_graph_that_changes_shape_is_recorded_afresh_from_where_it_differs():
             loss.backward()
             recorded = tracing.graph
             a.grad = b.grad = None
-            with vg.trace() as fresh:
-                program().backward()
-            assert recorded.to_dict()["nodes"] == fresh.graph.to_dict()["nodes"]
-            assert recorded.to_dict()["edges"] == fresh.graph.to_dict()["edges"]
-            assert recorded.backward_order == fresh.graph.backward_order
+            same_graph(recorded, fresh_recording(program))
             a.grad = b.grad = None
 
 
@@ -201,25 +214,10 @@ def test_statistics_are_computed_once_per_array_and_a_new_step_is_never_stale():
         recorder.close()
 
 
-def fresh_recording(program):
-    """The graph a new trace records of one run of ``program`` (a loss and its backward)."""
-    with vg.trace() as fresh:
-        program().backward()
-    return fresh.graph
-
-
-def same_graph(recorded, expected):
-    assert recorded.to_dict()["nodes"] == expected.to_dict()["nodes"]
-    assert recorded.to_dict()["edges"] == expected.to_dict()["edges"]
-    assert recorded.backward_order == expected.backward_order
-
-
 def test_the_same_ops_fed_other_tensors_are_recorded_afresh_when_the_graph_is_read():
     # every iteration applies the same ops from the same lines, so the replay only finds out
     # that the tensors differ when it binds them, after the forward and backward are over
-    a = vg.tensor([1.0, 2.0], requires_grad=True)
-    b = vg.tensor([3.0, -1.0], requires_grad=True)
-    a.name, b.name = "a", "b"
+    a, b = named_pair()
 
     def program(flip, first, second):
         left, right = first * 2, second * 3
@@ -236,9 +234,7 @@ def test_the_same_ops_fed_other_tensors_are_recorded_afresh_when_the_graph_is_re
 
 
 def test_an_iteration_nobody_read_is_bound_when_last_graph_asks_for_it():
-    a = vg.tensor([1.0, 2.0], requires_grad=True)
-    b = vg.tensor([3.0, -1.0], requires_grad=True)
-    a.name, b.name = "a", "b"
+    a, b = named_pair()
 
     def program(flip):
         left, right = a * 2, b * 3

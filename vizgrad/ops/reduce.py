@@ -405,8 +405,7 @@ def var_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
 
         vizgrad.var_mean(vizgrad.tensor([1.0, 2.0, 4.0]))      # (tensor(2.3333), tensor(2.3333))
     """
-    spread = var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
-    return spread, mean(input, dim, keepdim)
+    return var(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased), mean(input, dim, keepdim)
 
 
 @public("std_mean")
@@ -419,8 +418,7 @@ def std_mean(input, dim=None, *, correction=1, keepdim=False, unbiased=None):
 
         vizgrad.std_mean(vizgrad.tensor([1.0, 2.0, 4.0]))      # (tensor(1.5275), tensor(2.3333))
     """
-    spread = std(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased)
-    return spread, mean(input, dim, keepdim)
+    return std(input, dim, correction=correction, keepdim=keepdim, unbiased=unbiased), mean(input, dim, keepdim)
 
 
 def _nan_samples(rng):
