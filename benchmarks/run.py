@@ -1078,6 +1078,7 @@ TARGETS = {
     ("B5s", FOLLOWING): (1.5, BARE),
     ("B5s", DASHBOARD): (1.5, BARE),
     ("B6", VIZGRAD): (500.0, None),
+    ("B10", VIZGRAD): (1.2, TORCH),
 }
 
 
