@@ -526,3 +526,42 @@ def test_the_newer_ops_refuse_what_pytorch_refuses_in_their_words():
         vg.addcmul(vg.zeros(2), vg.ones(2), [1.0, 2.0])
     with pytest.raises(ShapeError, match="roll: shifts .* and dims .* must have the same length"):
         vg.roll(vg.zeros(2, 2), (1, 1), 0)
+
+
+def test_finfo_and_iinfo_are_pytorchs():
+    torch = pytest.importorskip("torch")
+    from vizgrad.errors import DTypeError
+    for name in ("float16", "float32", "float64"):
+        ours, theirs = vg.finfo(getattr(vg, name)), torch.finfo(getattr(torch, name))
+        assert repr(ours) == repr(theirs)
+        assert (ours.bits, ours.eps, ours.max, ours.min, ours.tiny, ours.resolution) == (
+            theirs.bits, theirs.eps, theirs.max, theirs.min, theirs.tiny, theirs.resolution)
+    assert repr(vg.finfo()) == repr(torch.finfo())
+    for name in ("int32", "int64"):
+        assert repr(vg.iinfo(getattr(vg, name))) == repr(torch.iinfo(getattr(torch, name)))
+        assert vg.iinfo(getattr(vg, name)).max == torch.iinfo(getattr(torch, name)).max
+    with pytest.raises(DTypeError, match="finfo: int64 is not a floating point dtype"):
+        vg.finfo(vg.int64)
+
+
+def test_linalg_norms_and_their_gradients_are_pytorchs():
+    torch = pytest.importorskip("torch")
+    from vizgrad.errors import ArgumentError
+    data = np.array([[1.0, -2.0, 0.5], [3.0, 4.0, -1.0]])
+    inf = float("inf")
+    calls = [("vector_norm", (), {}), ("vector_norm", (), {"ord": 1}), ("vector_norm", (), {"ord": inf, "dim": 1}),
+             ("vector_norm", (), {"ord": 3, "dim": 0, "keepdim": True}), ("matrix_norm", (), {}),
+             ("matrix_norm", (1,), {}), ("matrix_norm", (-1,), {}), ("matrix_norm", (inf,), {}),
+             ("matrix_norm", (-inf,), {"keepdim": True}), ("norm", (), {}), ("norm", (1,), {}),
+             ("norm", (), {"dim": 1})]
+    for name, args, kwargs in calls:
+        ours_in, theirs_in = vg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+        ours = getattr(vg.linalg, name)(ours_in, *args, **kwargs)
+        theirs = getattr(torch.linalg, name)(theirs_in, *args, **kwargs)
+        assert tuple(ours.shape) == tuple(theirs.shape), (name, args, kwargs)
+        close(ours, theirs)
+        ours.sum().backward()
+        theirs.sum().backward()
+        close(ours_in.grad, theirs_in.grad)
+    with pytest.raises(ArgumentError, match="matrix_norm: ord 'nuc' is made of singular values"):
+        vg.linalg.matrix_norm(vg.ones(2, 2), ord="nuc")

@@ -12,7 +12,7 @@ Example::
 from . import dtypes
 from .dtypes import bool_ as bool  # noqa: A001  (vizgrad.bool, as torch.bool)
 from .dtypes import dtype, float16, float32, float64, int32, int64
-from .dtypes import can_cast, get_default_dtype, promote_types, result_type, set_default_dtype
+from .dtypes import can_cast, finfo, get_default_dtype, iinfo, promote_types, result_type, set_default_dtype
 from .device import device, get_default_device, set_default_device
 from .tensor import (BoolTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, Size, Tensor,
                      is_tensor)
@@ -39,6 +39,7 @@ from . import utils
 from . import serialization
 from . import events
 from . import return_types
+from . import linalg
 from . import trace as _trace_module
 from .trace import Graph, graph, trace
 from .serialization import load, save

@@ -124,6 +124,52 @@ def get_default_dtype():
     return default_float
 
 
+# --- machine limits -----------------------------------------------------------------------------
+class finfo:
+    """The machine limits of a floating dtype (the default one when none is given), as
+    ``torch.finfo``: ``bits``, ``eps`` (the gap between 1 and the next number), ``max``,
+    ``min``, ``tiny`` (= ``smallest_normal``), ``resolution`` and ``dtype`` (its name).
+
+    Example::
+
+        vizgrad.finfo(vizgrad.float32).eps      # 1.1920928955078125e-07
+    """
+
+    def __init__(self, type=None):
+        found = default_float if type is None else as_dtype(type)
+        if not found.is_floating_point:
+            raise DTypeError(f"finfo: {found.name} is not a floating point dtype (use iinfo for integers)")
+        limits = np.finfo(found.numpy)
+        self.dtype, self.bits = found.name, int(limits.bits)
+        self.eps, self.max, self.min = float(limits.eps), float(limits.max), float(limits.min)
+        self.tiny = self.smallest_normal = float(limits.smallest_normal)
+        self.resolution = 10.0 ** -limits.precision
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """The limits of an integer dtype, as ``torch.iinfo``: ``bits``, ``max``, ``min`` and
+    ``dtype`` (its name).
+
+    Example::
+
+        vizgrad.iinfo(vizgrad.int32).max        # 2147483647
+    """
+
+    def __init__(self, type):
+        found = as_dtype(type)
+        if found.is_floating_point or found is bool_:
+            raise DTypeError(f"iinfo: {found.name} is not an integer dtype (use finfo for floating point)")
+        limits = np.iinfo(found.numpy)
+        self.dtype, self.bits, self.max, self.min = found.name, int(limits.bits), int(limits.max), int(limits.min)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
+
+
 # --- promotion --------------------------------------------------------------------------------
 def promote_types(type1, type2):
     """The smallest dtype both ``type1`` and ``type2`` can be converted to without losing

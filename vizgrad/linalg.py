@@ -1,0 +1,90 @@
+"""``vizgrad.linalg``: PyTorch's ``torch.linalg`` norms, built from vizgrad's reductions
+(so their gradients are those of :func:`vizgrad.norm`, :func:`vizgrad.amax` and the rest).
+
+Example::
+
+    vizgrad.linalg.vector_norm(vizgrad.tensor([3.0, 4.0]))            # tensor(5.)
+    vizgrad.linalg.matrix_norm(vizgrad.ones(2, 3), ord=float("inf"))  # tensor(3.)
+"""
+
+import math
+import numbers
+
+from .errors import ArgumentError, ShapeError, format_shape, not_a_tensor, public
+from .ops.conversion import to_dtype
+from .ops.reduce import amax, amin, norm as _norm, sum as _sum
+from .tensor import Tensor
+
+__all__ = ["matrix_norm", "norm", "vector_norm"]
+
+
+@public("vector_norm")
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """The vector ``ord``-norm over ``dim`` (every element when None): (Σ|xᵢ|^ord)^(1/ord),
+    ``inf``/``-inf`` the largest/smallest |xᵢ|, 0 the count of non-zeros.
+
+    Example::
+
+        vizgrad.linalg.vector_norm(vizgrad.tensor([3.0, -4.0]), ord=1)   # tensor(7.)
+    """
+    if isinstance(ord, str) or isinstance(ord, bool) or not isinstance(ord, numbers.Real):
+        raise ArgumentError(f"vector_norm: ord must be a number (inf included), got {ord!r}")
+    return _norm(x, p=ord, dim=dim, keepdim=keepdim, dtype=dtype)
+
+
+@public("matrix_norm")
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """The matrix norm of ``A`` over the two dims ``dim``: ``'fro'`` (the square root of
+    the sum of squares), 1 / -1 (the largest / smallest column sum of |A|), ``inf`` /
+    ``-inf`` (the largest / smallest row sum). The norms made of singular values ('nuc',
+    2, -2) need a singular value decomposition, which vizgrad does not compute.
+
+    Example::
+
+        vizgrad.linalg.matrix_norm(vizgrad.tensor([[1.0, -2.0], [3.0, 4.0]]), ord=1)   # tensor(6.)
+    """
+    if not isinstance(A, Tensor):
+        raise not_a_tensor("matrix_norm", "A", A)
+    if A.ndim < 2:
+        raise ShapeError(f"matrix_norm: A must have at least 2 dims, got shape {format_shape(A.shape)}")
+    if isinstance(dim, int) or len(dim) != 2:
+        raise ArgumentError(f"matrix_norm: dim must be a pair of dims, got {dim!r}")
+    if dtype is not None:
+        A = to_dtype(A, dtype)
+    if ord == "fro":
+        return _norm(A, p=2, dim=tuple(dim), keepdim=keepdim)
+    if ord in ("nuc", 2, -2):
+        raise ArgumentError(f"matrix_norm: ord {ord!r} is made of singular values, which vizgrad does not compute; "
+                            "use 'fro', 1, -1, inf or -inf")
+    if ord not in (1, -1, math.inf, -math.inf):
+        raise ArgumentError(f"matrix_norm: ord must be 'fro', 1, -1, inf or -inf, got {ord!r}")
+    rows, columns = (d % A.ndim for d in dim)
+    summed, across = (rows, columns) if abs(ord) == 1 else (columns, rows)   # column sums, or row sums
+    sums = _sum(A.abs(), summed, keepdim=True)
+    extreme = (amax if ord > 0 else amin)(sums, across, keepdim=True)
+    return extreme if keepdim else extreme.squeeze((rows, columns))
+
+
+@public("linalg.norm")
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """A vector or a matrix norm, as ``torch.linalg.norm``: with neither ``ord`` nor
+    ``dim``, the 2-norm of all elements; else a vector norm over one dim (or of a 1-D
+    tensor) and a matrix norm over two dims (or of a 2-D tensor).
+
+    Example::
+
+        vizgrad.linalg.norm(vizgrad.ones(2, 2))          # tensor(2.)
+    """
+    if not isinstance(A, Tensor):
+        raise not_a_tensor("linalg.norm", "A", A)
+    if dim is None:
+        if ord is None:
+            return vector_norm(A, 2, None, keepdim, dtype=dtype)
+        if A.ndim not in (1, 2):
+            raise ShapeError(f"linalg.norm: with ord and no dim, A must be 1-D or 2-D, got shape "
+                             f"{format_shape(A.shape)}")
+        dim = (0,) if A.ndim == 1 else (0, 1)
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    if len(dims) == 1:
+        return vector_norm(A, 2 if ord is None else ord, dims[0], keepdim, dtype=dtype)
+    return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
