@@ -298,34 +298,65 @@ class Gelu(Op):
     def forward(ctx, a, approximate):
         xp = ctx.xp
         ctx.approximate = approximate
-        ctx.save_for_backward(a)
         if approximate == "tanh":   # in place on one fresh buffer: these are the step's largest arrays
+            ctx.save_for_backward(a)
             out = a * a
             out *= _GELU_CUBIC * _SQRT_2_OVER_PI
             out += _SQRT_2_OVER_PI
             out *= a
             out = xp.tanh(out)
-        else:
-            out = xp.erf(a * (1 / _SQRT_2))
-        out += 1
-        out *= a
-        out *= 0.5
-        return out
+            out += 1
+            out *= a
+            out *= 0.5
+            return out
+        # Φ(x), kept for the backward: erf is the costly part of both passes
+        cdf = xp.erf(a * (1 / _SQRT_2))
+        cdf += 1
+        cdf *= 0.5
+        ctx.save_for_backward(a, cdf)
+        return a * cdf
 
     @staticmethod
     def backward(ctx, grad):
-        a, = ctx.saved_tensors
         xp = ctx.xp
         if ctx.approximate == "tanh":
+            a, = ctx.saved_tensors
             # d/dx [x/2 (1 + t)] = (1 + t)/2 + x/2 (1 - t²) √(2/π) (1 + 3c x²),  t = tanh(√(2/π)(x + c x³))
             #              = (1 + t)/2 · (1 + x (1 - t) √(2/π) (1 + 3c x²))
-            square = a * a
-            t = xp.tanh((square * _GELU_CUBIC + 1) * a * _SQRT_2_OVER_PI)
-            return grad * ((t + 1) * 0.5) * ((1 - t) * a * ((square * (3 * _GELU_CUBIC) + 1) * _SQRT_2_OVER_PI) + 1)
-        # d/dx [x Φ(x)] = Φ(x) + x φ(x)
-        cdf = (xp.erf(a * (1 / _SQRT_2)) + 1) * 0.5
-        pdf = xp.exp(a * a * -0.5) * _INV_SQRT_2PI
-        return grad * (cdf + a * pdf)
+            if isinstance(a, Tensor):    # create_graph: out of place, every step recorded
+                square = a * a
+                t = xp.tanh((square * _GELU_CUBIC + 1) * a * _SQRT_2_OVER_PI)
+                return grad * ((t + 1) * 0.5) * ((1 - t) * a * ((square * (3 * _GELU_CUBIC) + 1) * _SQRT_2_OVER_PI) + 1)
+            # in place on four fresh buffers: a fresh large array costs more than the arithmetic on it
+            slope = a * a
+            t = slope * (_GELU_CUBIC * _SQRT_2_OVER_PI)
+            t += _SQRT_2_OVER_PI
+            t *= a
+            t = xp.tanh(t)
+            slope *= 3 * _GELU_CUBIC * _SQRT_2_OVER_PI
+            slope += _SQRT_2_OVER_PI
+            slope *= a                      # x √(2/π) (1 + 3c x²)
+            slope -= t * slope              # times (1 - t)
+            slope += 1
+            t += 1
+            t *= 0.5
+            slope *= t
+            slope *= grad
+            return slope
+        # d/dx [x Φ(x)] = Φ(x) + x φ(x), φ(x) = e^(-x²/2) / √(2π)
+        a, cdf = ctx.saved_tensors
+        if isinstance(a, Tensor):
+            # create_graph: Φ(x) from x again, so that this gradient stays differentiable in x
+            cdf = (xp.erf(a * (1 / _SQRT_2)) + 1) * 0.5
+            return grad * (cdf + a * (xp.exp(a * a * -0.5) * _INV_SQRT_2PI))
+        exponent = a * a                 # in place on two fresh buffers: these are the step's largest arrays
+        exponent *= -0.5
+        slope = xp.exp(exponent)
+        slope *= a
+        slope *= _INV_SQRT_2PI
+        slope += cdf
+        slope *= grad
+        return slope
 
 
 def _gelu_reference(x, approximate="none"):
