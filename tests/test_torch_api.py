@@ -565,3 +565,23 @@ def test_linalg_norms_and_their_gradients_are_pytorchs():
         close(ours_in.grad, theirs_in.grad)
     with pytest.raises(ArgumentError, match="matrix_norm: ord 'nuc' is made of singular values"):
         vg.linalg.matrix_norm(vg.ones(2, 2), ord="nuc")
+
+
+def test_more_activation_layers_match_pytorch_with_their_gradients():
+    torch = pytest.importorskip("torch")
+    data = np.array([[-4.0, -1.0, 0.5, 3.5], [2.0, -0.25, 1.0, -2.0]], dtype=np.float32)
+    for name, args in (("Hardsigmoid", ()), ("Hardswish", ()), ("LogSigmoid", ()), ("Softsign", ()),
+                       ("Tanhshrink", ()), ("GLU", ()), ("GLU", (0,)), ("PReLU", ()), ("PReLU", (4, 0.1))):
+        ours_in, theirs_in = vg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+        ours_layer, theirs_layer = getattr(vg.nn, name)(*args), getattr(torch.nn, name)(*args)
+        ours, theirs = ours_layer(ours_in), theirs_layer(theirs_in)
+        close(ours, theirs)
+        assert repr(ours_layer) == repr(theirs_layer)
+        ours.sum().backward()
+        theirs.sum().backward()
+        close(ours_in.grad, theirs_in.grad)
+        if name == "PReLU":
+            close(ours_layer.weight.grad, theirs_layer.weight.grad)
+            assert list(ours_layer.state_dict()) == list(theirs_layer.state_dict()) == ["weight"]
+    with pytest.raises(ShapeError, match="glu: dim -1 has size 3; halving it needs an even size"):
+        vg.nn.functional.glu(vg.ones(2, 3))

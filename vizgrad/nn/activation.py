@@ -1,8 +1,10 @@
 """Activation layers: one module per functional activation (no parameters), as PyTorch."""
 
+from ..creation import full
 from ..errors import ArgumentError
 from . import functional as F
-from .module import Module
+from .init import constant_
+from .module import Module, Parameter
 
 
 def _inplace_repr(module):
@@ -280,3 +282,121 @@ class Softmin(Module):
 
     def extra_repr(self):
         return f"dim={self.dim}"
+
+
+class Hardsigmoid(Module):
+    """``relu6(x + 3) / 6``.
+
+    Example::
+
+        nn.Hardsigmoid()(vizgrad.tensor([0.0]))   # tensor([0.5000])
+    """
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.hardsigmoid(input, self.inplace)
+
+    extra_repr = _inplace_repr
+
+
+class Hardswish(Module):
+    """``x · relu6(x + 3) / 6``.
+
+    Example::
+
+        nn.Hardswish()(vizgrad.tensor([1.0]))     # tensor([0.6667])
+    """
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.hardswish(input, self.inplace)
+
+    extra_repr = _inplace_repr
+
+
+class LogSigmoid(Module):
+    """``log σ(x)``.
+
+    Example::
+
+        nn.LogSigmoid()(vizgrad.tensor([0.0]))    # tensor([-0.6931])
+    """
+
+    def forward(self, input):
+        return F.logsigmoid(input)
+
+
+class Softsign(Module):
+    """``x / (1 + |x|)``.
+
+    Example::
+
+        nn.Softsign()(vizgrad.tensor([3.0]))      # tensor([0.7500])
+    """
+
+    def forward(self, input):
+        return F.softsign(input)
+
+
+class Tanhshrink(Module):
+    """``x - tanh(x)``.
+
+    Example::
+
+        nn.Tanhshrink()(vizgrad.tensor([1.0]))    # tensor([0.2384])
+    """
+
+    def forward(self, input):
+        return F.tanhshrink(input)
+
+
+class GLU(Module):
+    """Gated linear unit over ``dim``: the halves a, b give ``a · σ(b)``.
+
+    Example::
+
+        nn.GLU()(vizgrad.tensor([[1.0, 2.0, 0.0, 0.0]]))   # tensor([[0.5000, 1.0000]])
+    """
+
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class PReLU(Module):
+    """``x`` where x ≥ 0, ``a · x`` otherwise, with ``a`` learned: one number, or one per
+    channel (``num_parameters``), starting at ``init``.
+
+    Example::
+
+        nn.PReLU()(vizgrad.tensor([-2.0, 3.0]))   # tensor([-0.5000,  3.0000], grad_fn=...)
+    """
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        if num_parameters < 1:
+            raise ArgumentError(f"PReLU: num_parameters must be at least 1, got {num_parameters}")
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(full((num_parameters,), init, device=device, dtype=dtype))
+
+    def reset_parameters(self):
+        constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"

@@ -10,8 +10,9 @@ from the op registry; this module only gathers them under PyTorch's names::
 import importlib as _importlib
 
 from ..ops import unary as _unary
-from ..ops.activation import (bilinear, dropout, elu, embedding, gelu, hardtanh, leaky_relu, linear, log_softmax,
-                              mish, one_hot, relu6, selu, silu, softmax, softmin, softplus)
+from ..ops.activation import (bilinear, dropout, elu, embedding, gelu, glu, hardsigmoid, hardswish, hardtanh,
+                              leaky_relu, linear, log_softmax, logsigmoid, mish, one_hot, prelu, relu6, selu, silu,
+                              softmax, softmin, softplus, softsign, tanhshrink)
 from ..ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_similarity, cross_entropy,
                         huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
 from ..ops.normalization import batch_norm, group_norm, layer_norm, normalize

@@ -21,6 +21,7 @@ from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, Argum
 from ..tensor import Tensor
 from . import reduce, shape
 from .conversion import to_dtype
+from .binary import where
 from .linalg import einsum
 from .registry import Sample, register
 from .samples import non_contiguous, unary, values
@@ -528,6 +529,139 @@ def relu6(input, inplace=False):
         F.relu6(vizgrad.tensor([-1.0, 3.0, 9.0]))   # tensor([0., 3., 6.])
     """
     return hardtanh(input, 0.0, 6.0, inplace)
+
+
+# === more of PyTorch's activations, composed of the ops above ============================
+
+@register(lambda x, inplace=False: np.clip(x + 3.0, 0.0, 6.0) / 6.0,
+          lambda rng: iter([Sample((_away_from(values(rng, (3, 4), -5.0, 5.0), -3.0, 3.0),))]), method=False)
+def hardsigmoid(input, inplace=False):
+    """``relu6(x + 3) / 6``: 0 below -3, 1 above 3, linear between. d/dx = 1/6 inside.
+
+    Example::
+
+        F.hardsigmoid(vizgrad.tensor([-4.0, 0.0, 1.5]))    # tensor([0.0000, 0.5000, 0.7500])
+    """
+    _check_floating("hardsigmoid", input)
+    if inplace:
+        return _inplace(input, lambda t: hardtanh(t + 3.0, 0.0, 6.0) / 6.0, "hardsigmoid_")
+    return hardtanh(input + 3.0, 0.0, 6.0) / 6.0
+
+
+@register(lambda x, inplace=False: x * np.clip(x + 3.0, 0.0, 6.0) / 6.0,
+          lambda rng: iter([Sample((_away_from(values(rng, (3, 4), -5.0, 5.0), -3.0, 3.0),))]), method=False)
+def hardswish(input, inplace=False):
+    """``x · hardsigmoid(x)`` (MobileNetV3). d/dx = (2x + 3)/6 between -3 and 3.
+
+    Example::
+
+        F.hardswish(vizgrad.tensor([-4.0, 1.0, 4.0]))      # tensor([-0.0000, 0.6667, 4.0000])
+    """
+    _check_floating("hardswish", input)
+    if inplace:
+        return _inplace(input, lambda t: t * hardsigmoid(t), "hardswish_")
+    return input * hardsigmoid(input)
+
+
+@register(lambda x: -_np_softplus(-x), unary(-4.0, 4.0), method=False)
+def logsigmoid(input):
+    """``log σ(x) = -softplus(-x)``, computed without overflow. d/dx = 1 - σ(x).
+
+    Example::
+
+        F.logsigmoid(vizgrad.tensor([0.0]))                # tensor([-0.6931])
+    """
+    _check_floating("logsigmoid", input)
+    return -softplus(-input)
+
+
+@register(lambda x: x / (1 + np.abs(x)), unary(away_from=0.0), method=False)
+def softsign(input):
+    """``x / (1 + |x|)``. d/dx = 1 / (1 + |x|)².
+
+    Example::
+
+        F.softsign(vizgrad.tensor([-1.0, 3.0]))            # tensor([-0.5000,  0.7500])
+    """
+    _check_floating("softsign", input)
+    return input / (input.abs() + 1)
+
+
+@register(lambda x: x - np.tanh(x), unary(), method=False)
+def tanhshrink(input):
+    """``x - tanh(x)``. d/dx = tanh²(x).
+
+    Example::
+
+        F.tanhshrink(vizgrad.tensor([1.0]))                # tensor([0.2384])
+    """
+    _check_floating("tanhshrink", input)
+    return input - input.tanh()
+
+
+def _glu_reference(x, dim=-1):
+    first, second = np.split(x, 2, axis=dim)
+    return first / (1 + np.exp(-second))
+
+
+def _glu_samples(rng):
+    yield Sample((values(rng, (3, 4)),), name="last dim")
+    yield Sample((values(rng, (4, 3)),), {"dim": 0}, name="dim 0")
+
+
+@register(_glu_reference, _glu_samples, method=False)
+def glu(input, dim=-1):
+    """Gated linear unit: the input split in halves a, b along ``dim``, then ``a · σ(b)``.
+
+    Example::
+
+        F.glu(vizgrad.tensor([[1.0, 2.0, 0.0, 0.0]]))      # tensor([[0.5000, 1.0000]])
+    """
+    _check_floating("glu", input)
+    if input.ndim == 0:
+        raise ShapeError("glu: a 0-d tensor has no dim to halve")
+    size = input.shape[check_dim("glu", dim, input.ndim)]
+    if size % 2:
+        raise ShapeError(f"glu: dim {dim} has size {size}; halving it needs an even size (input of shape "
+                         f"{format_shape(input.shape)})")
+    first, second = shape.chunk(input, 2, dim)
+    return first * second.sigmoid()
+
+
+def _prelu_reference(x, weight):
+    shape_ = [1] * x.ndim
+    if x.ndim > 1:
+        shape_[1] = weight.size
+    return np.where(x >= 0, x, np.reshape(weight, shape_) * x)
+
+
+def _prelu_samples(rng):
+    yield Sample((_away_from(values(rng, (3, 4)), 0.0), values(rng, (1,), 0.1, 0.5)), name="one weight")
+    yield Sample((_away_from(values(rng, (2, 3, 4)), 0.0), values(rng, (3,), 0.1, 0.5)), name="one per channel")
+
+
+@register(_prelu_reference, _prelu_samples, smooth=False, method=False)
+def prelu(input, weight):
+    """``x`` where x ≥ 0, ``weight · x`` otherwise, with a learned ``weight``: one number,
+    or one per channel (dim 1). d/dx = 1 or weight; d/dweight = x where x < 0.
+
+    Example::
+
+        F.prelu(vizgrad.tensor([-2.0, 3.0]), vizgrad.tensor([0.25]))   # tensor([-0.5000,  3.0000])
+    """
+    _check_floating("prelu", input)
+    if not isinstance(weight, Tensor):
+        raise not_a_tensor("prelu", "weight", weight)
+    if weight.dtype is not input.dtype:
+        raise DTypeError(f"prelu: weight is {weight.dtype.name} but input is {input.dtype.name}; they must have "
+                         "the same dtype")
+    channels = input.shape[1] if input.ndim > 1 else 1
+    if weight.numel() not in (1, channels):
+        raise ShapeError(f"prelu: weight has {weight.numel()} elements; it must have 1 or one per channel "
+                         f"({channels}, dim 1 of input of shape {format_shape(input.shape)})")
+    if input.ndim > 1:
+        weight = weight.reshape([1, weight.numel()] + [1] * (input.ndim - 2))
+    return where(input >= 0, input, weight * input)
 
 
 # === softmax =============================================================================
