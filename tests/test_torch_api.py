@@ -585,3 +585,16 @@ def test_more_activation_layers_match_pytorch_with_their_gradients():
             assert list(ours_layer.state_dict()) == list(theirs_layer.state_dict()) == ["weight"]
     with pytest.raises(ShapeError, match="glu: dim -1 has size 3; halving it needs an even size"):
         vg.nn.functional.glu(vg.ones(2, 3))
+
+
+def test_cosine_annealing_with_warm_restarts_follows_pytorchs_rates():
+    torch = pytest.importorskip("torch")
+    for t_mult in (1, 2):
+        ours_param, theirs_param = vg.nn.Parameter(vg.ones(1)), torch.nn.Parameter(torch.ones(1))
+        ours_opt, theirs_opt = vg.optim.SGD([ours_param], lr=0.1), torch.optim.SGD([theirs_param], lr=0.1)
+        ours = vg.optim.lr_scheduler.CosineAnnealingWarmRestarts(ours_opt, T_0=3, T_mult=t_mult, eta_min=0.01)
+        theirs = torch.optim.lr_scheduler.CosineAnnealingWarmRestarts(theirs_opt, T_0=3, T_mult=t_mult, eta_min=0.01)
+        for _ in range(20):
+            ours_opt.step(), theirs_opt.step()
+            ours.step(), theirs.step()
+            assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), abs=1e-12)

@@ -121,6 +121,28 @@ class CosineAnnealingLR(LRScheduler):
         return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * epoch / self.T_max)) / 2
 
 
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing with warm restarts (SGDR, Loshchilov & Hutter, 2017): within a
+    cycle of T_i steps, lr = η_min + (base_lr - η_min)(1 + cos(π·T_cur/T_i))/2, and the
+    rate jumps back to base_lr when a cycle ends; the first cycle lasts ``T_0`` steps and
+    each one ``T_mult`` times longer than the one before."""
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+        self.T_0 = check_size("CosineAnnealingWarmRestarts", "T_0", T_0, 1)
+        self.T_mult = check_size("CosineAnnealingWarmRestarts", "T_mult", T_mult, 1)
+        self.eta_min = as_number("CosineAnnealingWarmRestarts", "eta_min", eta_min)
+        super().__init__(optimizer, last_epoch)
+
+    def rate(self, base_lr, epoch):
+        if self.T_mult == 1:
+            position, length = epoch % self.T_0, self.T_0
+        else:
+            cycle = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+            position = epoch - self.T_0 * (self.T_mult ** cycle - 1) // (self.T_mult - 1)
+            length = self.T_0 * self.T_mult ** cycle
+        return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * position / length)) / 2
+
+
 class LinearLR(LRScheduler):
     """lr = base_lr · (s + (e - s)·min(epoch, n)/n): from ``start_factor`` to ``end_factor``
     over ``total_iters`` steps."""
