@@ -128,6 +128,33 @@ class Isfinite(Predicate):
     function = "isfinite"
 
 
+def _isin_reference(elements, test_elements, *, assume_unique=False, invert=False):
+    return np.isin(elements, test_elements, invert=invert)
+
+
+def _isin_samples(rng):
+    yield Sample((rng.integers(0, 6, size=(3, 4)), rng.integers(0, 6, size=(5,))), name="integers")
+    yield Sample((rng.integers(0, 6, size=(4,)), rng.integers(0, 6, size=(2, 2))), {"invert": True}, name="invert")
+    yield Sample((rng.integers(0, 4, size=(6,)), 2), name="a number")
+
+
+@register(_isin_reference, _isin_samples, differentiable=False, method=False)
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each of ``elements`` is among ``test_elements`` (a tensor or a number), as a
+    bool tensor of ``elements``' shape (the opposite with ``invert``). No gradient.
+
+    Example::
+
+        vizgrad.isin(vizgrad.tensor([1, 2, 3, 4]), vizgrad.tensor([2, 4]))   # tensor([False,  True, False,  True])
+    """
+    if not isinstance(elements, Tensor):
+        raise not_a_tensor("isin", "elements", elements)
+    if not isinstance(test_elements, Tensor):
+        test_elements = elements.new_tensor([test_elements])
+    found = eq(elements.unsqueeze(-1), test_elements.reshape(-1)).any(-1)
+    return found.logical_not() if invert else found
+
+
 def _bools(rng):
     for left, right in (((3, 4), (3, 4)), ((3, 1), (4,)), ((), (2,))):
         yield Sample((booleans(rng, left), booleans(rng, right)))

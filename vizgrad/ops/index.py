@@ -27,7 +27,7 @@ from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, Argum
                       not_a_tensor, as_number, DeviceError, check_dim)
 from ..tensor import Tensor
 from .registry import Sample, register
-from .samples import non_contiguous, values
+from .samples import booleans, non_contiguous, values
 
 
 # --- keys ------------------------------------------------------------------
@@ -565,6 +565,97 @@ def gather(input, dim, index):
     index = _as_index_array(input, index, "gather", same_device=True)
     index = _check_along("gather", input, dim, index)
     return Gather.apply(input, index, dim=dim)
+
+
+def _broadcast_shape(op, first, second):
+    """The shape two shapes broadcast to, or a ShapeError naming both."""
+    try:
+        return tuple(np.broadcast_shapes(tuple(first), tuple(second)))
+    except ValueError:
+        raise ShapeError(f"{op}: shapes {format_shape(first)} and {format_shape(second)} do not broadcast") from None
+
+
+def _take_along_dim_reference(a, indices, dim=None):
+    if dim is None:
+        return np.take_along_axis(a.reshape(-1), indices.reshape(-1), axis=0)
+    dim %= a.ndim
+    shape = list(np.broadcast_shapes(a.shape[:dim] + (1,) + a.shape[dim + 1:],
+                                     indices.shape[:dim] + (1,) + indices.shape[dim + 1:]))
+    a = np.broadcast_to(a, shape[:dim] + [a.shape[dim]] + shape[dim + 1:])
+    indices = np.broadcast_to(indices, shape[:dim] + [indices.shape[dim]] + shape[dim + 1:])
+    return np.take_along_axis(a, indices, axis=dim)
+
+
+def _take_along_dim_samples(rng):
+    yield Sample((values(rng, (3, 4)), rng.integers(0, 4, size=(3, 2))), {"dim": 1}, name="same dims")
+    yield Sample((values(rng, (3, 4)), rng.integers(0, 3, size=(2, 1))), {"dim": 0}, name="broadcast index")
+    yield Sample((values(rng, (3, 4)), rng.integers(0, 12, size=(5,))), name="flattened")
+
+
+@register(_take_along_dim_reference, _take_along_dim_samples)
+def take_along_dim(input, indices, dim=None):
+    """:func:`gather` with NumPy's ``take_along_axis`` rules: ``input`` and ``indices``
+    broadcast against each other on every dim but ``dim``; with no ``dim`` both are
+    flattened first. The gradient is scattered back, repeated indices accumulating.
+
+    Example::
+
+        x = vizgrad.tensor([[10.0, 30.0, 20.0], [60.0, 40.0, 50.0]])
+        vizgrad.take_along_dim(x, x.argmax(dim=1, keepdim=True), dim=1)   # tensor([[30.], [60.]])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("take_along_dim", "input", input)
+    if not isinstance(indices, Tensor):
+        raise not_a_tensor("take_along_dim", "indices", indices)
+    if indices.dtype.name != "int64":
+        raise DTypeError(f"take_along_dim: indices must be an int64 tensor, got {indices.dtype.name}")
+    if dim is None:
+        return gather(input.reshape(-1), 0, indices.reshape(-1))
+    if input.ndim != indices.ndim:
+        raise ShapeError(f"take_along_dim: input and indices must have the same number of dims, got shapes "
+                         f"{format_shape(input.shape)} and {format_shape(indices.shape)}")
+    dim = check_dim("take_along_dim", dim, input.ndim)
+    ones = list(input.shape)
+    ones[dim] = 1
+    others = list(indices.shape)
+    others[dim] = 1
+    shape = list(_broadcast_shape("take_along_dim", ones, others))
+    input = input.expand(*shape[:dim], input.shape[dim], *shape[dim + 1:])
+    indices = indices.expand(*shape[:dim], indices.shape[dim], *shape[dim + 1:])
+    return gather(input, dim, indices)
+
+
+def _masked_select_reference(a, mask):
+    shape = np.broadcast_shapes(a.shape, mask.shape)
+    return np.broadcast_to(a, shape)[np.broadcast_to(mask, shape)]
+
+
+def _masked_select_samples(rng):
+    yield Sample((values(rng, (3, 4)), booleans(rng, (3, 4))), name="same shape")
+    yield Sample((values(rng, (3, 4)), booleans(rng, (4,))), name="broadcast mask")
+
+
+@register(_masked_select_reference, _masked_select_samples)
+def masked_select(input, mask):
+    """The entries of ``input`` where the bool ``mask`` (broadcast against it) is True, as
+    a 1-D tensor: ``input[mask]``. The gradient goes back to the selected entries.
+
+    Example::
+
+        x = vizgrad.tensor([[1.0, -2.0], [3.0, -4.0]])
+        vizgrad.masked_select(x, x > 0)         # tensor([1., 3.])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("masked_select", "input", input)
+    if not isinstance(mask, Tensor):
+        raise not_a_tensor("masked_select", "mask", mask)
+    if mask.dtype.name != "bool":
+        raise DTypeError(f"masked_select: mask must be a bool tensor, got {mask.dtype.name}")
+    if mask.device != input.device:
+        raise DeviceError(f"masked_select: mask is on {mask.device} but input is on {input.device}; move one "
+                          f"with .to('{input.device}')")
+    shape = _broadcast_shape("masked_select", input.shape, mask.shape)
+    return input.expand(*shape)[mask.expand(*shape)]
 
 
 def _grad_along(xp, grad, index, dim, source_shape):

@@ -28,7 +28,8 @@ import numpy as np
 
 from ..autograd.engine import sum_to_shape
 from ..autograd.function import Op
-from ..errors import ShapeError, format_shape, ArgumentTypeError, IndexingError, not_a_tensor, as_int, check_dim
+from ..errors import (ArgumentError, ShapeError, format_shape, ArgumentTypeError, IndexingError, not_a_tensor, as_int,
+                      check_dim)
 from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import non_contiguous, values
@@ -1179,6 +1180,53 @@ def split(tensor, split_size_or_sections, dim=0):
         raise ShapeError(f"split: split_size must be positive, got {size} for dim {dim} of size {n}")
     count = max(-(-n // size), 1) if size else 1
     return _pieces(tensor, dim_, (size,) * (count - 1) + (n - size * (count - 1),), "split")
+
+
+_MAX_PIECES = 2 ** 31 - 1      # a tuple of pieces longer than this could not be made
+
+
+def _tensor_split_sizes(op, size, indices_or_sections):
+    """The piece sizes of :func:`tensor_split` for a dim of ``size`` entries."""
+    if isinstance(indices_or_sections, (list, tuple)):
+        bounds = [min(max(index + size if index < 0 else index, 0), size)
+                  for index in _ints(op, "indices", indices_or_sections)]
+        edges = [0, *bounds, size]
+        return tuple(max(end - start, 0) for start, end in zip(edges, edges[1:]))
+    sections = as_int(op, "sections", indices_or_sections)
+    if not 1 <= sections <= _MAX_PIECES:
+        raise ArgumentError(f"{op}: sections must be between 1 and {_MAX_PIECES}, got {sections}")
+    small, larger = divmod(size, sections)
+    return (small + 1,) * larger + (small,) * (sections - larger)
+
+
+def _tensor_split_reference(a, indices_or_sections, dim=0):
+    return tuple(np.array_split(a, indices_or_sections, axis=dim))
+
+
+def _tensor_split_samples(rng):
+    yield Sample((values(rng, (7,)), 3), name="uneven sections")
+    yield Sample((values(rng, (3, 6)), [1, 4]), {"dim": 1}, name="indices")
+    yield Sample((values(rng, (5, 2)), [2, 2, 9]), name="empty pieces")
+
+
+@register(_tensor_split_reference, _tensor_split_samples)
+def tensor_split(input, indices_or_sections, dim=0):
+    """Split ``input`` along ``dim`` into ``sections`` pieces as equal as can be (the
+    first ``size % sections`` one longer), or at the given ``indices`` (as ``x[:i]``,
+    ``x[i:j]``, ..., ``x[k:]``; indices past the end give empty pieces). Views from one node.
+
+    Example::
+
+        vizgrad.arange(7).tensor_split(3)        # (tensor([0, 1, 2]), tensor([3, 4]), tensor([5, 6]))
+        vizgrad.arange(7).tensor_split([1, 5])   # (tensor([0]), tensor([1, 2, 3, 4]), tensor([5, 6]))
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("tensor_split", "input", input)
+    if not input.shape:
+        raise ShapeError("tensor_split: a 0-d tensor has no dim to split")
+    dim_ = _dim("tensor_split", dim, input.ndim)
+    sizes = _tensor_split_sizes("tensor_split", input.shape[dim_], indices_or_sections)
+    return _pieces(input, dim_, sizes, "tensor_split", SplitWithSizes)
 
 
 def _chunk_reference(a, chunks, dim=0):
