@@ -598,3 +598,27 @@ def test_cosine_annealing_with_warm_restarts_follows_pytorchs_rates():
             ours_opt.step(), theirs_opt.step()
             ours.step(), theirs.step()
             assert ours.get_last_lr() == pytest.approx(theirs.get_last_lr(), abs=1e-12)
+
+
+def test_fmod_float_power_xlogy_and_heaviside_are_pytorchs():
+    torch = pytest.importorskip("torch")
+    assert vg.fmod(vg.tensor([5, -5, 7]), 3).tolist() == torch.fmod(torch.tensor([5, -5, 7]), 3).tolist()
+    assert vg.tensor([-3.5, 3.5]).fmod(vg.tensor([-2.0, 2.0])).tolist() == [-1.5, 1.5]
+    for base, exponent in (([2, 3], 2), ([1.5, 2.0], [0.5, 3.0])):
+        ours = vg.float_power(vg.tensor(base), vg.tensor(exponent) if isinstance(exponent, list) else exponent)
+        theirs = torch.float_power(torch.tensor(base), torch.tensor(exponent) if isinstance(exponent, list) else exponent)
+        assert ours.dtype is vg.float64
+        close(ours, theirs)
+    x, y = [0.0, 2.0, 0.0, -1.5], [0.0, 3.0, float("nan"), 0.5]
+    ours_x, ours_y = vg.tensor(x, requires_grad=True), vg.tensor(y, requires_grad=True)
+    theirs_x, theirs_y = torch.tensor(x, requires_grad=True), torch.tensor(y, requires_grad=True)
+    ours, theirs = vg.xlogy(ours_x, ours_y), torch.xlogy(theirs_x, theirs_y)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-6)
+    ours[[0, 1, 3]].sum().backward()
+    theirs[[0, 1, 3]].sum().backward()
+    # PyTorch's gradients are NaN at y = NaN (even where none flows) and y's at x = y = 0 (0/0);
+    # vizgrad's are 0 wherever x is 0, and PyTorch's elsewhere
+    np.testing.assert_allclose(ours_x.grad.numpy()[[0, 1, 3]], theirs_x.grad.numpy()[[0, 1, 3]], rtol=1e-6)
+    np.testing.assert_allclose(ours_y.grad.numpy()[[1, 3]], theirs_y.grad.numpy()[[1, 3]], rtol=1e-6)
+    assert ours_x.grad[2].item() == ours_y.grad[0].item() == ours_y.grad[2].item() == 0.0
+    assert vg.heaviside(vg.tensor([-1.0, 0.0, 2.0]), vg.tensor([0.5])).tolist() == [0.0, 0.5, 1.0]

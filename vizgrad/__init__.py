@@ -23,6 +23,7 @@ from . import ops as _ops
 from .ops.registry import OPS as _OPS
 from .ops.compare import allclose, equal
 from .ops.histogram import histogram
+from .ops.binary import float_power
 from .ops.reduce import aminmax, std_mean, var_mean
 from . import creation as _creation
 from .creation import (Generator, arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,

@@ -12,7 +12,7 @@ from .. import dtypes
 from ..autograd.function import Op
 from ..dtypes import bool_
 from ..errors import (ArgumentError, ArgumentTypeError, DivisionByZeroError, DTypeError, as_number, format_shape,
-                      not_a_tensor)
+                      not_a_tensor, public)
 from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import binary, booleans, values
@@ -343,6 +343,92 @@ def remainder(input, other):
     if not dtypes.result_type(input, other).is_floating_point:
         _check_integer_divisor("remainder", input, other)
     return Remainder.apply(input, other)
+
+
+@register(np.fmod, _remainder_samples, smooth=False)
+def fmod(input, other):
+    """Elementwise remainder with the sign of ``input`` (C's ``fmod``), i.e.
+    ``input - trunc(input / other) * other``; integers stay integers.
+
+    d/da = 1, d/db = -trunc(a/b).
+
+    Example::
+
+        vizgrad.fmod(vizgrad.tensor([5, -5]), 3)     # tensor([ 2, -2])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("fmod", "input", input)
+    rest = remainder(input, other)
+    # remainder's result has the divisor's sign; where that is not the input's, step back one divisor
+    return where((rest != 0) & ((rest < 0) != (input < 0)), rest - other, rest)
+
+
+@public("float_power")
+def float_power(input, exponent):
+    """``input ** exponent`` computed in float64, whatever the dtypes given.
+
+    Example::
+
+        vizgrad.float_power(vizgrad.tensor([2]), 2)  # tensor([4.], dtype=vizgrad.float64)
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("float_power", "input", input)
+    if isinstance(exponent, Tensor):
+        exponent = exponent.to(dtypes.float64)
+    else:
+        exponent = as_number("float_power", "exponent", exponent)
+    return pow(input.to(dtypes.float64), exponent)
+
+
+def _xlogy_reference(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(x == 0, 0.0, x * np.log(np.where(x == 0, 1.0, y)))
+    return np.where(np.isnan(y), y, out)
+
+
+def _xlogy_samples(rng):
+    # (x = 0 is a kink: the gradients there are PyTorch's zeros, tested against it in test_torch_api)
+    yield Sample((values(rng, (3, 4), away_from=0.0), values(rng, (3, 4), 0.5, 2.0)), name="same shape")
+    yield Sample((values(rng, (4,), away_from=0.0), values(rng, (3, 4), 0.5, 2.0)), name="broadcast")
+
+
+@register(_xlogy_reference, _xlogy_samples)
+def xlogy(input, other):
+    """``input · log(other)``, and 0 where ``input`` is 0 (NaN where ``other`` is): the
+    entropy-style term. d/dx = log(y), d/dy = x / y (both 0 where x is 0).
+
+    Example::
+
+        vizgrad.xlogy(vizgrad.tensor([0.0, 2.0]), vizgrad.tensor([0.0, 3.0]))   # tensor([0.0000, 2.1972])
+    """
+    _require_floating("xlogy", input=input, other=other)
+    zero = input == 0
+    # log(1) where x is 0, so that neither the value nor either gradient meets log(0)
+    product = where(zero, 0.0, input * where(zero, 1.0, other).log())
+    return where(other.isnan(), other, product)
+
+
+def _heaviside_samples(rng):
+    x = values(rng, (3, 4))
+    x.flat[[1, 6]] = 0.0
+    yield Sample((x, values(rng, (4,))), name="zeros")
+
+
+@register(np.heaviside, _heaviside_samples, differentiable=False)
+def heaviside(input, values):
+    """The step function: 0 where ``input`` < 0, 1 where it is > 0, and ``values`` where it
+    is 0. No gradient.
+
+    Example::
+
+        vizgrad.heaviside(vizgrad.tensor([-1.0, 0.0, 2.0]), vizgrad.tensor([0.5]))   # tensor([0.0000, 0.5000, 1.0000])
+    """
+    _require_tensors("heaviside", input=input, values=values)
+    if values.dtype is not input.dtype:
+        raise DTypeError(f"heaviside: values is {values.dtype.name} but input is {input.dtype.name}; they must "
+                         "have the same dtype")
+    steps = where(input > 0, input.new_ones(()), input.new_zeros(()))
+    return where(input == 0, values, steps).detach()
 
 
 class Pow(Op):
