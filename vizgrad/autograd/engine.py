@@ -150,6 +150,22 @@ def _discover(starts):
     return dependencies
 
 
+def run_order(root):
+    """The nodes below ``root`` in the order a full backward from it runs them (what a graph
+    drawn after backward replays)."""
+    dependencies = _discover([root])
+    ready, order = ReadyNodes([root]), []
+    while ready:
+        node = ready.pop()
+        order.append(node)
+        for edge in node.next_edges:
+            if edge is not None:
+                dependencies[edge[0]] -= 1
+                if dependencies[edge[0]] == 0:
+                    ready.push(edge[0])
+    return order
+
+
 def _needed_nodes(dependencies, target_nodes):
     """The nodes on some path from a root to a target (found in reverse topological order)."""
     remaining = dict(dependencies)

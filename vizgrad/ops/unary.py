@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ..autograd.function import Op
-from ..dtypes import bool_
+from ..dtypes import bool_, finfo
 from ..errors import DTypeError, as_int, as_number, not_a_tensor
 from ..tensor import Tensor
 from .registry import Sample, register
@@ -614,7 +614,7 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     nan = as_number("nan_to_num", "nan", nan)
     if not input.is_floating_point():
         return input.clone()
-    largest = float(np.finfo(np.dtype(input.dtype.name)).max)
+    largest = finfo(input.dtype).max
     posinf = largest if posinf is None else as_number("nan_to_num", "posinf", posinf)
     neginf = -largest if neginf is None else as_number("nan_to_num", "neginf", neginf)
     infinite = input.isinf()

@@ -1125,17 +1125,15 @@ class Recorder:
         node_id = self._autograd_nodes.get(autograd_id)
         if node_id is None:
             return
+        self._place_in_backward(node_id)
         frame = self._frame
-        order = frame.order
-        if node_id not in order:
-            order[node_id] = len(order)
         frame.revision += 1
         if not self.grads:
             return
         if grad_outputs:
             grad = grad_outputs[0]
             if grad is not None:
-                frame.grads[node_id] = getattr(grad, "_array", grad)      # (_raw, inline: once per node)
+                frame.grads[node_id] = _raw(grad)
         edges = self._inputs.get(node_id)
         if edges and grads:
             # the gradient each input received from this node (the chain rule's outgoing
@@ -1144,7 +1142,7 @@ class Recorder:
             if len(grads) == len(edges):
                 edge_grads = frame.edge_grads
                 for edge, grad in zip(edges, grads):
-                    edge_grads[id(edge)] = getattr(grad, "_array", grad)
+                    edge_grads[id(edge)] = _raw(grad)
 
     def _bind_grad(self, tensor_id, grad):
         """The leaf with uid ``tensor_id`` accumulated a gradient (``grad``, its array, or None)."""
@@ -1349,6 +1347,7 @@ def graph(tensor, values=True, names=None):
 
 def _history(tensor, values, names=None):
     """:func:`graph`, which graph node id each autograd node became, and its groups."""
+    from ..autograd.engine import run_order
     from ..autograd.function import AccumulateGrad
     result = Graph()
     ids = {}
@@ -1409,7 +1408,7 @@ def _history(tensor, values, names=None):
                 result.edges.append(GraphEdge(ids[edge[0]], ids[node], index, shapes.get(edge[0], ([], ""))[0]))
     result.edges.sort(key=lambda e: (int(e.target[1:]), e.index))
     if _backward_ran(order):
-        result.backward_order = [ids[node] for node in _engine_order(tensor.grad_fn, order)]
+        result.backward_order = [ids[node] for node in run_order(tensor.grad_fn)]
         for index, node_id in enumerate(result.backward_order):
             result.node(node_id).backward_index = index
         result.backward = {"source": "graph", "note": BACKWARD_NOTE}
@@ -1432,28 +1431,6 @@ def _backward_ran(order):
     from ..autograd.function import AccumulateGrad
     return any(node.saved is None for node in order if type(node) is not AccumulateGrad) or any(
         node.variable.grad is not None for node in order if type(node) is AccumulateGrad)
-
-
-def _engine_order(root, nodes):
-    """The order in which the engine runs ``nodes`` backward from ``root`` (see
-    :mod:`vizgrad.autograd.engine`): a node runs once every node that feeds it a gradient
-    has run, in the engine's order among those ready."""
-    from ..autograd.engine import ReadyNodes
-    pending = dict.fromkeys(nodes, 0)
-    for node in nodes:
-        for edge in node.next_edges:
-            if edge is not None:
-                pending[edge[0]] += 1
-    ready, order = ReadyNodes([root]), []
-    while ready:
-        node = ready.pop()
-        order.append(node)
-        for edge in node.next_edges:
-            if edge is not None:
-                pending[edge[0]] -= 1
-                if pending[edge[0]] == 0:
-                    ready.push(edge[0])
-    return order
 
 
 def _name_history(result, ids, tensors):
