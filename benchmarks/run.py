@@ -1079,6 +1079,10 @@ TARGETS = {
     ("B5s", DASHBOARD): (1.5, BARE),
     ("B6", VIZGRAD): (500.0, None),
     ("B10", VIZGRAD): (1.2, TORCH),
+    ("B7-mlp", VIZGRAD): (1.3, TORCH),
+    ("B7-mlp4096", VIZGRAD): (1.3, TORCH),
+    ("B7-conv", VIZGRAD): (1.5, TORCH),
+    ("B7-transformer", VIZGRAD): (1.3, TORCH),
 }
 
 
@@ -1130,7 +1134,8 @@ def _tiny_transformer(torch):
             q, k, v = self.qkv(x).split(C, dim=-1)
             q, k, v = (t.view(B, T, B10_HEADS, C // B10_HEADS).transpose(1, 2) for t in (q, k, v))
             scores = q @ k.transpose(-2, -1) / (C // B10_HEADS) ** 0.5
-            weights = scores.masked_fill(torch.tril(torch.ones(T, T)) == 0, float("-inf")).softmax(dim=-1)
+            causal = torch.tril(torch.ones(T, T, device=x.device)) == 0
+            weights = scores.masked_fill(causal, float("-inf")).softmax(dim=-1)
             return self.proj((weights @ v).transpose(1, 2).reshape(B, T, C))
 
     class Block(nn.Module):
@@ -1154,7 +1159,7 @@ def _tiny_transformer(torch):
             self.head = nn.Linear(B10_WIDTH, B10_VOCAB)
 
         def forward(self, idx):
-            x = self.token(idx) + self.position(torch.arange(idx.shape[1]))
+            x = self.token(idx) + self.position(torch.arange(idx.shape[1], device=idx.device))
             return self.head(self.ln(self.blocks(x)))
 
     return TinyTransformer()
@@ -1192,6 +1197,128 @@ def transformer_step():
         return make(torch, _torch_copy, torch.from_numpy)()
 
     return {VIZGRAD: make(vg, _vizgrad_copy, vg.tensor), TORCH: torch_setup}
+
+
+# --- B7: on a GPU ----------------------------------------------------------------
+# The same models as B1, B4, B10 and B2, on CuPy against PyTorch CUDA; skipped without a GPU.
+# GPU work is asynchronous, so every step ends by waiting for the device (both peers alike).
+def _gpu_library(name):
+    """vizgrad or PyTorch, when it can use a GPU here."""
+    library = _torch() if name == TORCH else _require("vizgrad")
+    if not library.cuda.is_available():
+        raise Skipped("no GPU here")
+    return library
+
+
+def _gpu_step(make, references=(TORCH,)):
+    """``{peer: setup}`` for both peers; ``make(library)`` returns ``(step, ...)``'s parts:
+    ``(model, optimizer, inputs, loss_of)`` built on the CPU from the shared data."""
+    def setup(name):
+        def build():
+            library = _gpu_library(name)
+            model, make_optimizer, x, y, loss_of = make(library)
+            model.to("cuda")
+            optimizer = make_optimizer(model.parameters())
+            x, y = x.to("cuda"), y.to("cuda")
+
+            def step():
+                optimizer.zero_grad()
+                loss = loss_of(library, model(x), y)
+                loss.backward()
+                optimizer.step()
+                library.cuda.synchronize()
+                return loss
+            return step
+        return build
+    return {VIZGRAD: setup(VIZGRAD), TORCH: setup(TORCH)}
+
+
+def _cross_entropy(library, logits, y):
+    return library.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+
+def _gpu_mlp(sizes, batch=1024):
+    x_np, y_np, params_np = _mlp_data(batch, sizes)
+
+    def make(library):
+        nn = library.nn
+        layers = []
+        for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+            layers += [nn.Linear(fan_in, fan_out), nn.ReLU()]
+        model = nn.Sequential(*layers[:-1])
+        copy = _torch_copy if library.__name__ == "torch" else _vizgrad_copy
+        _load_linear_layers(model[::2], params_np, copy)
+        return (model, lambda params: library.optim.Adam(params, **ADAM),
+                library.tensor(x_np), library.tensor(y_np), _cross_entropy)
+    return _gpu_step(make)
+
+
+@benchmark("B7-mlp", "gpu_mlp_step", "ms", 1e3, references=(TORCH,))
+def gpu_mlp_step():
+    """On a GPU: B1's MLP 784-512-512-10 at batch 1024, Adam; vizgrad (CuPy) against PyTorch CUDA."""
+    return _gpu_mlp((784, 512, 512, 10))
+
+
+@benchmark("B7-mlp4096", "gpu_wide_mlp_step", "ms", 1e3, references=(TORCH,))
+def gpu_wide_mlp_step():
+    """On a GPU: MLP 784-4096-4096-10 at batch 1024, Adam; vizgrad (CuPy) against PyTorch CUDA."""
+    return _gpu_mlp((784, 4096, 4096, 10))
+
+
+@benchmark("B7-conv", "gpu_conv_step", "ms", 1e3, references=(TORCH,))
+def gpu_conv_step():
+    """On a GPU: B4's CNN at batch 1024, SGD; vizgrad (CuPy) against PyTorch CUDA."""
+    x_np, y_np, params_np = _conv_data(batch=1024)
+
+    def make(library):
+        model = _conv_net(library.nn)
+        copy = _torch_copy if library.__name__ == "torch" else _vizgrad_copy
+        for layer, weight, bias in zip((model[0], model[3], model[7]), params_np[::2], params_np[1::2]):
+            copy(layer.weight, weight)
+            copy(layer.bias, bias)
+        return (model, lambda params: library.optim.SGD(params, lr=B4_LR),
+                library.tensor(x_np), library.tensor(y_np), _cross_entropy)
+    return _gpu_step(make)
+
+
+@benchmark("B7-transformer", "gpu_transformer_step", "ms", 1e3, references=(TORCH,))
+def gpu_transformer_step():
+    """On a GPU: lesson 12's tiny transformer (B10), batch 32, AdamW; vizgrad (CuPy) against PyTorch CUDA."""
+    rng = np.random.default_rng(0)
+    tokens = rng.integers(0, B10_VOCAB, (B10_BATCH, B10_CONTEXT + 1))
+    import vizgrad as vg
+    vg.manual_seed(0)
+    weights = {name: value.numpy().copy() for name, value in _tiny_transformer(vg).state_dict().items()}
+
+    def make(library):
+        model = _tiny_transformer(library)
+        copy = _torch_copy if library.__name__ == "torch" else _vizgrad_copy
+        for name, param in model.named_parameters():
+            copy(param, weights[name])
+        return (model, lambda params: library.optim.AdamW(params, lr=B10_LR),
+                library.tensor(tokens[:, :-1]), library.tensor(tokens[:, 1:]), _cross_entropy)
+    return _gpu_step(make)
+
+
+@benchmark("B7-small-ops", "gpu_small_op_overhead", "us/op", 1e6 / B2_OPS, references=(TORCH,))
+def gpu_small_op_overhead():
+    """On a GPU: B2's 1,000 chained elementwise ops on 10 numbers, sum, backward; time per op."""
+    x_np = np.random.default_rng(0).uniform(-1, 1, 10).astype(np.float32)
+
+    def setup(name):
+        def build():
+            library = _gpu_library(name)
+            x = library.tensor(x_np, device="cuda", requires_grad=True)
+
+            def step():
+                x.grad = None
+                loss = _b2_chain(x, library.tanh).sum()
+                loss.backward()
+                library.cuda.synchronize()
+                return loss
+            return step
+        return build
+    return {VIZGRAD: setup(VIZGRAD), TORCH: setup(TORCH)}
 
 
 # --- measuring (in the worker process) -----------------------------------------
@@ -1265,7 +1392,20 @@ def _versions():
         versions["blas"] = np.show_config(mode="dicts")["Build Dependencies"]["blas"]["name"]
     except Exception:
         pass
+    import vizgrad
+    if vizgrad.cuda.is_available():
+        versions["gpu"] = vizgrad.cuda.get_device_name()
+        versions["cupy"] = metadata.version(next(d for d in ("cupy-cuda13x", "cupy-cuda12x", "cupy")
+                                                 if _installed(d)))
     return versions
+
+
+def _installed(distribution):
+    try:
+        metadata.version(distribution)
+        return True
+    except metadata.PackageNotFoundError:
+        return False
 
 
 def worker(args):

@@ -112,13 +112,41 @@ def test_requires_grad_is_preserved_and_loaded_tensors_are_leaves(tmp_path):
 def test_map_location(tmp_path, backend):
     t = vg.tensor([1.0, 2.0, 3.0], device=backend)
     vg.save({"t": t}, tmp_path / "m.vzg")
-    on_cpu = vg.load(tmp_path / "m.vzg")["t"]
+    kept = vg.load(tmp_path / "m.vzg")["t"]            # as torch.load: back where it was saved
+    assert kept.device == t.device
+    on_cpu = vg.load(tmp_path / "m.vzg", map_location="cpu")["t"]
     assert on_cpu.device.type == "cpu"
-    moved = vg.load(tmp_path / "m.vzg", map_location=backend)["t"]
+    np.testing.assert_array_equal(on_cpu.numpy(), [1.0, 2.0, 3.0])
+    moved = vg.load(on_cpu_path(tmp_path), map_location=backend)["t"]
     assert moved.device == t.device
     np.testing.assert_array_equal(host(moved), [1.0, 2.0, 3.0])
-    also = vg.load(tmp_path / "m.vzg", map_location=vg.device(backend))["t"]
+    also = vg.load(on_cpu_path(tmp_path), map_location=vg.device(backend))["t"]
     assert also.device == t.device
+    mapped = vg.load(tmp_path / "m.vzg", map_location={str(t.device): "cpu"})["t"]
+    assert mapped.device.type == "cpu"
+    seen = []
+    relocated = vg.load(tmp_path / "m.vzg", map_location=lambda tensor, where: seen.append((tensor.device, where)))
+    assert seen == [(vg.device("cpu"), str(t.device))] and relocated["t"].device == t.device
+
+
+def on_cpu_path(tmp_path):
+    vg.save({"t": vg.tensor([1.0, 2.0, 3.0])}, tmp_path / "cpu.vzg")
+    return tmp_path / "cpu.vzg"
+
+
+@pytest.mark.skipif(vg.cuda.is_available(), reason="a GPU is usable here")
+def test_a_gpu_checkpoint_without_a_gpu_says_to_pass_map_location(tmp_path):
+    vg.save({"w": vg.tensor([1.0, 2.0])}, tmp_path / "cpu.vzg")
+    with zipfile.ZipFile(tmp_path / "cpu.vzg") as source, zipfile.ZipFile(tmp_path / "gpu.vzg", "w") as target:
+        for item in source.infolist():     # the same checkpoint, as if saved from a GPU
+            data = source.read(item)
+            if item.filename.endswith(".json"):
+                data = data.replace(b'"device": "cpu"', b'"device": "cuda:0"')
+            target.writestr(item, data)
+    with pytest.raises(vg.DeviceError, match="saved on 'cuda:0'.*map_location='cpu'"):
+        vg.load(tmp_path / "gpu.vzg")
+    w = vg.load(tmp_path / "gpu.vzg", map_location="cpu")["w"]
+    np.testing.assert_array_equal(w.numpy(), [1.0, 2.0])
 
 
 # --- transforms -----------------------------------------------------------------------

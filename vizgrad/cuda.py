@@ -1,4 +1,4 @@
-"""``vizgrad.cuda``: is a GPU usable here?"""
+"""``vizgrad.cuda``: is a GPU usable here, which one, and waiting for it (PyTorch's names)."""
 
 from .backends import base
 
@@ -13,3 +13,32 @@ def device_count():
     """How many CUDA devices CuPy sees (0 without CuPy)."""
     backend = base._by_device_type.get("cuda")
     return backend.device_count() if backend is not None and backend.is_available() else 0
+
+
+def _gpu(device):
+    """The CUDA backend and the device index that ``device`` (None, an int, "cuda:1", a device) names."""
+    from .device import device as Device
+    if device is None or isinstance(device, int):
+        device = Device("cuda", device)
+    device = Device(device)
+    if device.type != "cuda":
+        from .errors import DeviceError
+        raise DeviceError(f"vizgrad.cuda works with CUDA devices, not {str(device)!r}")
+    return device.backend, device.index or 0
+
+
+def synchronize(device=None):
+    """Wait until every kernel queued on ``device`` (default: the first GPU) has finished.
+
+    GPU work runs asynchronously: time GPU code only after synchronizing. Example::
+
+        y = x @ x; vizgrad.cuda.synchronize()
+    """
+    backend, index = _gpu(device)
+    backend.synchronize(index)
+
+
+def get_device_name(device=None):
+    """The GPU's name as its driver reports it, e.g. ``'NVIDIA H100 80GB HBM3'``."""
+    backend, index = _gpu(device)
+    return backend.device_name(index)

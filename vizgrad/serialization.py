@@ -29,7 +29,7 @@ import zlib
 import numpy as np
 
 from . import dtypes
-from .errors import ArgumentTypeError, VizgradError
+from .errors import ArgumentTypeError, DeviceError, VizgradError
 
 FORMAT = "vizgrad-checkpoint"
 VERSION = 1
@@ -105,7 +105,7 @@ def save(obj, path, transform=None):
             tensor = transform(where, value) if transform is not None else value
             key = str(len(arrays))
             arrays[key] = tensor.detach()
-            return {"t": "tensor", "key": key, "requires_grad": bool(value.requires_grad)}
+            return {"t": "tensor", "key": key, "requires_grad": bool(value.requires_grad), "device": str(tensor.device)}
         if isinstance(value, (dict, list, tuple)):
             if id(value) in containers:
                 raise CheckpointError(f"save: cannot write {target!r}: the object contains itself at "
@@ -226,13 +226,24 @@ def _file_mode(path):
         return 0o666 & ~umask
 
 
+def _placed(make_tensor, array, saved, device):
+    """``array`` as a tensor on ``device``, in load's words when that device is not usable here."""
+    try:
+        return make_tensor(array, device=device)
+    except DeviceError as error:
+        hint = ("pass map_location='cpu' to load them onto the CPU" if device == saved else
+                "pass a map_location that names a device this machine has")
+        raise DeviceError(f"load: the checkpoint holds tensors saved on '{saved}', to be loaded onto '{device}', "
+                          f"which is not usable here ({error}); {hint}") from None
+
+
 def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, transform=None,
          **pickle_load_args):
     """Read a checkpoint written by :func:`save`, with ``torch.load``'s signature.
 
     ``map_location`` says where tensors go: a device or device string, a dict from the saved
-    device (``"cpu"``) to a device, or a function ``(tensor, "cpu") -> tensor``; default:
-    the CPU. A vizgrad checkpoint holds only tensors, numbers, strings and containers and is
+    device (``"cuda:0"``) to a device, or a function ``(tensor on the CPU, saved device) ->
+    tensor`` (None: the saved device); default: the device each tensor was saved from. A vizgrad checkpoint holds only tensors, numbers, strings and containers and is
     never unpickled, so it is always read as PyTorch reads with ``weights_only=True`` (the
     argument is accepted either way; ``mmap`` too). Damaged or foreign files raise
     :class:`CheckpointError`. ``path`` may be a binary file-like object (``io.BytesIO``, a file
@@ -247,11 +258,14 @@ def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap
     if pickle_module is not None or pickle_load_args:
         raise ArgumentTypeError("load: vizgrad checkpoints are never pickled, so pickle_module and pickle load "
                                 f"arguments ({', '.join(sorted(pickle_load_args)) or 'pickle_module'}) have no meaning here")
-    relocate = None
-    if callable(map_location):
-        relocate, map_location = map_location, None
-    elif isinstance(map_location, dict):
-        map_location = map_location.get("cpu")
+    relocate = map_location if callable(map_location) else None
+
+    def destination(saved):
+        if relocate is not None or map_location is None:
+            return saved
+        if isinstance(map_location, dict):
+            return map_location.get(saved, saved)
+        return map_location
     try:
         archive = zipfile.ZipFile(path)
     except FileNotFoundError:
@@ -297,10 +311,11 @@ def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap
                 array = read_array(value["key"])
                 if array.dtype == object:
                     raise CheckpointError(f"load: array {value['key']} of {name!r} is not numeric")
-                tensor = make_tensor(array, device=map_location)
+                saved = value.get("device", "cpu")    # older checkpoints held CPU tensors only
+                tensor = _placed(make_tensor, array, saved, "cpu" if relocate is not None else destination(saved))
                 if relocate is not None:
-                    moved = relocate(tensor, "cpu")
-                    tensor = tensor if moved is None else moved
+                    moved = relocate(tensor, saved)
+                    tensor = _placed(make_tensor, array, saved, saved) if moved is None else moved
                 if transform is not None:
                     tensor = transform(where, tensor)
                 if value.get("requires_grad") and tensor.is_floating_point():

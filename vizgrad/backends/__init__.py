@@ -8,6 +8,7 @@ Tensors, so a backward written once also records its own graph when
 ``create_graph=True``.
 """
 
+from . import base
 from .base import Backend, EXTRAS, STANDARD_NAMES, backend_for_device, backend_of, register
 from .numpy_backend import NumpyBackend
 
@@ -15,8 +16,10 @@ register(NumpyBackend())
 
 try:  # optional backends register themselves when their library is importable
     from .cupy_backend import CupyBackend
-except ModuleNotFoundError:  # pragma: no cover - depends on the machine
+except ImportError as error:  # pragma: no cover - depends on the machine
     CupyBackend = None
+    if error.name != "cupy":    # CuPy is there but the backend cannot load: device="cuda" says why
+        base.unusable["cuda"] = error
 else:  # pragma: no cover - depends on the machine
     register(CupyBackend())
 

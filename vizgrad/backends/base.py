@@ -37,6 +37,7 @@ EXTRAS = ("erf", "index_add", "scatter_add", "put_add", "pad", "einsum", "slidin
 
 _by_array_type = {}
 _by_device_type = {}
+unusable = {}   # device type -> the ImportError that kept its installed library's backend out
 
 
 class Backend:
@@ -145,9 +146,10 @@ def _row_major_strides(shape, itemsize):
 
 
 def namespace(module, extras, names=STANDARD_NAMES):
-    """A flat namespace of ``module``'s standard functions plus this backend's extras."""
+    """A flat namespace of ``module``'s standard functions plus this backend's extras (which
+    may also supply standard functions the module lacks)."""
     found = {name: getattr(module, name) for name in names if hasattr(module, name)}
-    missing = [name for name in names if name not in found]
+    missing = [name for name in names if name not in found and name not in extras]
     if missing:
         raise ImportError(f"{module.__name__} lacks the Array API functions {missing}")
     missing = [name for name in EXTRAS if name not in extras]
@@ -194,6 +196,10 @@ def backend_for_device(device_type):
     backend = _by_device_type.get(device_type)
     if backend is not None:
         return backend
+    if device_type in unusable:
+        raise DeviceError(f"device {device_type!r}: CuPy is installed but vizgrad's CuPy backend could not be "
+                          f"loaded ({unusable[device_type]}); pip install 'vizgrad[cuda12]' (CUDA 12) or "
+                          "'vizgrad[cuda13]' (CUDA 13) installs what it needs")
     if device_type == "cuda":
         raise DeviceError(
             "device 'cuda' needs CuPy, which is not installed: "

@@ -1,7 +1,6 @@
-"""CuPy behind device "cuda". Imported only when CuPy is installed."""
+"""CuPy behind device "cuda". Imported only when CuPy (and array_api_compat) are installed."""
 
-import numpy as np
-
+import array_api_compat.cupy
 import cupy
 import cupyx
 import cupyx.scipy.special
@@ -17,7 +16,7 @@ def index_add(x, axis, index, values):
 
 def scatter_add(x, axis, index, src):
     out = x.copy()
-    key = list(cupy.indices(index.shape, sparse=True))
+    key = [cupy.arange(n).reshape((1,) * i + (n,) + (1,) * (index.ndim - i - 1)) for i, n in enumerate(index.shape)]
     key[axis] = index
     cupyx.scatter_add(out, tuple(key), src[tuple(slice(0, n) for n in index.shape)])
     return out
@@ -37,21 +36,14 @@ def sliding_windows(x, window, axes):
     return cupy.lib.stride_tricks.sliding_window_view(x, window, axis=axes)
 
 
-def _standard_namespace():
-    """CuPy's own functions where it has the standard's names; array_api_compat fills the rest."""
-    try:
-        import array_api_compat.cupy as compat
-    except ImportError:
-        return cupy
-    return compat
-
-
 class CupyBackend(Backend):
     name = "cupy"
     device_type = "cuda"
     array_type = cupy.ndarray
     multi_device = True
-    xp = namespace(_standard_namespace(), {
+    # CuPy's own functions predate the Array API standard in places (no device= on creation
+    # functions, sort without descending=, no vecdot); array_api_compat gives them its names.
+    xp = namespace(array_api_compat.cupy, {
         "erf": cupyx.scipy.special.erf, "index_add": index_add, "scatter_add": scatter_add,
         "put_add": put_add, "pad": pad, "einsum": cupy.einsum, "sliding_windows": sliding_windows})
 
@@ -82,3 +74,11 @@ class CupyBackend(Backend):
 
     def device_count(self):
         return cupy.cuda.runtime.getDeviceCount() if self.is_available() else 0
+
+    def synchronize(self, device_index):
+        with cupy.cuda.Device(device_index):
+            cupy.cuda.get_current_stream().synchronize()
+
+    def device_name(self, device_index):
+        name = cupy.cuda.runtime.getDeviceProperties(device_index)["name"]
+        return name.decode() if isinstance(name, bytes) else name

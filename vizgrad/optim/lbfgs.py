@@ -10,7 +10,7 @@ from ..autograd.grad_mode import enable_grad, no_grad
 from ..backends import backend_of
 from ..errors import ArgumentError, ArgumentTypeError, check_range, check_size
 from ..tensor import Tensor
-from .optimizer import Optimizer
+from .optimizer import Optimizer, _copied
 
 
 def _cubic_minimum(x1, f1, g1, x2, f2, g2, bounds=None):
@@ -142,7 +142,7 @@ class LBFGS(Optimizer):
         for entries in result["state"].values():
             for key in self._HISTORIES:
                 if entries.get(key) is not None:
-                    entries[key] = [Tensor._make(array.copy()) for array in entries[key]]
+                    entries[key] = [Tensor._make(_copied(array)) for array in entries[key]]
         return result
 
     def load_state_dict(self, state_dict):
@@ -151,7 +151,7 @@ class LBFGS(Optimizer):
         for state in self.state.values():
             for key in self._HISTORIES:
                 if state.get(key) is not None:
-                    state[key] = [t.to(device=like.device, dtype=like.dtype)._array.copy() if isinstance(t, Tensor)
+                    state[key] = [_copied(t.to(device=like.device, dtype=like.dtype)._array) if isinstance(t, Tensor)
                                   else t for t in state[key]]
 
     # --- the parameters as one flat vector ------------------------------------------------

@@ -165,7 +165,7 @@ class Optimizer:
         for group in self.param_groups:
             for param in group["params"]:
                 if param in self.state:
-                    state[index[id(param)]] = {k: (Tensor._make(v.copy()) if is_array(v) else v)
+                    state[index[id(param)]] = {k: (Tensor._make(_copied(v)) if is_array(v) else v)
                                                for k, v in self.state[param].items()}
         return {"state": state, "param_groups": groups}
 
@@ -189,8 +189,8 @@ class Optimizer:
             state = {}
             for key, value in entries.items():
                 if isinstance(value, Tensor):
-                    value = value.to(device=param.device, dtype=param.dtype if value.is_floating_point()
-                                     else value.dtype)._array.copy()
+                    value = _copied(value.to(device=param.device, dtype=param.dtype if value.is_floating_point()
+                                             else value.dtype)._array)
                 state[key] = value
             self.state[param] = state
 
@@ -202,6 +202,10 @@ class Optimizer:
                 lines.append(f"    {key}: {group[key]}")
         lines.append(")")
         return "\n".join(lines)
+
+
+def _copied(array):
+    return backend_of(array).xp.asarray(array, copy=True)
 
 
 def _norm(array):
