@@ -98,6 +98,7 @@ def test_a_model_moved_to_a_device_computes_what_it_computed_on_the_cpu(name, de
 OPTIMIZERS = {
     "sgd-nesterov": lambda params: vg.optim.SGD(params, lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-2),
     "adam-amsgrad": lambda params: vg.optim.Adam(params, lr=1e-2, amsgrad=True),
+    "adam-maximize-l2": lambda params: vg.optim.Adam(params, lr=1e-2, weight_decay=0.1, maximize=True),
     "adamw": lambda params: vg.optim.AdamW(params, lr=1e-2),
     "rmsprop": lambda params: vg.optim.RMSprop(params, lr=1e-2, momentum=0.5, centered=True),
     "adagrad": lambda params: vg.optim.Adagrad(params, lr=1e-1),

@@ -181,9 +181,7 @@ def _filled(size, value, dtype, device, requires_grad, op, keyword=None):
         dtype = dtypes.as_dtype(type(value)) if isinstance(value, _PYTHON_SCALARS) else dtypes.default_float
     dtype = dtypes.as_dtype(dtype)
     target = as_device(device)
-    backend = target.backend
-    array = backend.asarray(np.full(shape, value, dtype=dtype.numpy), None, target.index or 0)
-    return _finish(array, requires_grad)
+    return _finish(target.backend.full(shape, value, dtype, target.index or 0), requires_grad)
 
 
 def zeros(*sizes, size=None, out=None, dtype=None, device=None, requires_grad=False):

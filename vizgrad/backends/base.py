@@ -66,6 +66,11 @@ class Backend:
         """A NumPy copy (or view) of ``array``, on the host."""
         raise NotImplementedError
 
+    def full(self, shape, value, dtype, device_index):
+        """An array of ``shape`` filled with ``value`` (a vizgrad dtype); made on the host and
+        moved unless the backend fills it where it lives."""
+        return self.asarray(np.full(shape, value, dtype=dtype.numpy), None, device_index)
+
     def native_dtype(self, dtype):
         """This backend's dtype object for a vizgrad dtype."""
         return dtype.numpy
@@ -127,6 +132,15 @@ class Backend:
 
     def is_available(self):
         return True
+
+    def fused_adam(self, g, p, m, v, v_max, out, *, sign, beta1, beta2, eps, step_size, root_correction,
+                   decay_g, decay_p):
+        """One Adam update in a single fused kernel, where the backend has one for ``p``'s dtype:
+        m ← β₁m + (1-β₁)ĝ and v ← β₂v + (1-β₂)ĝ² in place, with ĝ = sign·g + decay_g·p;
+        v_max ← max(v_max, v) (AMSGrad; None otherwise); ``out`` ← step_size · m /
+        (√v̂ · root_correction + eps) + decay_p · p, the step to subtract; returns ``out``.
+        None (the default) where there is none: Adam then runs its portable update."""
+        return None
 
 
 def _offsets(shape, strides):

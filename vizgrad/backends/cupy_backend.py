@@ -1,7 +1,10 @@
 """CuPy behind device "cuda". Imported only when CuPy (and array_api_compat) are installed."""
 
+import math
+
 import array_api_compat.cupy
 import cupy
+import numpy as np
 import cupyx
 import cupyx.scipy.special
 
@@ -33,7 +36,51 @@ def pad(x, widths, value):
 
 
 def sliding_windows(x, window, axes):
-    return cupy.lib.stride_tricks.sliding_window_view(x, window, axis=axes)
+    """NumPy's sliding_window_view (window dims appended in ``axes``' order), built directly
+    with as_strided: CuPy's own checks cost more than the view."""
+    shape = list(x.shape)
+    for axis, size in zip(axes, window):
+        shape[axis] -= size - 1
+    strides = x.strides + tuple(x.strides[axis] for axis in axes)
+    return cupy.lib.stride_tricks.as_strided(x, tuple(shape) + tuple(window), strides)
+
+
+def mean(x, /, *, axis=None, keepdims=False):
+    """The standard's mean as CuPy's sum divided in place: cupy.mean's own dispatch costs about
+    twice the sum's, which on small arrays is most of the time."""
+    if x.dtype not in (cupy.float32, cupy.float64):
+        return cupy.mean(x, axis=axis, keepdims=keepdims)
+    axes = range(x.ndim) if axis is None else axis if isinstance(axis, tuple) else (axis,)
+    total = cupy.sum(x, axis=axis, keepdims=keepdims)
+    total /= math.prod(x.shape[a] for a in axes)
+    return total
+
+
+def matmul(a, b, /):
+    """The standard's matmul; a product with a matrix on the right goes straight to cuBLAS
+    through cupy.dot, without cupy.matmul's generalized-ufunc dispatch (tens of microseconds
+    a call, the larger part of a small product's time)."""
+    if b.ndim == 2 and a.ndim >= 2 and a.dtype == b.dtype:
+        if a.ndim == 2:
+            return cupy.dot(a, b)
+        if a.flags.c_contiguous:
+            return cupy.dot(a.reshape(-1, a.shape[-1]), b).reshape(a.shape[:-1] + (b.shape[1],))
+    return cupy.matmul(a, b)
+
+
+# Adam's update as one kernel per parameter instead of a dozen elementwise launches (see
+# Backend.fused_adam); the AMSGrad variant also keeps the running maximum of v.
+_ADAM_UPDATE = """
+    T grad = sign * g + decay_g * p;
+    m = beta1 * m + (1 - beta1) * grad;
+    v = beta2 * v + (1 - beta2) * grad * grad;
+    %s
+    step = step_size * m / (sqrt(%s) * root_correction + eps) + decay_p * p;
+"""
+_ADAM_INPUTS = "T g, T p, T sign, T beta1, T beta2, T eps, T step_size, T root_correction, T decay_g, T decay_p"
+_ADAM = cupy.ElementwiseKernel(_ADAM_INPUTS, "T m, T v, T step", _ADAM_UPDATE % ("", "v"), "vizgrad_adam")
+_AMSGRAD = cupy.ElementwiseKernel(_ADAM_INPUTS, "T m, T v, T v_max, T step",
+                                  _ADAM_UPDATE % ("v_max = max(v_max, v);", "v_max"), "vizgrad_amsgrad")
 
 
 class CupyBackend(Backend):
@@ -45,11 +92,17 @@ class CupyBackend(Backend):
     # functions, sort without descending=, no vecdot); array_api_compat gives them its names.
     xp = namespace(array_api_compat.cupy, {
         "erf": cupyx.scipy.special.erf, "index_add": index_add, "scatter_add": scatter_add,
-        "put_add": put_add, "pad": pad, "einsum": cupy.einsum, "sliding_windows": sliding_windows})
+        "put_add": put_add, "pad": pad, "einsum": cupy.einsum, "sliding_windows": sliding_windows,
+        "matmul": matmul, "mean": mean})
 
     def asarray(self, data, dtype, device_index):
         with cupy.cuda.Device(device_index):
             return cupy.array(data, dtype=None if dtype is None else dtype.numpy, copy=None)
+
+    def full(self, shape, value, dtype, device_index):
+        fill = np.dtype(dtype.numpy).type(value)    # NumPy's conversion: the same values and errors as on the CPU
+        with cupy.cuda.Device(device_index):
+            return cupy.full(shape, fill, dtype=dtype.numpy)
 
     def is_contiguous(self, array):
         return array.flags.c_contiguous
@@ -74,6 +127,17 @@ class CupyBackend(Backend):
 
     def device_count(self):
         return cupy.cuda.runtime.getDeviceCount() if self.is_available() else 0
+
+    def fused_adam(self, g, p, m, v, v_max, out, *, sign, beta1, beta2, eps, step_size, root_correction,
+                   decay_g, decay_p):
+        if p.dtype.kind != "f" or p.dtype.itemsize < 4:     # float16: the portable update
+            return None
+        scalars = (sign, beta1, beta2, eps, step_size, root_correction, decay_g, decay_p)
+        if v_max is None:
+            _ADAM(g, p, *scalars, m, v, out)
+        else:
+            _AMSGRAD(g, p, *scalars, m, v, v_max, out)
+        return out
 
     def synchronize(self, device_index):
         with cupy.cuda.Device(device_index):

@@ -33,10 +33,11 @@ def _tensor_type():
 
 
 def _standardize(xp, x, axes, eps):
-    """(x̂, 1/√(σ² + ε)) over ``axes`` (statistics kept as size-1 dims)."""
-    centred = x - xp.mean(x, axis=axes, keepdims=True)
+    """(x̂, μ, 1/√(σ² + ε)) over ``axes`` (statistics kept as size-1 dims)."""
+    mean = xp.mean(x, axis=axes, keepdims=True)
+    centred = x - mean
     inv_std = 1 / xp.sqrt(xp.mean(centred * centred, axis=axes, keepdims=True) + eps)
-    return centred * inv_std, inv_std
+    return centred * inv_std, mean, inv_std
 
 
 class Normalize(Op):
@@ -49,9 +50,9 @@ class Normalize(Op):
         xp = ctx.xp
         ctx.axes, ctx.eps, ctx.stats_shape = axes, eps, stats_shape
         ctx.param_shape, ctx.param_view, ctx.param_axes = param_shape, param_view, param_axes
-        ctx.save_for_backward(x, weight)
         grouped = x if stats_shape is None else xp.reshape(x, stats_shape)
-        out, _ = _standardize(xp, grouped, axes, eps)
+        out, mean, inv_std = _standardize(xp, grouped, axes, eps)
+        ctx.save_for_backward(x, weight, mean, inv_std)    # the statistics are small: x̂ is rebuilt from them
         if stats_shape is not None:
             out = xp.reshape(out, x.shape)
         if weight is not None:
@@ -62,12 +63,15 @@ class Normalize(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        x, weight = ctx.saved_tensors
+        x, weight, mean, inv_std = ctx.saved_tensors
         xp = ctx.xp
         needs_x, needs_w, needs_b = ctx.needs_input_grad
         axes, stats_shape = ctx.axes, ctx.stats_shape
         grouped = x if stats_shape is None else xp.reshape(x, stats_shape)
-        normalized, inv_std = _standardize(xp, grouped, axes, ctx.eps)
+        if isinstance(x, _tensor_type()):    # create_graph: the statistics as functions of x
+            normalized, _, inv_std = _standardize(xp, grouped, axes, ctx.eps)
+        else:
+            normalized = (grouped - mean) * inv_std
         grad_x = grad_w = grad_b = None
         if needs_x:
             g = grad if weight is None else grad * xp.reshape(weight, ctx.param_view)

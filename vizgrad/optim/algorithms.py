@@ -96,11 +96,7 @@ class Adam(Optimizer):
                                       amsgrad=amsgrad, maximize=maximize))
 
     def update(self, p, g, state, group):
-        if group["maximize"]:
-            g = -g
         lr, (beta1, beta2), eps, decay = group["lr"], group["betas"], group["eps"], group["weight_decay"]
-        if decay and not self.decoupled_weight_decay:
-            g = g + decay * p
         xp = _namespace(p)
         if "exp_avg" not in state:
             state["exp_avg"] = xp.zeros_like(p)
@@ -109,6 +105,18 @@ class Adam(Optimizer):
                 state["max_exp_avg_sq"] = xp.zeros_like(p)
         m, v, t = state["exp_avg"], state["exp_avg_sq"], state["step"]
         scratch = self._scratch_like(p)   # no parameter-sized temporaries: all in place
+        coupled_decay = 0.0 if self.decoupled_weight_decay else decay
+        fused = backend_of(p).fused_adam(
+            g, p, m, v, state.get("max_exp_avg_sq"), scratch, sign=-1.0 if group["maximize"] else 1.0,
+            beta1=beta1, beta2=beta2, eps=eps, step_size=lr / (1 - beta1 ** t),
+            root_correction=1 / math.sqrt(1 - beta2 ** t), decay_g=coupled_decay,
+            decay_p=lr * decay if self.decoupled_weight_decay else 0.0)
+        if fused is not None:
+            return fused
+        if group["maximize"]:
+            g = -g
+        if coupled_decay:
+            g = g + coupled_decay * p
         m *= beta1
         _into(scratch, xp.multiply, g, 1 - beta1)
         m += scratch
