@@ -187,8 +187,9 @@ class NoGradContext:
 
     needs_input_grad = ()
 
-    def __init__(self, xp):
-        self.xp = xp
+    def __init__(self, backend):
+        self.backend = backend
+        self.xp = backend.xp
 
     def save_for_backward(self, *values):
         pass

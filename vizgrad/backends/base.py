@@ -142,6 +142,17 @@ class Backend:
         None (the default) where there is none: Adam then runs its portable update."""
         return None
 
+    def fused_layer_norm(self, x, weight, bias, eps, dims):
+        """Layer normalization over the last ``dims`` dims of a row-major ``x`` in one kernel,
+        where the backend has one for these dtypes: ``(out, mean, inv_std)``, the statistics
+        with size-1 normalized dims. None (the default): the op runs its portable code."""
+        return None
+
+    def fused_layer_norm_backward(self, grad, x, weight, mean, inv_std, dims):
+        """The backward of :meth:`fused_layer_norm` for x: ``(grad_x, x̂)``, with x̂ = (x - μ)/σ
+        for the parameters' gradients."""
+        raise NotImplementedError
+
 
 def _offsets(shape, strides):
     """The byte offset of every element of an array of ``shape`` and ``strides``."""
@@ -177,7 +188,7 @@ def namespace(module, extras, names=STANDARD_NAMES):
 def register(backend):
     """Make ``backend`` the owner of its array type and device type."""
     from ..autograd.function import NoGradContext
-    backend.no_grad_context = NoGradContext(backend.xp)
+    backend.no_grad_context = NoGradContext(backend)
     backend.floating_dtypes = frozenset(_native_dtypes(backend, dtypes.FLOATING))
     _by_array_type[backend.array_type] = backend
     _by_device_type[backend.device_type] = backend

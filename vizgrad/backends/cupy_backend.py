@@ -83,6 +83,69 @@ _AMSGRAD = cupy.ElementwiseKernel(_ADAM_INPUTS, "T m, T v, T v_max, T step",
                                   _ADAM_UPDATE % ("v_max = max(v_max, v);", "v_max"), "vizgrad_amsgrad")
 
 
+# Layer normalization, one thread per row (a training step's rows are short: launching is
+# the cost to save); statistics accumulated in double precision.
+_LAYER_NORM = r"""
+extern "C" __global__ void layer_norm_forward(const T* x, const T* weight, const T* bias, T* out, T* mean,
+        T* inv_std, const long long rows, const long long size, const double eps, const int affine) {
+    const long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= rows) return;
+    const T* xr = x + row * size;
+    T* yr = out + row * size;
+    double total = 0, squares = 0;
+    for (long long c = 0; c < size; ++c) total += (double)xr[c];
+    const double m = total / size;
+    for (long long c = 0; c < size; ++c) { const double d = (double)xr[c] - m; squares += d * d; }
+    const double s = rsqrt(squares / size + eps);
+    mean[row] = (T)m;
+    inv_std[row] = (T)s;
+    for (long long c = 0; c < size; ++c) {
+        double y = ((double)xr[c] - m) * s;
+        if (affine & 1) y *= (double)weight[c];
+        if (affine & 2) y += (double)bias[c];
+        yr[c] = (T)y;
+    }
+}
+
+extern "C" __global__ void layer_norm_backward(const T* grad, const T* x, const T* weight, const T* mean,
+        const T* inv_std, T* grad_x, T* normalized, const long long rows, const long long size, const int affine) {
+    const long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (row >= rows) return;
+    const T* gr = grad + row * size;
+    const T* xr = x + row * size;
+    const double m = (double)mean[row], s = (double)inv_std[row];
+    double sum_g = 0, sum_gx = 0;
+    for (long long c = 0; c < size; ++c) {
+        const double xh = ((double)xr[c] - m) * s;
+        const double g = (double)gr[c] * ((affine & 1) ? (double)weight[c] : 1.0);
+        sum_g += g;
+        sum_gx += g * xh;
+        normalized[row * size + c] = (T)xh;
+    }
+    const double a = sum_g / size, b = sum_gx / size;
+    for (long long c = 0; c < size; ++c) {
+        const double xh = ((double)xr[c] - m) * s;
+        const double g = (double)gr[c] * ((affine & 1) ? (double)weight[c] : 1.0);
+        grad_x[row * size + c] = (T)((g - a - xh * b) * s);
+    }
+}
+"""
+_LAYER_NORM_MODULES = {}
+_ROWS_PER_BLOCK = 128
+
+
+def _layer_norm_kernel(dtype, name):
+    module = _LAYER_NORM_MODULES.get(dtype)
+    if module is None:
+        source = _LAYER_NORM.replace("T*", f"{dtype}*").replace("(T)", f"({dtype})")
+        module = _LAYER_NORM_MODULES[dtype] = cupy.RawModule(code=source)
+    return module.get_function(name)
+
+
+def _rows(x, dims):
+    return math.prod(x.shape[:x.ndim - dims]), math.prod(x.shape[x.ndim - dims:])
+
+
 class CupyBackend(Backend):
     name = "cupy"
     device_type = "cuda"
@@ -138,6 +201,33 @@ class CupyBackend(Backend):
         else:
             _AMSGRAD(g, p, *scalars, m, v, v_max, out)
         return out
+
+    def fused_layer_norm(self, x, weight, bias, eps, dims):
+        ctype = {cupy.dtype(cupy.float32): "float", cupy.dtype(cupy.float64): "double"}.get(x.dtype)
+        params = [p for p in (weight, bias) if p is not None]
+        if ctype is None or not x.flags.c_contiguous or x.size == 0 or any(p.dtype != x.dtype for p in params):
+            return None
+        weight, bias = (cupy.ascontiguousarray(p) if p is not None else x for p in (weight, bias))
+        rows, size = _rows(x, dims)
+        stats_shape = x.shape[:x.ndim - dims] + (1,) * dims
+        out, mean, inv_std = cupy.empty_like(x), cupy.empty(stats_shape, x.dtype), cupy.empty(stats_shape, x.dtype)
+        affine = (weight is not x) + 2 * (bias is not x)
+        _layer_norm_kernel(ctype, "layer_norm_forward")(
+            (-(-rows // _ROWS_PER_BLOCK),), (_ROWS_PER_BLOCK,),
+            (x, weight, bias, out, mean, inv_std, np.int64(rows), np.int64(size), np.float64(eps), np.int32(affine)))
+        return out, mean, inv_std
+
+    def fused_layer_norm_backward(self, grad, x, weight, mean, inv_std, dims):
+        ctype = "float" if x.dtype == cupy.float32 else "double"
+        grad = cupy.ascontiguousarray(grad)
+        weight = x if weight is None else cupy.ascontiguousarray(weight)
+        rows, size = _rows(x, dims)
+        grad_x, normalized = cupy.empty_like(x), cupy.empty_like(x)
+        _layer_norm_kernel(ctype, "layer_norm_backward")(
+            (-(-rows // _ROWS_PER_BLOCK),), (_ROWS_PER_BLOCK,),
+            (grad, x, weight, mean, inv_std, grad_x, normalized, np.int64(rows), np.int64(size),
+             np.int32(weight is not x)))
+        return grad_x, normalized
 
     def synchronize(self, device_index):
         with cupy.cuda.Device(device_index):

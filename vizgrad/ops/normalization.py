@@ -50,6 +50,17 @@ class Normalize(Op):
         xp = ctx.xp
         ctx.axes, ctx.eps, ctx.stats_shape = axes, eps, stats_shape
         ctx.param_shape, ctx.param_view, ctx.param_axes = param_shape, param_view, param_axes
+        dims = len(axes)
+        fused = None
+        if (stats_shape is None and axes == tuple(range(x.ndim - dims, x.ndim))
+                and tuple(param_view) == tuple(x.shape[x.ndim - dims:])):
+            # layer norm (the trailing dims, parameters of their shape): one kernel where the backend has one
+            fused = ctx.backend.fused_layer_norm(x, weight, bias, eps, dims)
+        ctx.fused = fused is not None
+        if ctx.fused:
+            out, mean, inv_std = fused
+            ctx.save_for_backward(x, weight, mean, inv_std)
+            return out
         grouped = x if stats_shape is None else xp.reshape(x, stats_shape)
         out, mean, inv_std = _standardize(xp, grouped, axes, eps)
         ctx.save_for_backward(x, weight, mean, inv_std)    # the statistics are small: x̂ is rebuilt from them
@@ -68,12 +79,15 @@ class Normalize(Op):
         needs_x, needs_w, needs_b = ctx.needs_input_grad
         axes, stats_shape = ctx.axes, ctx.stats_shape
         grouped = x if stats_shape is None else xp.reshape(x, stats_shape)
+        grad_x = grad_w = grad_b = None
         if isinstance(x, _tensor_type()):    # create_graph: the statistics as functions of x
             normalized, _, inv_std = _standardize(xp, grouped, axes, ctx.eps)
+        elif ctx.fused:
+            fused_grad_x, normalized = ctx.backend.fused_layer_norm_backward(grad, x, weight, mean, inv_std, len(axes))
+            grad_x = fused_grad_x if needs_x else None
         else:
             normalized = (grouped - mean) * inv_std
-        grad_x = grad_w = grad_b = None
-        if needs_x:
+        if needs_x and grad_x is None:
             g = grad if weight is None else grad * xp.reshape(weight, ctx.param_view)
             if stats_shape is not None:
                 g = xp.reshape(g, stats_shape)

@@ -1,0 +1,55 @@
+"""The GPU's side of the benchmarks and its committed record: B7 skips cleanly where no GPU
+is usable, and benchmarks/results/gpu.json holds what the README quotes."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import vizgrad as vg
+from benchmarks import run as bench
+
+ROOT = Path(__file__).resolve().parent.parent
+B7 = [key for key in bench.BENCHMARKS if key.startswith("B7")]
+
+
+def test_b7_covers_the_mlp_the_wide_mlp_the_cnn_the_transformer_and_small_ops():
+    names = {bench.BENCHMARKS[key].name for key in B7}
+    assert names == {"gpu_mlp_step", "gpu_wide_mlp_step", "gpu_conv_step", "gpu_transformer_step",
+                     "gpu_small_op_overhead"}
+    assert all(bench.BENCHMARKS[key].references == (bench.TORCH,) for key in B7)
+    assert bench.TARGETS[("B7-conv", bench.VIZGRAD)] == (1.5, bench.TORCH)
+    assert bench.TARGETS[("B7-transformer", bench.VIZGRAD)] == (1.3, bench.TORCH)
+
+
+@pytest.mark.skipif(vg.cuda.is_available(), reason="a GPU is usable here")
+def test_without_a_gpu_every_b7_peer_is_skipped_with_the_reason():
+    logged = []
+    for key in B7:
+        results = bench.measure(bench.BENCHMARKS[key], min_reps=1, budget=0.01, warmup=1, log=logged.append)
+        assert [(r.peer, r.skipped, r.error, r.times) for r in results] == [
+            (bench.VIZGRAD, "no GPU here", None, []), (bench.TORCH, "no GPU here", None, [])]
+    assert logged == []
+
+
+def test_the_committed_gpu_record_holds_what_the_readme_quotes():
+    record = json.loads((ROOT / "benchmarks" / "results" / "gpu.json").read_text())
+    assert record["device"].startswith("NVIDIA") and re.fullmatch(r"\d+\.\d+\.\d+", record["cupy"])
+    assert record["passed"] > 3000 and record["failed"] == 0 and record["lesson_08"] == "passed"
+    assert set(record["B7"]) == {bench.BENCHMARKS[key].name for key in B7}
+    readme = (ROOT / "README.md").read_text()
+    assert f"{record['passed']:,} CUDA tests passed" in readme and record["device"] in readme
+    for name, ratio in record["B7"].items():
+        medians = record["B7_medians"][name]
+        assert ratio == pytest.approx(medians["vizgrad"] / medians["torch"], rel=1e-2)
+        assert f"| {ratio:.2f}x |" in readme
+
+
+@pytest.mark.skipif(vg.cuda.is_available(), reason="a GPU is usable here")
+def test_cuda_synchronize_and_device_name_without_a_gpu_say_so():
+    for call in (vg.cuda.synchronize, vg.cuda.get_device_name):
+        with pytest.raises(vg.DeviceError, match="cuda"):
+            call()
+    with pytest.raises(vg.DeviceError, match="CUDA devices, not 'cpu'"):
+        vg.cuda.synchronize("cpu")
