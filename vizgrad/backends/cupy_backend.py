@@ -17,11 +17,43 @@ def index_add(x, axis, index, values):
     return out
 
 
+# Gathering and scattering along an axis where the index has the array's shape but for that
+# axis (the usual case: a class per row), as one kernel each. Element i of the index sits at
+# (o, ·, r) of an (outer, k, inner) view; its target is row o, position index, column r of x.
+_ALONG_AXIS = "long long o = i / (k * inner), r = i % inner, j = index < 0 ? index + size : index;"
+_GATHER = cupy.ElementwiseKernel("I index, raw T x, int64 k, int64 inner, int64 size", "T out",
+                                 _ALONG_AXIS + "out = x[(o * size + j) * inner + r];", "vizgrad_take_along_axis")
+_SCATTER_ADD = cupy.ElementwiseKernel("I index, T src, int64 k, int64 inner, int64 size", "raw T out",
+                                      _ALONG_AXIS + "atomicAdd(&out[(o * size + j) * inner + r], src);",
+                                      "vizgrad_scatter_add")
+
+
+def _along_axis(x, index, axis):
+    """``(k, inner, size)`` for the kernels above when ``index`` matches x but along ``axis``, else None."""
+    if index.ndim != x.ndim or index.shape[:axis] + index.shape[axis + 1:] != x.shape[:axis] + x.shape[axis + 1:]:
+        return None
+    return index.shape[axis], math.prod(x.shape[axis + 1:]), x.shape[axis]
+
+
+def take_along_axis(x, indices, /, *, axis=-1):
+    axis %= x.ndim
+    found = _along_axis(x, indices, axis) if indices.dtype.kind in "iu" and indices.size else None
+    if found is None:
+        return cupy.take_along_axis(x, indices, axis)
+    return _GATHER(indices, cupy.ascontiguousarray(x), *found)
+
+
 def scatter_add(x, axis, index, src):
     out = x.copy()
+    src = src[tuple(slice(0, n) for n in index.shape)]
+    found = (_along_axis(x, index, axis) if x.dtype in (cupy.float32, cupy.float64) and src.dtype == x.dtype
+             and index.size else None)
+    if found is not None:
+        _SCATTER_ADD(index, src, *found, out)
+        return out
     key = [cupy.arange(n).reshape((1,) * i + (n,) + (1,) * (index.ndim - i - 1)) for i, n in enumerate(index.shape)]
     key[axis] = index
-    cupyx.scatter_add(out, tuple(key), src[tuple(slice(0, n) for n in index.shape)])
+    cupyx.scatter_add(out, tuple(key), src)
     return out
 
 
@@ -156,7 +188,7 @@ class CupyBackend(Backend):
     xp = namespace(array_api_compat.cupy, {
         "erf": cupyx.scipy.special.erf, "index_add": index_add, "scatter_add": scatter_add,
         "put_add": put_add, "pad": pad, "einsum": cupy.einsum, "sliding_windows": sliding_windows,
-        "matmul": matmul, "mean": mean})
+        "matmul": matmul, "mean": mean, "take_along_axis": take_along_axis})
 
     def asarray(self, data, dtype, device_index):
         with cupy.cuda.Device(device_index):
