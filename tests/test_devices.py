@@ -160,3 +160,39 @@ def test_a_checkpoint_moves_between_devices(device, tmp_path):
         assert state["exp_avg"].device == device
     restored.train(model.training)
     _close(restored(x), model(x))
+
+
+def test_watching_training_on_a_device_shows_what_watching_it_on_the_cpu_shows(device):
+    """The trace's statistics of every value and gradient, and the optimizer's per-step
+    summaries (what the dashboard draws), are computed from the device's arrays."""
+    vg.manual_seed(0)
+    on_cpu = nn.MLP([4, 8, 3])
+    moved = copy.deepcopy(on_cpu).to(device)
+    g = np.random.default_rng(3)
+    x, y = vg.tensor(g.standard_normal((16, 4)), dtype=vg.float32), vg.tensor(g.integers(0, 3, 16))
+    seen = []
+    for model, where in ((on_cpu, "cpu"), (moved, device)):
+        for name, param in model.named_parameters():
+            param.name = name
+        optimizer = vg.optim.Adam(model.parameters(), lr=1e-2)
+        summaries = []
+        with vg.trace() as tracing, vg.events.subscribe(summaries.append, kinds="optimizer_step"):
+            for _ in range(3):
+                optimizer.zero_grad()
+                nn.functional.cross_entropy(model(x.to(where)), y.to(where)).backward()
+                optimizer.step()
+            nodes = {f"{node.module}/{node.op}/{node.label}": node for node in tracing.graph.nodes}
+        seen.append((nodes, summaries[-1].params))
+    (cpu_nodes, cpu_params), (device_nodes, device_params) = seen
+    assert set(cpu_nodes) <= set(device_nodes)
+    assert all("ToDevice" in key for key in set(device_nodes) - set(cpu_nodes))    # x.to(device), shown
+    for key, node in cpu_nodes.items():
+        for kind in ("value", "grad"):
+            want, got = getattr(node, kind), getattr(device_nodes[key], kind)
+            assert (want is None) == (got is None), (key, kind)
+            for stat in ("mean", "norm", "min", "max") if want else ():
+                assert got[stat] == pytest.approx(want[stat], rel=1e-4, abs=1e-6), (key, kind, stat)
+    for want, got in zip(cpu_params, device_params):
+        assert got.name == want.name
+        for stat in ("grad_norm", "update_norm", "param_norm"):
+            assert getattr(got, stat) == pytest.approx(getattr(want, stat), rel=1e-4), (got.name, stat)

@@ -5,7 +5,6 @@ import math
 import array_api_compat.cupy
 import cupy
 import numpy as np
-import cupyx
 import cupyx.scipy.special
 
 from .base import Backend, namespace
@@ -13,7 +12,7 @@ from .base import Backend, namespace
 
 def index_add(x, axis, index, values):
     out = x.copy()
-    cupyx.scatter_add(out, (slice(None),) * axis + (index,), values)
+    cupy.add.at(out, (slice(None),) * axis + (index,), values)
     return out
 
 
@@ -53,13 +52,13 @@ def scatter_add(x, axis, index, src):
         return out
     key = [cupy.arange(n).reshape((1,) * i + (n,) + (1,) * (index.ndim - i - 1)) for i, n in enumerate(index.shape)]
     key[axis] = index
-    cupyx.scatter_add(out, tuple(key), src)
+    cupy.add.at(out, tuple(key), src)
     return out
 
 
 def put_add(x, key, values):
     out = x.copy()
-    cupyx.scatter_add(out, key, values)
+    cupy.add.at(out, key, values)
     return out
 
 

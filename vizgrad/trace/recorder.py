@@ -272,7 +272,11 @@ class _Frame:
 
 
 def _copy_array(array):
-    return array.copy()     # NumPy's and CuPy's arrays: a copy on the same device
+    """A copy on the array's own device."""
+    if type(array) is np.ndarray:
+        return array.copy()
+    from ..backends import backend_of
+    return backend_of(array).xp.asarray(array, copy=True)
 
 
 class _OpEntry(NamedTuple):
