@@ -92,11 +92,11 @@ class MaxPool(Op):
         ctx.windows = windows
         taps = _taps(xp, x, windows, -xp.inf)
         out = xp.max(taps, axis=0)
-        best = xp.argmax(taps, axis=0)      # the first tap that holds the maximum (a NaN counts as one, as in PyTorch)
-        tap = xp.reshape(xp.arange(taps.shape[0], device=taps.device), (-1,) + (1,) * best.ndim)
-        ctx.save_for_backward(tap == xp.expand_dims(best, axis=0))
+        hits = _first_max(xp, taps, out)
+        ctx.save_for_backward(hits)
         if not return_indices:
             return batch_first(xp, out)
+        best = xp.argmax(xp.astype(hits, out.dtype), axis=0)
         indices = _flat_indices(xp, batch_first(xp, best), windows, x.device)
         ctx.mark_non_differentiable(indices)
         return batch_first(xp, out), indices
@@ -108,6 +108,20 @@ class MaxPool(Op):
         mask = xp.astype(hits, grad.dtype)
         mask *= xp.expand_dims(batch_last(xp, grad), axis=0)     # into the fresh mask: one temporary fewer
         return _fold_taps(xp, mask, ctx.windows)
+
+
+def _first_max(xp, taps, out):
+    """True at the first tap of each window that holds its maximum: (K, C, *out, N)."""
+    planes, seen = [], None
+    for k in range(taps.shape[0]):
+        hit = taps[k, ...] == out
+        if seen is None:
+            seen = hit
+        else:
+            hit = xp.logical_and(hit, xp.logical_not(seen))
+            seen = xp.logical_or(seen, hit)
+        planes.append(hit)
+    return xp.stack(planes)
 
 
 def _flat_indices(xp, best, windows, device):
