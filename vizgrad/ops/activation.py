@@ -299,14 +299,14 @@ class Gelu(Op):
     def forward(ctx, a, approximate):
         xp = ctx.xp
         ctx.approximate = approximate
-        if approximate == "tanh":   # in place on one fresh buffer: these are the step's largest arrays
-            ctx.save_for_backward(a)
-            out = a * a
-            out *= _GELU_CUBIC * _SQRT_2_OVER_PI
-            out += _SQRT_2_OVER_PI
-            out *= a
-            out = xp.tanh(out)
-            out += 1
+        if approximate == "tanh":   # in place on fresh buffers: these are the step's largest arrays
+            t = a * a
+            t *= _GELU_CUBIC * _SQRT_2_OVER_PI
+            t += _SQRT_2_OVER_PI
+            t *= a
+            t = xp.tanh(t)
+            ctx.save_for_backward(a, t)    # tanh is the costly part of both passes: kept, as Φ(x) below
+            out = t + 1
             out *= a
             out *= 0.5
             return out
@@ -321,27 +321,23 @@ class Gelu(Op):
     def backward(ctx, grad):
         xp = ctx.xp
         if ctx.approximate == "tanh":
-            a, = ctx.saved_tensors
+            a, t = ctx.saved_tensors
             # d/dx [x/2 (1 + t)] = (1 + t)/2 + x/2 (1 - t²) √(2/π) (1 + 3c x²),  t = tanh(√(2/π)(x + c x³))
             #              = (1 + t)/2 · (1 + x (1 - t) √(2/π) (1 + 3c x²))
-            if isinstance(a, Tensor):    # create_graph: out of place, every step recorded
+            if isinstance(a, Tensor):    # create_graph: t from x again, so that this gradient stays differentiable in x
                 square = a * a
                 t = xp.tanh((square * _GELU_CUBIC + 1) * a * _SQRT_2_OVER_PI)
                 return grad * ((t + 1) * 0.5) * ((1 - t) * a * ((square * (3 * _GELU_CUBIC) + 1) * _SQRT_2_OVER_PI) + 1)
-            # in place on four fresh buffers: a fresh large array costs more than the arithmetic on it
+            # in place on three fresh buffers: a fresh large array costs more than the arithmetic on it
             slope = a * a
-            t = slope * (_GELU_CUBIC * _SQRT_2_OVER_PI)
-            t += _SQRT_2_OVER_PI
-            t *= a
-            t = xp.tanh(t)
             slope *= 3 * _GELU_CUBIC * _SQRT_2_OVER_PI
             slope += _SQRT_2_OVER_PI
             slope *= a                      # x √(2/π) (1 + 3c x²)
             slope -= t * slope              # times (1 - t)
             slope += 1
-            t += 1
-            t *= 0.5
-            slope *= t
+            half = t + 1
+            half *= 0.5
+            slope *= half
             slope *= grad
             return slope
         # d/dx [x Φ(x)] = Φ(x) + x φ(x), φ(x) = e^(-x²/2) / √(2π)
