@@ -104,9 +104,11 @@ class Linear(Op):
         xp = ctx.xp
         needs_x, needs_w, needs_b = ctx.needs_input_grad
         out_features, in_features = weight.shape
-        grad_x = xp.matmul(grad, weight) if needs_x else None                  # G W
         rows = grad if grad.ndim == 2 else xp.reshape(grad, (-1, out_features))   # G over every batch row
-        grad_w = grad_b = None
+        grad_x = grad_w = grad_b = None
+        if needs_x:                                                             # G W, one GEMM over every row
+            grad_x = xp.matmul(grad, weight) if grad.ndim <= 2 else xp.reshape(
+                xp.matmul(rows, weight), grad.shape[:-1] + (in_features,))
         if needs_w:                                                             # Gᵀ X
             x_rows = x if x.ndim == 2 else xp.reshape(x, (-1, in_features))
             grad_w = xp.matmul(xp.matrix_transpose(rows), x_rows)
