@@ -86,13 +86,19 @@ class Normalize(Op):
             fused_grad_x, normalized = ctx.backend.fused_layer_norm_backward(grad, x, weight, mean, inv_std, len(axes))
             grad_x = fused_grad_x if needs_x else None
         else:
-            normalized = (grouped - mean) * inv_std
+            normalized = grouped - mean
+            normalized *= inv_std
         if needs_x and grad_x is None:
             g = grad if weight is None else grad * xp.reshape(weight, ctx.param_view)
             if stats_shape is not None:
                 g = xp.reshape(g, stats_shape)
-            grad_x = (g - xp.mean(g, axis=axes, keepdims=True)
-                      - normalized * xp.mean(g * normalized, axis=axes, keepdims=True)) * inv_std
+            along = xp.mean(g * normalized, axis=axes, keepdims=True)
+            if isinstance(x, _tensor_type()):    # create_graph: out of place, every step recorded
+                grad_x = (g - xp.mean(g, axis=axes, keepdims=True) - normalized * along) * inv_std
+            else:                                 # arrays: in place (fresh large arrays cost more than arithmetic)
+                grad_x = g - xp.mean(g, axis=axes, keepdims=True)
+                grad_x -= normalized * along
+                grad_x *= inv_std
             if stats_shape is not None:
                 grad_x = xp.reshape(grad_x, x.shape)
         if needs_w:
