@@ -53,3 +53,13 @@ def test_cuda_synchronize_and_device_name_without_a_gpu_say_so():
             call()
     with pytest.raises(vg.DeviceError, match="CUDA devices, not 'cpu'"):
         vg.cuda.synchronize("cpu")
+
+
+@pytest.mark.skipif(vg.cuda.is_available(), reason="a GPU is usable here")
+def test_an_installed_but_unloadable_cupy_backend_says_why_on_device_cuda(monkeypatch):
+    from vizgrad.backends import base
+    monkeypatch.setitem(base.unusable, "cuda", ModuleNotFoundError("No module named 'array_api_compat'"))
+    monkeypatch.delitem(base._by_device_type, "cuda", raising=False)
+    with pytest.raises(vg.DeviceError, match=r"CuPy is installed but vizgrad's CuPy backend could not be loaded "
+                                             r"\(No module named 'array_api_compat'\); pip install 'vizgrad\[cuda12\]'"):
+        vg.zeros(2, device="cuda")

@@ -1406,11 +1406,10 @@ def _history(tensor, values, names=None):
                 device=str(tensor.device), requires_grad=True,
                 value=stats_dict(tensor) if is_root and (values or not tensor.ndim) else None,
                 grad=_retained_grad(node))
-    for node in order:
+    for node in order:      # by target in node order, then by input index: the order edges are kept in
         for index, edge in enumerate(node.next_edges):
             if edge is not None and edge[0] in ids:
                 result.edges.append(GraphEdge(ids[edge[0]], ids[node], index, shapes.get(edge[0], ([], ""))[0]))
-    result.edges.sort(key=lambda e: (int(e.target[1:]), e.index))
     if _backward_ran(order):
         result.backward_order = [ids[node] for node in run_order(tensor.grad_fn)]
         for index, node_id in enumerate(result.backward_order):
