@@ -4,8 +4,8 @@ import math
 
 import array_api_compat.cupy
 import cupy
-import numpy as np
 import cupyx.scipy.special
+import numpy as np
 
 from .base import Backend, namespace
 
