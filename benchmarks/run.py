@@ -1210,27 +1210,40 @@ def _gpu_library(name):
     return library
 
 
-def _gpu_step(make, references=(TORCH,)):
-    """``{peer: setup}`` for both peers; ``make(library)`` returns ``(step, ...)``'s parts:
-    ``(model, optimizer, inputs, loss_of)`` built on the CPU from the shared data."""
+def _gpu_peers(make_step):
+    """``{peer: setup}`` for vizgrad and PyTorch on the GPU: ``make_step(library)`` builds a
+    step, and each step then waits for the device (GPU work is asynchronous)."""
     def setup(name):
         def build():
             library = _gpu_library(name)
-            model, make_optimizer, x, y, loss_of = make(library)
-            model.to("cuda")
-            optimizer = make_optimizer(model.parameters())
-            x, y = x.to("cuda"), y.to("cuda")
+            step = make_step(library)
 
-            def step():
-                optimizer.zero_grad()
-                loss = loss_of(library, model(x), y)
-                loss.backward()
-                optimizer.step()
+            def synchronized():
+                loss = step()
                 library.cuda.synchronize()
                 return loss
-            return step
+            return synchronized
         return build
     return {VIZGRAD: setup(VIZGRAD), TORCH: setup(TORCH)}
+
+
+def _gpu_step(make):
+    """A training step on the GPU for both peers; ``make(library)`` returns ``(model,
+    make_optimizer, x, y, loss_of)`` built on the CPU from the shared data."""
+    def make_step(library):
+        model, make_optimizer, x, y, loss_of = make(library)
+        model.to("cuda")
+        optimizer = make_optimizer(model.parameters())
+        x, y = x.to("cuda"), y.to("cuda")
+
+        def step():
+            optimizer.zero_grad()
+            loss = loss_of(library, model(x), y)
+            loss.backward()
+            optimizer.step()
+            return loss
+        return step
+    return _gpu_peers(make_step)
 
 
 def _cross_entropy(library, logits, y):
@@ -1305,20 +1318,16 @@ def gpu_small_op_overhead():
     """On a GPU: B2's 1,000 chained elementwise ops on 10 numbers, sum, backward; time per op."""
     x_np = np.random.default_rng(0).uniform(-1, 1, 10).astype(np.float32)
 
-    def setup(name):
-        def build():
-            library = _gpu_library(name)
-            x = library.tensor(x_np, device="cuda", requires_grad=True)
+    def make_step(library):
+        x = library.tensor(x_np, device="cuda", requires_grad=True)
 
-            def step():
-                x.grad = None
-                loss = _b2_chain(x, library.tanh).sum()
-                loss.backward()
-                library.cuda.synchronize()
-                return loss
-            return step
-        return build
-    return {VIZGRAD: setup(VIZGRAD), TORCH: setup(TORCH)}
+        def step():
+            x.grad = None
+            loss = _b2_chain(x, library.tanh).sum()
+            loss.backward()
+            return loss
+        return step
+    return _gpu_peers(make_step)
 
 
 # --- measuring (in the worker process) -----------------------------------------

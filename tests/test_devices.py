@@ -105,13 +105,18 @@ OPTIMIZERS = {
 }
 
 
+def _classifier_and_its_copy(device, classes):
+    """An MLP on the CPU, the same MLP moved to ``device``, and 16 points with labels."""
+    vg.manual_seed(0)
+    on_cpu = nn.MLP([4, 8, classes])
+    g = np.random.default_rng(classes)
+    x, y = vg.tensor(g.standard_normal((16, 4)), dtype=vg.float32), vg.tensor(g.integers(0, classes, 16))
+    return on_cpu, copy.deepcopy(on_cpu).to(device), x, y
+
+
 @pytest.mark.parametrize("name", OPTIMIZERS)
 def test_training_steps_on_a_device_follow_the_cpu(name, device):
-    vg.manual_seed(0)
-    on_cpu = nn.MLP([4, 8, 2])
-    moved = copy.deepcopy(on_cpu).to(device)
-    g = np.random.default_rng(2)
-    x, y = vg.tensor(g.standard_normal((16, 4)), dtype=vg.float32), vg.tensor(g.integers(0, 2, 16))
+    on_cpu, moved, x, y = _classifier_and_its_copy(device, classes=2)
     runs = []
     for model, dev in ((on_cpu, "cpu"), (moved, device)):
         optimizer = OPTIMIZERS[name](model.parameters())
@@ -165,11 +170,7 @@ def test_a_checkpoint_moves_between_devices(device, tmp_path):
 def test_watching_training_on_a_device_shows_what_watching_it_on_the_cpu_shows(device):
     """The trace's statistics of every value and gradient, and the optimizer's per-step
     summaries (what the dashboard draws), are computed from the device's arrays."""
-    vg.manual_seed(0)
-    on_cpu = nn.MLP([4, 8, 3])
-    moved = copy.deepcopy(on_cpu).to(device)
-    g = np.random.default_rng(3)
-    x, y = vg.tensor(g.standard_normal((16, 4)), dtype=vg.float32), vg.tensor(g.integers(0, 3, 16))
+    on_cpu, moved, x, y = _classifier_and_its_copy(device, classes=3)
     seen = []
     for model, where in ((on_cpu, "cpu"), (moved, device)):
         for name, param in model.named_parameters():

@@ -133,25 +133,18 @@ class Backend:
     def is_available(self):
         return True
 
-    def fused_adam(self, g, p, m, v, v_max, out, *, sign, beta1, beta2, eps, step_size, root_correction,
-                   decay_g, decay_p):
-        """One Adam update in a single fused kernel, where the backend has one for ``p``'s dtype:
-        m ← β₁m + (1-β₁)ĝ and v ← β₂v + (1-β₂)ĝ² in place, with ĝ = sign·g + decay_g·p;
-        v_max ← max(v_max, v) (AMSGrad; None otherwise); ``out`` ← step_size · m /
-        (√v̂ · root_correction + eps) + decay_p · p, the step to subtract; returns ``out``.
-        None (the default) where there is none: Adam then runs its portable update."""
-        return None
-
-    def fused_layer_norm(self, x, weight, bias, eps, dims):
-        """Layer normalization over the last ``dims`` dims of a row-major ``x`` in one kernel,
-        where the backend has one for these dtypes: ``(out, mean, inv_std)``, the statistics
-        with size-1 normalized dims. None (the default): the op runs its portable code."""
-        return None
-
-    def fused_layer_norm_backward(self, grad, x, weight, mean, inv_std, dims):
-        """The backward of :meth:`fused_layer_norm` for x: ``(grad_x, x̂)``, with x̂ = (x - μ)/σ
-        for the parameters' gradients."""
-        raise NotImplementedError
+    # Fused kernels, where a backend has them (None where it has none: the ops then run their
+    # portable code). fused_adam(g, p, m, v, v_max, out, *, sign, beta1, beta2, eps, step_size,
+    # root_correction, decay_g, decay_p): one Adam update in one kernel, m ← β₁m + (1-β₁)ĝ and
+    # v ← β₂v + (1-β₂)ĝ² in place with ĝ = sign·g + decay_g·p, v_max ← max(v_max, v) (AMSGrad;
+    # None otherwise), out ← step_size·m / (√v̂·root_correction + eps) + decay_p·p, the step to
+    # subtract; returns out, or None for a dtype it has no kernel for.
+    # fused_layer_norm(x, weight, bias, eps, dims): layer normalization over the last ``dims``
+    # dims, ``(out, mean, inv_std)`` with size-1 normalized dims in the statistics, or None;
+    # fused_layer_norm_backward(grad, x, weight, mean, inv_std, dims): ``(grad_x, x̂)``.
+    fused_adam = None
+    fused_layer_norm = None
+    fused_layer_norm_backward = None
 
 
 def _offsets(shape, strides):

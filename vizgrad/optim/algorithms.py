@@ -106,13 +106,14 @@ class Adam(Optimizer):
         m, v, t = state["exp_avg"], state["exp_avg_sq"], state["step"]
         scratch = self._scratch_like(p)   # no parameter-sized temporaries: all in place
         coupled_decay = 0.0 if self.decoupled_weight_decay else decay
-        fused = backend_of(p).fused_adam(
-            g, p, m, v, state.get("max_exp_avg_sq"), scratch, sign=-1.0 if group["maximize"] else 1.0,
-            beta1=beta1, beta2=beta2, eps=eps, step_size=lr / (1 - beta1 ** t),
-            root_correction=1 / math.sqrt(1 - beta2 ** t), decay_g=coupled_decay,
-            decay_p=lr * decay if self.decoupled_weight_decay else 0.0)
-        if fused is not None:
-            return fused
+        fused = backend_of(p).fused_adam
+        if fused is not None:       # one kernel where the backend has one (see Backend.fused_adam)
+            step = fused(g, p, m, v, state.get("max_exp_avg_sq"), scratch, sign=-1.0 if group["maximize"] else 1.0,
+                         beta1=beta1, beta2=beta2, eps=eps, step_size=lr / (1 - beta1 ** t),
+                         root_correction=1 / math.sqrt(1 - beta2 ** t), decay_g=coupled_decay,
+                         decay_p=lr * decay if self.decoupled_weight_decay else 0.0)
+            if step is not None:
+                return step
         if group["maximize"]:
             g = -g
         if coupled_decay:
