@@ -243,9 +243,10 @@ def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap
 
     ``map_location`` says where tensors go: a device or device string, a dict from the saved
     device (``"cuda:0"``) to a device, or a function ``(tensor on the CPU, saved device) ->
-    tensor`` (None: the saved device); default: the device each tensor was saved from. A vizgrad checkpoint holds only tensors, numbers, strings and containers and is
-    never unpickled, so it is always read as PyTorch reads with ``weights_only=True`` (the
-    argument is accepted either way; ``mmap`` too). Damaged or foreign files raise
+    tensor`` (None: the saved device); default: the device each tensor was saved from. A
+    vizgrad checkpoint holds only tensors, numbers, strings and containers and is never
+    unpickled, so it is always read as PyTorch reads with ``weights_only=True`` (the argument
+    is accepted either way; ``mmap`` too). Damaged or foreign files raise
     :class:`CheckpointError`. ``path`` may be a binary file-like object (``io.BytesIO``, a file
     opened with ``"rb"``), as in ``torch.load``."""
     from .creation import tensor as make_tensor
@@ -261,7 +262,7 @@ def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap
     relocate = map_location if callable(map_location) else None
 
     def destination(saved):
-        if relocate is not None or map_location is None:
+        if map_location is None:
             return saved
         if isinstance(map_location, dict):
             return map_location.get(saved, saved)
