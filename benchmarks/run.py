@@ -1202,6 +1202,9 @@ def transformer_step():
 # --- B7: on a GPU ----------------------------------------------------------------
 # The same models as B1, B4, B10 and B2, on CuPy against PyTorch CUDA; skipped without a GPU.
 # GPU work is asynchronous, so every step ends by waiting for the device (both peers alike).
+GPU = "cuda"    # where B7 runs (its test runs the same workloads on the CPU)
+
+
 def _gpu_library(name):
     """vizgrad or PyTorch, when it can use a GPU here."""
     library = _torch() if name == TORCH else _require("vizgrad")
@@ -1232,9 +1235,9 @@ def _gpu_step(make):
     make_optimizer, x, y, loss_of)`` built on the CPU from the shared data."""
     def make_step(library):
         model, make_optimizer, x, y, loss_of = make(library)
-        model.to("cuda")
+        model.to(GPU)
         optimizer = make_optimizer(model.parameters())
-        x, y = x.to("cuda"), y.to("cuda")
+        x, y = x.to(GPU), y.to(GPU)
 
         def step():
             optimizer.zero_grad()
@@ -1319,7 +1322,7 @@ def gpu_small_op_overhead():
     x_np = np.random.default_rng(0).uniform(-1, 1, 10).astype(np.float32)
 
     def make_step(library):
-        x = library.tensor(x_np, device="cuda", requires_grad=True)
+        x = library.tensor(x_np, device=GPU, requires_grad=True)
 
         def step():
             x.grad = None

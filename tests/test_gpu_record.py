@@ -63,3 +63,28 @@ def test_an_installed_but_unloadable_cupy_backend_says_why_on_device_cuda(monkey
     with pytest.raises(vg.DeviceError, match=r"CuPy is installed but vizgrad's CuPy backend could not be loaded "
                                              r"\(No module named 'array_api_compat'\); pip install 'vizgrad\[cuda12\]'"):
         vg.zeros(2, device="cuda")
+
+
+class _OnTheCpu:
+    """vizgrad or PyTorch as B7 sees it, with a no-op ``cuda.synchronize``: B7's workloads on the CPU."""
+
+    def __init__(self, module):
+        self._module = module
+        self.cuda = type("cuda", (), {"synchronize": staticmethod(lambda: None)})
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+
+def test_b7_workloads_run_for_both_peers_and_agree(monkeypatch):
+    """Every B7 workload, run on the CPU: both peers step without error and start from the same loss."""
+    pytest.importorskip("torch")
+    monkeypatch.setattr(bench, "GPU", "cpu")
+    monkeypatch.setattr(bench, "_gpu_library",
+                        lambda name: _OnTheCpu(bench._torch() if name == bench.TORCH else vg))
+    for key in [key for key in B7 if key != "B7-mlp4096"]:    # (B7-mlp's code at 8x the width: seconds on a CPU)
+        logged = []
+        results = bench.measure(bench.BENCHMARKS[key], min_reps=1, budget=0.001, warmup=1, log=logged.append)
+        assert all(r.error is None and r.skipped is None and r.times for r in results), (key, logged)
+        losses = [r.value for r in results]
+        assert losses[0] == pytest.approx(losses[1], rel=1e-4), key
