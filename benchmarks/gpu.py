@@ -34,13 +34,16 @@ def pytest_counts(arguments, junit, log):
     with open(log, "a") as output:
         subprocess.run(command, cwd=ROOT, stdout=output, stderr=subprocess.STDOUT)
     suites = ElementTree.parse(junit).getroot()
-    counts = {"passed": 0, "failed": 0, "skipped": 0}
+    counts = {"passed": 0, "failed": 0, "skipped": 0, "skip_reasons": {}}
     for suite in suites.iter("testsuite"):
         total, failed = int(suite.get("tests")), int(suite.get("failures")) + int(suite.get("errors"))
         skipped = int(suite.get("skipped"))
         counts["passed"] += total - failed - skipped
         counts["failed"] += failed
         counts["skipped"] += skipped
+    for skip in suites.iter("skipped"):      # why, with how many tests each
+        reason = skip.get("message", "").removeprefix("Skipped: ")
+        counts["skip_reasons"][reason] = counts["skip_reasons"].get(reason, 0) + 1
     return counts
 
 
@@ -64,6 +67,7 @@ def main(argv=None):
     if not args.skip_tests:
         with tempfile.TemporaryDirectory() as tmp:
             record.update(pytest_counts(["-m", "gpu", "-n", args.workers, "tests"], Path(tmp) / "gpu.xml", args.log))
+            # (a test's own skip names its reason: samples without a floating input have no gradient to check)
             lesson = pytest_counts(["tests/test_lessons_run.py", "-k", "runs_top_to_bottom and 08"],
                                    Path(tmp) / "lesson.xml", args.log)
         record["lesson_08"] = "passed" if lesson["passed"] == 1 else "failed" if lesson["failed"] else "skipped"

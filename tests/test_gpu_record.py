@@ -88,3 +88,15 @@ def test_b7_workloads_run_for_both_peers_and_agree(monkeypatch):
         assert all(r.error is None and r.skipped is None and r.times for r in results), (key, logged)
         losses = [r.value for r in results]
         assert losses[0] == pytest.approx(losses[1], rel=1e-4), key
+
+
+def test_the_record_counts_tests_and_says_why_some_were_skipped(tmp_path):
+    import conftest
+    from benchmarks import gpu
+    counts = gpu.pytest_counts(["tests/test_ops.py::test_value", "-k", "relu and (cpu or cuda)", "-p", "no:xdist"],
+                               tmp_path / "run.xml", tmp_path / "log.txt")
+    assert counts["failed"] == 0 and counts["passed"] >= 1
+    assert sum(counts["skip_reasons"].values()) == counts["skipped"]
+    reason = conftest._cuda_unavailable_reason()
+    if reason is not None:
+        assert counts["skip_reasons"] == {reason: counts["passed"]}    # one cuda case per cpu case
