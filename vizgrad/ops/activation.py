@@ -669,8 +669,8 @@ class Softmax(Op):
     def forward(ctx, a, axis):
         xp = ctx.xp
         ctx.axis = axis
-        e = xp.exp(a - xp.max(a, axis=axis, keepdims=True))
-        out = e / xp.sum(e, axis=axis, keepdims=True)
+        out = xp.exp(a - xp.max(a, axis=axis, keepdims=True))
+        out /= xp.sum(out, axis=axis, keepdims=True)     # in place: these are an attention's largest arrays
         ctx.save_for_backward(out)
         return out
 

@@ -66,10 +66,19 @@ class Normalize(Op):
         ctx.save_for_backward(x, weight, mean, inv_std)    # the statistics are small: x̂ is rebuilt from them
         if stats_shape is not None:
             out = xp.reshape(out, x.shape)
+        # into the fresh result where the dtypes agree (float32 parameters of a float16 input promote)
         if weight is not None:
-            out = out * xp.reshape(weight, param_view)
+            weight = xp.reshape(weight, param_view)
+            if weight.dtype == out.dtype:
+                out *= weight
+            else:
+                out = out * weight
         if bias is not None:
-            out = out + xp.reshape(bias, param_view)
+            bias = xp.reshape(bias, param_view)
+            if bias.dtype == out.dtype:
+                out += bias
+            else:
+                out = out + bias
         return out
 
     @staticmethod
