@@ -199,6 +199,72 @@ def tensor_stats(tensor, bins=16):
     return TensorStats(shape, mean, std, low, high, norm, nan_count, inf_count, counts, edges)
 
 
+def tensor_stats_many(tensors, bins=16):
+    """:func:`tensor_stats` of each of ``tensors``: the small finite float ones (at most
+    SUM_BLOCK values each, the parameters of a big graph) together, in a few NumPy passes over
+    all of them instead of a dozen calls each; the others one by one. The numbers are those
+    :func:`tensor_stats` gives each alone (sums in float64 either way, in another order)."""
+    hosts = [host_values(tensor) for tensor in tensors]
+    results = [None] * len(hosts)
+    small = {}
+    for position, values in enumerate(hosts):
+        if (values.dtype == np.float32 or values.dtype == np.float64) and 0 < values.size <= SUM_BLOCK:
+            small.setdefault(values.dtype, []).append(position)
+    for dtype, positions in small.items():
+        for start in range(0, len(positions), _BATCH):
+            chunk = positions[start:start + _BATCH]
+            for position, stats in zip(chunk, _small_stats([hosts[p] for p in chunk], bins)):
+                results[position] = stats
+    return [stats if stats is not None else tensor_stats(values, bins) for stats, values in zip(results, hosts)]
+
+
+_BATCH = 256    # tensors per pass of tensor_stats_many (its comparisons take values x bins booleans)
+
+
+def _small_stats(arrays, bins):
+    """TensorStats of small float arrays of one dtype, or None for one whose values are not all
+    finite or whose squares need rescaling (:func:`tensor_stats` handles those)."""
+    sizes = np.array([a.size for a in arrays])
+    starts = np.zeros(len(arrays), dtype=np.int64)
+    np.cumsum(sizes[:-1], out=starts[1:])
+    values = np.concatenate([a.reshape(-1) for a in arrays])
+    low, high = np.minimum.reduceat(values, starts), np.maximum.reduceat(values, starts)
+    wide_low, wide_high = low.astype(np.float64), high.astype(np.float64)
+    extent = np.maximum(-wide_low, wide_high)
+    usable = (np.isfinite(wide_low) & np.isfinite(wide_high)
+              & ~((extent != 0) & ((extent < 1e-12) | (sizes * extent * extent > 1e37))))
+    # mean and variance from float64 sums; where the mean dwarfs the spread, about the mean
+    # rounded to the values' type (the corrected two-pass formula of _mean_std)
+    wide = values.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        mean = np.add.reduceat(wide, starts) / sizes
+        variance = np.add.reduceat(wide * wide, starts) / sizes - mean * mean
+        recentre = variance < mean * mean
+        if recentre.any():
+            shift = mean.astype(values.dtype)
+            offsets = (values - np.repeat(shift, sizes)).astype(np.float64)
+            offset = np.add.reduceat(offsets, starts) / sizes
+            mean = np.where(recentre, shift.astype(np.float64) + offset, mean)
+            variance = np.where(recentre, np.add.reduceat(offsets * offsets, starts) / sizes - offset * offset,
+                                variance)
+        std = np.sqrt(np.maximum(variance, 0.0))
+        norm = np.sqrt(sizes) * np.hypot(mean, std)
+        # histograms: _histogram's edges for every array at once; a value's bin is the number
+        # of inner edges at or below it, compared in the values' type
+        lower = np.where(wide_low == wide_high, wide_low - 0.5, wide_low)
+        upper = np.where(wide_low == wide_high, wide_high + 0.5, wide_high)
+        edges = np.arange(bins + 1) * ((upper - lower) / bins)[:, None] + lower[:, None]
+        edges[:, -1] = upper
+        edges = edges.astype(values.dtype)
+    owner = np.repeat(np.arange(len(arrays)), sizes)
+    position = (values[:, None] >= edges[owner, 1:-1]).sum(axis=1)
+    counts = np.bincount(owner * bins + position, minlength=len(arrays) * bins).reshape(len(arrays), bins)
+    columns = zip(usable.tolist(), mean.tolist(), std.tolist(), low.tolist(), high.tolist(), norm.tolist(),
+                  counts.tolist(), edges.tolist())
+    return [TensorStats(tuple(array.shape), m, d, lo, hi, n, 0, 0, tuple(c), tuple(e)) if ok else None
+            for array, (ok, m, d, lo, hi, n, c, e) in zip(arrays, columns)]
+
+
 def host_values(tensor):
     """A Tensor's (or backend array's) values as a NumPy array on the host."""
     array = getattr(tensor, "_array", tensor)
@@ -223,20 +289,33 @@ def split_finite(flat):
     return finite, nan_count, flat.size - finite.size - nan_count
 
 
+def _rescaled(size, extent):
+    """Whether the squares of ``size`` values as large as ``extent`` could overflow or underflow."""
+    return extent and (extent < 1e-12 or size * extent * extent > 1e37)
+
+
+def _small_sums(values):
+    """Σx and Σx² of at most SUM_BLOCK float values, in float64 (what :func:`tensor_stats_many`
+    computes for many such tensors at once)."""
+    wide = values.astype(np.float64)
+    return float(np.add.reduce(wide)), float(np.dot(wide, wide))
+
+
 def _mean_std(values, extent):
     """Mean and standard deviation of finite float values whose largest size is ``extent``;
     in units of ``extent`` where squares could overflow or underflow."""
-    if extent and (extent < 1e-12 or values.size * extent * extent > 1e37):
+    if _rescaled(values.size, extent):
         mean, std = _mean_std(values / values.dtype.type(extent), 1.0)
         return mean * extent, std * extent
-    total, squares = block_sums(values)
+    sums = _small_sums if values.size <= SUM_BLOCK else block_sums
+    total, squares = sums(values)
     mean = total / values.size
     variance = squares / values.size - mean * mean
     if variance < mean * mean:
         # the mean dwarfs the spread, and the difference of squares lost its digits: sum
         # squares about the mean instead (the corrected two-pass formula)
         shift = values.dtype.type(mean)
-        total, squares = block_sums(values - shift)
+        total, squares = sums(values - shift)
         offset = total / values.size                    # the mean is shift + offset
         mean, variance = float(shift) + offset, squares / values.size - offset * offset
     return mean, math.sqrt(max(variance, 0.0))

@@ -54,6 +54,14 @@ class GraphNode:
     uses: int = 0
 
 
+def shallow_copy(item):
+    """A copy of a node or an edge that shares its field values: what ``copy.copy`` makes,
+    several times faster (a graph of thousands of nodes is copied on every read)."""
+    copied = object.__new__(type(item))
+    copied.__dict__.update(item.__dict__)
+    return copied
+
+
 @dataclass
 class GraphGroup:
     """A box drawn around nodes: a module (``kind="module"``, ``name`` its qualified name,

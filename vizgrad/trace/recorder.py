@@ -12,7 +12,6 @@ statistics when a graph is asked for (:meth:`Recorder.result`, ``last_graph``), 
 per array; an iteration that repeats the previous one's ops reuses its structure.
 """
 
-import copy
 import functools
 import math
 import os
@@ -25,7 +24,7 @@ import numpy as np
 
 from .. import events
 from ..tensor import Tensor
-from .graph import Graph, GraphEdge, GraphNode, shape_text
+from .graph import Graph, GraphEdge, GraphNode, shallow_copy, shape_text
 from .groups import Hierarchy
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -50,7 +49,18 @@ def stats_dict(tensor, bins=16, detail=True):
     of the values (``matrix_rows`` / ``matrix_cols`` say which), for heatmaps.
     """
     host = events.host_values(tensor)
-    data = events.tensor_stats(host, bins).to_dict()
+    return _stats_dict(host, events.tensor_stats(host, bins), detail)
+
+
+def stats_dicts(tensors, bins=16):
+    """:func:`stats_dict` of each of ``tensors``, their statistics computed together
+    (:func:`vizgrad.events.tensor_stats_many`: the many small parameters of a big graph)."""
+    hosts = [events.host_values(tensor) for tensor in tensors]
+    return [_stats_dict(host, stats, True) for host, stats in zip(hosts, events.tensor_stats_many(hosts, bins))]
+
+
+def _stats_dict(host, stats, detail):
+    data = stats.to_dict()
     for key in ("mean", "std", "min", "max", "norm"):
         if not math.isfinite(data[key]):
             data[key] = None
@@ -1034,8 +1044,8 @@ class Recorder:
             self._replaced = (self._replay.graph, self._hierarchy.members)   # what the logged ops after it replaced
         replay, self._replay = self._replay, None
         node_count, edge_count = replay.counts(position)
-        structure = Graph(nodes=[copy.copy(node) for node in replay.graph.nodes[:node_count]],
-                          edges=[copy.copy(edge) for edge in replay.graph.edges[:edge_count]])
+        structure = Graph(nodes=[shallow_copy(node) for node in replay.graph.nodes[:node_count]],
+                          edges=[shallow_copy(edge) for edge in replay.graph.edges[:edge_count]])
         self.graph = structure
         self._inputs = {}
         self._consumers = {}
@@ -1218,7 +1228,7 @@ class Recorder:
             return cached[2]
         nodes = []
         for node in structure.nodes:
-            node = copy.copy(node)
+            node = shallow_copy(node)
             array = frame.values.get(node.id)
             if array is not None:
                 node.value = frame.statistics(array, "full")
@@ -1240,7 +1250,7 @@ class Recorder:
         edges = []
         for edge in structure.edges:
             grad = frame.edge_grads.get(id(edge))
-            edge = copy.copy(edge)
+            edge = shallow_copy(edge)
             if grad is not None:
                 if self._consumers.get(edge.source) == 1 or frame.grads.get(edge.source) is grad:
                     stats = frame.statistics(grad, "full")
@@ -1362,16 +1372,26 @@ def _history(tensor, values, names=None):
         result.nodes.append(GraphNode(id=node_id, **fields))
         return node_id
 
+    pending = []    # (node, "value" or "grad", tensor): the leaves' statistics, computed together at the end
+
     def add_leaf(key, leaf):
         kind = _leaf_kind(leaf)
         add(key, kind=kind, label=_leaf_label(leaf, kind), name=leaf.name, shape=list(leaf.shape),
-            dtype=leaf.dtype.name, device=str(leaf.device), requires_grad=leaf.requires_grad,
-            value=stats_dict(leaf) if values or not leaf.ndim else None,
-            grad=stats_dict(leaf.grad) if leaf.grad is not None else None)
+            dtype=leaf.dtype.name, device=str(leaf.device), requires_grad=leaf.requires_grad)
+        node = result.nodes[-1]
+        if values or not leaf.ndim:
+            pending.append((node, "value", leaf))
+        if leaf.grad is not None:
+            pending.append((node, "grad", leaf.grad))
+
+    def fill_statistics():
+        for (node, field, _), data in zip(pending, stats_dicts([tensor for *_, tensor in pending])):
+            setattr(node, field, data)
 
     tensors, modules = tensors_by_name(names) if names is not None else ([], {})
     if tensor.grad_fn is None:
         add_leaf(("tensor", id(tensor)), tensor)
+        fill_statistics()
         _name_history(result, ids, tensors)
         return result, ids, _group_history(result, [], ids, modules)
     # post-order depth-first walk with an explicit stack: inputs before the ops that use them
@@ -1388,11 +1408,14 @@ def _history(tensor, values, names=None):
         for edge in reversed(node.next_edges):
             if edge is not None and edge[0] not in done:
                 stack.append((edge[0], False))
-    shapes = {}
+    shapes, dtype_names = {}, {}      # (str of a NumPy dtype costs microseconds: once per dtype)
     for node in order:
         for edge, meta in zip(node.next_edges, getattr(node, "input_meta", ()) or ()):
             if edge is not None and meta is not None:
-                shapes[edge[0]] = (list(meta[0]), str(meta[1]))
+                name = dtype_names.get(meta[1])
+                if name is None:
+                    name = dtype_names[meta[1]] = str(meta[1])
+                shapes[edge[0]] = (list(meta[0]), name)
     shapes[tensor.grad_fn] = (list(tensor.shape), tensor.dtype.name)
     for node in order:
         shape, dtype = shapes.get(node, ([], ""))
@@ -1406,6 +1429,7 @@ def _history(tensor, values, names=None):
                 device=str(tensor.device), requires_grad=True,
                 value=stats_dict(tensor) if is_root and (values or not tensor.ndim) else None,
                 grad=_retained_grad(node))
+    fill_statistics()
     for node in order:      # by target in node order, then by input index: the order edges are kept in
         for index, edge in enumerate(node.next_edges):
             if edge is not None and edge[0] in ids:
