@@ -469,3 +469,32 @@ def test_hook_events_name_the_tensor_and_the_module():
     with vg.events.subscribe(seen.append, kinds={"hook"}, strict=True):
         layer(x).sum().backward()
     assert [(e.target, e.name) for e in seen] == [("module", "Linear: forward hook"), ("tensor", "x")]
+
+
+def test_tensor_stats_many_gives_each_tensor_what_tensor_stats_gives_it():
+    """Many small float arrays at once (the parameters of a big graph): the same histograms,
+    edges, minima and maxima exactly, means and deviations to float64 rounding; the arrays it
+    cannot take together (non-finite, needing rescaling, large, integer) one by one."""
+    rng = np.random.default_rng(0)
+    arrays = []
+    for i in range(600):
+        shape = [(8, 8), (8,), (3, 5), (1,), (64,), (2, 2, 2)][i % 6]
+        values = rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4)
+        values = values.astype(np.float32 if i % 2 else np.float64)
+        if i % 7 == 0:
+            values = values + values.dtype.type(1000)      # the mean dwarfs the spread
+        if i % 11 == 0:
+            values[...] = 2.5                              # constant: the histogram's range widened
+        if i % 13 == 0:
+            values.reshape(-1)[0] = np.nan
+        if i % 17 == 0:
+            values = values * values.dtype.type(1e-14)     # squares that need rescaling
+        arrays.append(values)
+    arrays += [np.arange(5000, dtype=np.float32), np.arange(6), vg.tensor([1.0, -2.0, 4.0])]
+    for got, values in zip(events.tensor_stats_many(arrays), arrays):
+        want = events.tensor_stats(values)
+        for name in ("shape", "nan_count", "inf_count", "histogram", "bin_edges", "min", "max"):
+            assert getattr(got, name) == getattr(want, name) or all(
+                math.isnan(x) for x in (getattr(got, name), getattr(want, name))), name
+        for name in ("mean", "std", "norm"):
+            assert getattr(got, name) == pytest.approx(getattr(want, name), rel=1e-12, abs=1e-300, nan_ok=True), name
