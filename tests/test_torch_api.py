@@ -8,7 +8,7 @@ import pytest
 
 import vizgrad as vg
 import vizgrad.nn.functional as F
-from vizgrad.errors import BackwardError, DeviceError, ShapeError
+from vizgrad.errors import ArgumentError, BackwardError, DeviceError, ShapeError
 
 
 def close(a, b, atol=1e-6):
@@ -546,7 +546,6 @@ def test_finfo_and_iinfo_are_pytorchs():
 
 def test_linalg_norms_and_their_gradients_are_pytorchs():
     torch = pytest.importorskip("torch")
-    from vizgrad.errors import ArgumentError
     data = np.array([[1.0, -2.0, 0.5], [3.0, 4.0, -1.0]])
     inf = float("inf")
     calls = [("vector_norm", (), {}), ("vector_norm", (), {"ord": 1}), ("vector_norm", (), {"ord": inf, "dim": 1}),
@@ -571,7 +570,9 @@ def test_more_activation_layers_match_pytorch_with_their_gradients():
     torch = pytest.importorskip("torch")
     data = np.array([[-4.0, -1.0, 0.5, 3.5], [2.0, -0.25, 1.0, -2.0]], dtype=np.float32)
     for name, args in (("Hardsigmoid", ()), ("Hardswish", ()), ("LogSigmoid", ()), ("Softsign", ()),
-                       ("Tanhshrink", ()), ("GLU", ()), ("GLU", (0,)), ("PReLU", ()), ("PReLU", (4, 0.1))):
+                       ("Tanhshrink", ()), ("GLU", ()), ("GLU", (0,)), ("PReLU", ()), ("PReLU", (4, 0.1)),
+                       ("CELU", ()), ("CELU", (0.5,)), ("Threshold", (0.5, -7.0)), ("Hardshrink", ()),
+                       ("Hardshrink", (1.0,)), ("Softshrink", ()), ("Softshrink", (1.5,))):
         ours_in, theirs_in = vg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
         ours_layer, theirs_layer = getattr(vg.nn, name)(*args), getattr(torch.nn, name)(*args)
         ours, theirs = ours_layer(ours_in), theirs_layer(theirs_in)
@@ -622,3 +623,18 @@ def test_fmod_float_power_xlogy_and_heaviside_are_pytorchs():
     np.testing.assert_allclose(ours_y.grad.numpy()[[1, 3]], theirs_y.grad.numpy()[[1, 3]], rtol=1e-6)
     assert ours_x.grad[2].item() == ours_y.grad[0].item() == ours_y.grad[2].item() == 0.0
     assert vg.heaviside(vg.tensor([-1.0, 0.0, 2.0]), vg.tensor([0.5])).tolist() == [0.0, 0.5, 1.0]
+
+
+def test_celu_and_threshold_in_place_match_pytorch():
+    torch = pytest.importorskip("torch")
+    data = np.array([[-4.0, -1.0, 0.5, 3.5], [2.0, -0.25, 1.0, -2.0]], dtype=np.float32)
+    for name, args in (("celu", (0.5,)), ("threshold", (0.75, -1.0))):
+        ours, theirs = vg.tensor(data) * 1, torch.tensor(data) * 1
+        returned = getattr(vg.nn.functional, name)(ours, *args, inplace=True)
+        getattr(torch.nn.functional, name)(theirs, *args, inplace=True)
+        assert returned is ours
+        close(ours, theirs)
+    with pytest.raises(ArgumentError, match="celu: alpha must not be 0"):
+        vg.nn.functional.celu(vg.ones(2), alpha=0)
+    with pytest.raises(ArgumentError, match="softshrink: lambd must be at least 0, got -1"):
+        vg.nn.functional.softshrink(vg.ones(2), -1)

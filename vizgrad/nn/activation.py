@@ -87,6 +87,26 @@ class ELU(Module):
         return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
 
 
+class CELU(Module):
+    """Continuously differentiable ELU: ``x`` for x > 0, ``alpha (e^(x/alpha) - 1)`` otherwise.
+
+    Example::
+
+        nn.CELU(alpha=2.0)(vizgrad.tensor([-1.0, 2.0]))   # tensor([-0.7869,  2.0000])
+    """
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
 class SELU(Module):
     """Scaled ELU with the self-normalizing constants λ ≈ 1.0507, α ≈ 1.6733.
 
@@ -354,6 +374,65 @@ class Tanhshrink(Module):
 
     def forward(self, input):
         return F.tanhshrink(input)
+
+
+class Threshold(Module):
+    """``x`` where x > threshold, else ``value``.
+
+    Example::
+
+        nn.Threshold(0.1, 20.0)(vizgrad.tensor([0.1, 0.2]))   # tensor([20.0000,  0.2000])
+    """
+
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
+
+
+class Hardshrink(Module):
+    """``x`` where |x| > lambd, else 0.
+
+    Example::
+
+        nn.Hardshrink()(vizgrad.tensor([-1.0, 0.2]))   # tensor([-1.,  0.])
+    """
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Softshrink(Module):
+    """``x - clamp(x, -lambd, lambd)``: shrunk toward 0 by lambd, 0 within it.
+
+    Example::
+
+        nn.Softshrink()(vizgrad.tensor([-1.0, 0.2]))   # tensor([-0.5000,  0.0000])
+    """
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return f"{self.lambd}"
 
 
 class GLU(Module):

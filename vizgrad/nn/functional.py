@@ -10,9 +10,9 @@ from the op registry; this module only gathers them under PyTorch's names::
 import importlib as _importlib
 
 from ..ops import unary as _unary
-from ..ops.activation import (bilinear, dropout, elu, embedding, gelu, glu, hardsigmoid, hardswish, hardtanh,
-                              leaky_relu, linear, log_softmax, logsigmoid, mish, one_hot, prelu, relu6, selu, silu,
-                              softmax, softmin, softplus, softsign, tanhshrink)
+from ..ops.activation import (bilinear, celu, dropout, elu, embedding, gelu, glu, hardshrink, hardsigmoid, hardswish,
+                              hardtanh, leaky_relu, linear, log_softmax, logsigmoid, mish, one_hot, prelu, relu6, selu,
+                              silu, softmax, softmin, softplus, softshrink, softsign, tanhshrink, threshold)
 from ..ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_similarity, cross_entropy,
                         huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
 from ..ops.normalization import batch_norm, group_norm, layer_norm, normalize
@@ -21,11 +21,13 @@ from ..ops.shape import pad
 from ..ops.unary import sigmoid, tanh
 from .attention import scaled_dot_product_attention
 
-__all__ = ["batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits",
-           "cosine_similarity", "cross_entropy", "dropout", "elu", "embedding", "gelu", "group_norm", "hardtanh",
-           "huber_loss", "kl_div", "l1_loss", "layer_norm", "leaky_relu", "linear", "log_softmax", "mish",
-           "mse_loss", "nll_loss", "normalize", "one_hot", "pad", "relu", "relu6", "scaled_dot_product_attention",
-           "selu", "sigmoid", "silu", "smooth_l1_loss", "softmax", "softmin", "softplus", "tanh"]
+__all__ = ["batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu",
+           "cosine_similarity", "cross_entropy", "dropout", "elu", "embedding", "gelu", "glu", "group_norm",
+           "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "huber_loss", "kl_div", "l1_loss", "layer_norm",
+           "leaky_relu", "linear", "log_softmax", "logsigmoid", "mish", "mse_loss", "nll_loss", "normalize",
+           "one_hot", "pad", "prelu", "relu", "relu6", "scaled_dot_product_attention", "selu", "sigmoid", "silu",
+           "smooth_l1_loss", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink",
+           "threshold"]
 
 
 def relu(input, inplace=False):

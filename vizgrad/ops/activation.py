@@ -597,6 +597,86 @@ def tanhshrink(input):
     return input - input.tanh()
 
 
+def _shrink_samples(rng):
+    """Values away from the kinks at ±0.5 (the default lambd) and at ±1.0, with lambd=1.0 too."""
+    for shape in ((3, 4), (5,), ()):
+        yield Sample((_away_from(rng.uniform(-2.0, 2.0, shape), -0.5, 0.5),), name=f"shape{shape}")
+    yield Sample((_away_from(rng.uniform(-2.0, 2.0, (3, 4)), -1.0, 1.0),), {"lambd": 1.0}, name="lambd=1.0")
+
+
+@register(lambda x, lambd=0.5: np.where(np.abs(x) > lambd, x, 0.0), _shrink_samples, smooth=False, method=False)
+def hardshrink(input, lambd=0.5):
+    """``x`` where |x| > lambd, else 0. d/dx = 1 outside [-lambd, lambd], 0 inside.
+
+    Example::
+
+        F.hardshrink(vizgrad.tensor([-1.0, 0.2, 0.7]))   # tensor([-1.0000,  0.0000,  0.7000])
+    """
+    _check_floating("hardshrink", input)
+    return where(input.abs() > as_number("hardshrink", "lambd", lambd), input, 0.0)
+
+
+@register(lambda x, lambd=0.5: x - np.clip(x, -lambd, lambd), _shrink_samples, smooth=False, method=False)
+def softshrink(input, lambd=0.5):
+    """``x - lambd`` above lambd, ``x + lambd`` below -lambd, 0 between: ``x - clamp(x, -lambd, lambd)``.
+    d/dx = 1 outside [-lambd, lambd], 0 inside.
+
+    Example::
+
+        F.softshrink(vizgrad.tensor([-1.0, 0.2, 0.7]))   # tensor([-0.5000,  0.0000,  0.2000])
+    """
+    _check_floating("softshrink", input)
+    lambd = as_number("softshrink", "lambd", lambd)
+    if lambd < 0:
+        raise ArgumentError(f"softshrink: lambd must be at least 0, got {lambd}")
+    return input - input.clamp(-lambd, lambd)
+
+
+def _threshold_samples(rng):
+    for shape in ((3, 4), (5,), ()):
+        yield Sample((_away_from(rng.uniform(-2.0, 2.0, shape), 0.1), 0.1, 20.0), name=f"shape{shape}")
+    yield Sample((_away_from(rng.uniform(-2.0, 2.0, (3, 4)), -1.0), -1.0, -3.0), name="negative threshold")
+
+
+@register(lambda x, threshold, value, inplace=False: np.where(x > threshold, x, value), _threshold_samples,
+          smooth=False, method=False)
+def threshold(input, threshold, value, inplace=False):
+    """``x`` where x > threshold, else ``value``. d/dx = 1 above the threshold, 0 elsewhere.
+
+    Example::
+
+        F.threshold(vizgrad.tensor([0.1, 0.2]), 0.1, 20.0)   # tensor([20.0000,  0.2000])
+    """
+    _check_floating("threshold", input)
+    limit, value = as_number("threshold", "threshold", threshold), as_number("threshold", "value", value)
+    if inplace:
+        return _inplace(input, lambda t: where(t > limit, t, value), "threshold_")
+    return where(input > limit, input, value)
+
+
+def _celu_reference(x, alpha=1.0, inplace=False):
+    return np.where(x > 0, x, alpha * np.expm1(np.minimum(x, 0) / alpha))
+
+
+@register(_celu_reference, lambda rng: _with_kwargs(rng, unary(away_from=0.0), {"alpha": 0.5}, {"alpha": 2.0}),
+          method=False)
+def celu(input, alpha=1.0, inplace=False):
+    """Continuously differentiable ELU: ``x`` for x > 0, ``alpha (e^(x/alpha) - 1)`` otherwise.
+    d/dx = 1, or e^(x/alpha) for x ≤ 0.
+
+    Example::
+
+        F.celu(vizgrad.tensor([-1.0, 2.0]), alpha=2.0)   # tensor([-0.7869,  2.0000])
+    """
+    _check_floating("celu", input)
+    alpha = as_number("celu", "alpha", alpha)
+    if alpha == 0:
+        raise ArgumentError("celu: alpha must not be 0 (it divides x)")
+    if inplace:
+        return _inplace(input, lambda t: Elu.apply(t / alpha, alpha=1.0, scale=alpha), "celu_")
+    return Elu.apply(input / alpha, alpha=1.0, scale=alpha)
+
+
 def _glu_reference(x, dim=-1):
     first, second = np.split(x, 2, axis=dim)
     return first / (1 + np.exp(-second))
