@@ -638,3 +638,26 @@ def test_celu_and_threshold_in_place_match_pytorch():
         vg.nn.functional.celu(vg.ones(2), alpha=0)
     with pytest.raises(ArgumentError, match="softshrink: lambd must be at least 0, got -1"):
         vg.nn.functional.softshrink(vg.ones(2), -1)
+
+
+def test_stacking_grids_and_block_diagonals_match_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    a, b, c = (rng.standard_normal(shape).astype(np.float32) for shape in ((3,), (2, 3), (2, 3, 2)))
+    calls = [("hstack", ([a, a],)), ("hstack", ([b, b[:, :1]],)), ("vstack", ([a, b],)), ("row_stack", ([a, a],)),
+             ("dstack", ([b, b],)), ("column_stack", ([a, b.T],)), ("atleast_1d", (a[0],)), ("atleast_2d", (a,)),
+             ("atleast_3d", (b,)), ("atleast_3d", (a, b)), ("block_diag", (a, b, c[0, 0, 0])),
+             ("broadcast_tensors", (a, b)), ("meshgrid", (a, a[:2])), ("cartesian_prod", (a, a[:2]))]
+    for name, args in calls:
+        ours_args = [[vg.tensor(x) for x in arg] if isinstance(arg, list) else vg.tensor(arg) for arg in args]
+        theirs_args = [[torch.tensor(x) for x in arg] if isinstance(arg, list) else torch.tensor(arg) for arg in args]
+        kwargs = {"indexing": "xy"} if name == "meshgrid" else {}
+        ours, theirs = getattr(vg, name)(*ours_args, **kwargs), getattr(torch, name)(*theirs_args, **kwargs)
+        for got, want in zip(ours if isinstance(ours, tuple) else [ours], theirs if isinstance(theirs, tuple) else [theirs]):
+            assert tuple(got.shape) == tuple(want.shape), name
+            close(got, want)
+    with pytest.warns(UserWarning, match="indexing argument"):
+        vg.meshgrid(vg.ones(2), vg.ones(3))
+    grads = vg.tensor(a, requires_grad=True)
+    vg.block_diag(grads, vg.ones(2, 2)).sum().backward()
+    np.testing.assert_array_equal(grads.grad.numpy(), np.ones(3, np.float32))

@@ -28,8 +28,8 @@ import numpy as np
 
 from ..autograd.engine import sum_to_shape
 from ..autograd.function import Op
-from ..errors import (ArgumentError, ShapeError, format_shape, ArgumentTypeError, IndexingError, not_a_tensor, as_int,
-                      check_dim)
+from ..errors import (ArgumentError, DeviceError, DTypeError, ShapeError, format_shape, ArgumentTypeError,
+                      IndexingError, not_a_tensor, as_int, check_dim)
 from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import non_contiguous, values
@@ -938,6 +938,294 @@ def stack(tensors, dim=0):
             raise ShapeError(f"stack: tensors must all have the same shape; got {format_shape(first)} at "
                              f"position 0 and {format_shape(tensor.shape)} at position {position}")
     return Stack.apply(*tensors, dim=_dim("stack", dim, len(first) + 1))
+
+
+# --- hstack, vstack, dstack, column_stack, atleast_Nd, block_diag --------------------------
+
+def _at_least_shape(shape, ndim):
+    """NumPy's and PyTorch's rule: 0-d gives (1,)*ndim; (n,) gives (1, n) or (1, n, 1); (m, n) gives (m, n, 1)."""
+    if len(shape) >= ndim:
+        return shape
+    if not shape:
+        return (1,) * ndim
+    if ndim == 2:
+        return (1, *shape)
+    return (1, shape[0], 1) if len(shape) == 1 else (*shape, 1)
+
+
+def _at_least(op, ndim, tensors):
+    """atleast_1d/2d/3d: one tensor gives one, several (or a sequence) a tuple."""
+    single = len(tensors) == 1 and isinstance(tensors[0], Tensor)
+    tensors = _tensors(op, tensors[0] if len(tensors) == 1 and not single else tensors)
+    shaped = tuple(t if t.ndim >= ndim else t.reshape(_at_least_shape(tuple(t.shape), ndim)) for t in tensors)
+    return shaped[0] if single else shaped
+
+
+def _at_least_samples(rng):
+    yield Sample((values(rng, ()),), name="0-d")
+    yield Sample((values(rng, (3,)),), name="1-d")
+    yield Sample((values(rng, (2, 3)),), name="2-d")
+    yield Sample((values(rng, (2, 3, 2)),), name="3-d")
+    yield Sample((values(rng, ()), values(rng, (4,)), values(rng, (2, 2))), name="several")
+
+
+def _np_at_least(function):
+    return lambda *arrays: function(*arrays) if len(arrays) > 1 else function(arrays[0])
+
+
+@register(_np_at_least(np.atleast_1d), _at_least_samples, method=False)
+def atleast_1d(*tensors):
+    """``tensors`` with at least one dim (a 0-d tensor becomes shape (1,)); a tuple for several.
+
+    Example::
+
+        vizgrad.atleast_1d(vizgrad.tensor(1.0)).shape     # (1,)
+    """
+    return _at_least("atleast_1d", 1, tensors)
+
+
+@register(_np_at_least(np.atleast_2d), _at_least_samples, method=False)
+def atleast_2d(*tensors):
+    """``tensors`` with at least two dims: 0-d becomes (1, 1), (n,) becomes (1, n).
+
+    Example::
+
+        vizgrad.atleast_2d(vizgrad.ones(3)).shape     # (1, 3)
+    """
+    return _at_least("atleast_2d", 2, tensors)
+
+
+@register(_np_at_least(np.atleast_3d), _at_least_samples, method=False)
+def atleast_3d(*tensors):
+    """``tensors`` with at least three dims: 0-d becomes (1, 1, 1), (n,) (1, n, 1), (m, n) (m, n, 1).
+
+    Example::
+
+        vizgrad.atleast_3d(vizgrad.ones(2, 3)).shape     # (2, 3, 1)
+    """
+    return _at_least("atleast_3d", 3, tensors)
+
+
+def _stack_like_samples(rng):
+    yield Sample(([values(rng, (3,)), values(rng, (2,))],), name="1-d")
+    yield Sample(([values(rng, (2, 3)), values(rng, (2, 1))],), name="2-d")
+    yield Sample(([values(rng, (2, 3, 2)), values(rng, (2, 1, 2))],), name="3-d")
+
+
+def _depth_stack_samples(rng):
+    yield Sample(([values(rng, (3,)), values(rng, (3,))],), name="1-d")
+    yield Sample(([values(rng, (2, 3)), values(rng, (2, 3))],), name="2-d")
+    yield Sample(([values(rng, (2, 3, 2)), values(rng, (2, 3, 1))],), name="3-d")
+
+
+def _row_stack_samples(rng):
+    yield Sample(([values(rng, (3,)), values(rng, (3,))],), name="1-d")
+    yield Sample(([values(rng, (2, 3)), values(rng, (1, 3))],), name="2-d")
+
+
+def _column_stack_samples(rng):
+    yield Sample(([values(rng, (3,)), values(rng, (3,))],), name="1-d")
+    yield Sample(([values(rng, (3,)), values(rng, (3, 2))],), name="1-d and 2-d")
+    yield Sample(([values(rng, ()), values(rng, (1, 2))],), name="0-d")
+
+
+@register(np.hstack, _stack_like_samples, method=False)
+def hstack(tensors):
+    """Join tensors horizontally: along dim 0 for 1-d tensors, dim 1 otherwise (0-d ones count as (1,)).
+
+    Example::
+
+        vizgrad.hstack([vizgrad.zeros(2, 1), vizgrad.ones(2, 2)]).shape     # (2, 3)
+    """
+    tensors = atleast_1d(*_tensors("hstack", tensors))
+    tensors = tensors if isinstance(tensors, tuple) else (tensors,)
+    return _cat("hstack", tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+@register(np.vstack, _row_stack_samples, method=False, aliases=("row_stack",))
+def vstack(tensors):
+    """Join tensors vertically (along dim 0), 1-d ones as rows. Also ``row_stack``.
+
+    Example::
+
+        vizgrad.vstack([vizgrad.zeros(3), vizgrad.ones(3)]).shape     # (2, 3)
+    """
+    tensors = atleast_2d(*_tensors("vstack", tensors))
+    return _cat("vstack", tensors if isinstance(tensors, tuple) else (tensors,), 0)
+
+
+@register(np.dstack, _depth_stack_samples, method=False)
+def dstack(tensors):
+    """Join tensors in depth (along dim 2), each viewed as at least 3-d.
+
+    Example::
+
+        vizgrad.dstack([vizgrad.zeros(2, 3), vizgrad.ones(2, 3)]).shape     # (2, 3, 2)
+    """
+    tensors = atleast_3d(*_tensors("dstack", tensors))
+    return _cat("dstack", tensors if isinstance(tensors, tuple) else (tensors,), 2)
+
+
+@register(np.column_stack, _column_stack_samples, method=False)
+def column_stack(tensors):
+    """Join tensors as columns (along dim 1): 0-d and 1-d tensors become columns (n, 1).
+
+    Example::
+
+        vizgrad.column_stack([vizgrad.zeros(3), vizgrad.ones(3)]).shape     # (3, 2)
+    """
+    tensors = [t.reshape(t.numel(), 1) if t.ndim < 2 else t for t in _tensors("column_stack", tensors)]
+    return _cat("column_stack", tensors, 1)
+
+
+def _block_diag_reference(*arrays):
+    blocks = [np.atleast_2d(a) for a in arrays]
+    out = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)))
+    row = col = 0
+    for block in blocks:
+        out[row:row + block.shape[0], col:col + block.shape[1]] = block
+        row, col = row + block.shape[0], col + block.shape[1]
+    return out
+
+
+def _block_diag_samples(rng):
+    yield Sample((values(rng, (2, 2)), values(rng, (1, 3))), name="matrices")
+    yield Sample((values(rng, ()), values(rng, (3,)), values(rng, (2, 1))), name="0-d, 1-d and 2-d")
+
+
+@register(_block_diag_reference, _block_diag_samples, method=False)
+def block_diag(*tensors):
+    """The block-diagonal matrix of ``tensors`` (0-d ones are 1x1 blocks, 1-d ones rows), zeros elsewhere.
+
+    Example::
+
+        vizgrad.block_diag(vizgrad.ones(2, 2), vizgrad.tensor([[5.0]]))    # 3x3, 1s then 5 on the diagonal
+    """
+    blocks = []
+    for position, tensor in enumerate(_tensors("block_diag", tensors)):
+        if tensor.ndim > 2:
+            raise ShapeError(f"block_diag: every tensor must have at most 2 dims; the one at position {position} "
+                             f"has shape {format_shape(tensor.shape)}")
+        blocks.append(tensor.reshape(1, -1) if tensor.ndim < 2 else tensor)     # 0-d: 1x1, 1-d: a row
+    width = sum(block.shape[1] for block in blocks)
+    rows, left = [], 0
+    for block in blocks:
+        rows.append(pad(block, (left, width - left - block.shape[1])))
+        left += block.shape[1]
+    return _cat("block_diag", rows, 0)
+
+
+# --- broadcast_tensors, meshgrid, cartesian_prod -------------------------------------------
+
+def _one_device(op, tensors):
+    for position, tensor in enumerate(tensors):
+        if tensor.device != tensors[0].device:
+            raise DeviceError(f"{op}: expects tensors on one device; got {tensors[0].device} at position 0 and "
+                              f"{tensor.device} at position {position}")
+
+
+def _broadcast_tensors_samples(rng):
+    yield Sample((values(rng, (3, 1)), values(rng, (1, 4))), name="two")
+    yield Sample((values(rng, ()), values(rng, (2, 3)), values(rng, (3,))), name="three")
+
+
+@register(lambda *arrays: tuple(np.broadcast_arrays(*arrays)), _broadcast_tensors_samples, method=False)
+def broadcast_tensors(*tensors):
+    """``tensors`` expanded to their common broadcast shape (views).
+
+    Example::
+
+        a, b = vizgrad.broadcast_tensors(vizgrad.ones(3, 1), vizgrad.ones(4))   # both (3, 4)
+    """
+    tensors = _tensors("broadcast_tensors", tensors)
+    _one_device("broadcast_tensors", tensors)
+    try:
+        shape = np.broadcast_shapes(*(tuple(t.shape) for t in tensors))
+    except ValueError:
+        raise ShapeError("broadcast_tensors: the shapes " + ", ".join(format_shape(t.shape) for t in tensors)
+                         + " do not broadcast together") from None
+    return tuple(t.expand(shape) for t in tensors)
+
+
+def _meshgrid_samples(rng):
+    yield Sample((values(rng, (3,)), values(rng, (2,))), {"indexing": "ij"}, name="ij")
+    yield Sample((values(rng, (3,)), values(rng, (2,)), values(rng, (4,))), {"indexing": "xy"}, name="xy")
+    yield Sample((values(rng, (3,)),), {"indexing": "ij"}, name="one")
+
+
+@register(lambda *arrays, indexing="ij": tuple(np.meshgrid(*arrays, indexing=indexing)), _meshgrid_samples,
+          method=False)
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids of 1-d (or 0-d) tensors: output k holds tensor k's values along dim k
+    (``indexing="ij"``) or with the first two dims swapped (``"xy"``, as NumPy's default).
+    Without ``indexing``, "ij" with PyTorch's warning.
+
+    Example::
+
+        xs, ys = vizgrad.meshgrid(vizgrad.arange(3), vizgrad.arange(2), indexing="xy")   # both (2, 3)
+    """
+    if len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+        tensors = tuple(tensors[0])
+    tensors = _tensors("meshgrid", tensors)
+    _one_device("meshgrid", tensors)
+    if indexing is None:
+        import warnings
+        warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
+                      UserWarning, stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise ArgumentError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    for position, tensor in enumerate(tensors):
+        if tensor.ndim > 1:
+            raise ShapeError(f"meshgrid: expects 0-d or 1-d tensors; the one at position {position} has shape "
+                             f"{format_shape(tensor.shape)}")
+        if tensor.dtype is not tensors[0].dtype:
+            raise DTypeError(f"meshgrid: expects tensors of one dtype; got {tensors[0].dtype.name} at position 0 "
+                             f"and {tensor.dtype.name} at position {position}")
+    sizes = [t.numel() for t in tensors]
+    axes = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) > 1:
+        axes[0], axes[1] = 1, 0
+    shape = [0] * len(tensors)
+    for size, axis in zip(sizes, axes):
+        shape[axis] = size
+    grids = []
+    for tensor, axis in zip(tensors, axes):
+        view = [1] * len(tensors)
+        view[axis] = -1
+        grids.append(tensor.reshape(view).expand(shape))
+    return tuple(grids)
+
+
+def _cartesian_prod_reference(*arrays):
+    if len(arrays) == 1:
+        return arrays[0]
+    return np.stack([g.reshape(-1) for g in np.meshgrid(*arrays, indexing="ij")], axis=1)
+
+
+@register(_cartesian_prod_reference, lambda rng: iter([
+    Sample((values(rng, (3,)), values(rng, (2,))), name="two"),
+    Sample((values(rng, (2,)), values(rng, (2,)), values(rng, (3,))), name="three"),
+    Sample((values(rng, (4,)),), name="one")]), method=False)
+def cartesian_prod(*tensors):
+    """Every combination of one entry of each 1-d tensor, as rows (itertools.product's order).
+
+    Example::
+
+        vizgrad.cartesian_prod(vizgrad.tensor([1, 2]), vizgrad.tensor([3, 4]))   # [[1, 3], [1, 4], [2, 3], [2, 4]]
+    """
+    tensors = _tensors("cartesian_prod", tensors)
+    _one_device("cartesian_prod", tensors)
+    for position, tensor in enumerate(tensors):
+        if tensor.ndim != 1:
+            raise ShapeError(f"cartesian_prod: expects 1-d tensors; the one at position {position} has shape "
+                             f"{format_shape(tensor.shape)}")
+        if tensor.dtype is not tensors[0].dtype:
+            raise DTypeError(f"cartesian_prod: expects tensors of one dtype; got {tensors[0].dtype.name} at "
+                             f"position 0 and {tensor.dtype.name} at position {position}")
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([grid.reshape(-1) for grid in meshgrid(*tensors, indexing="ij")], dim=1)
 
 
 # --- narrow, split, chunk, unbind --------------------------------------------------------
