@@ -653,7 +653,9 @@ def test_stacking_grids_and_block_diagonals_match_pytorch():
         theirs_args = [[torch.tensor(x) for x in arg] if isinstance(arg, list) else torch.tensor(arg) for arg in args]
         kwargs = {"indexing": "xy"} if name == "meshgrid" else {}
         ours, theirs = getattr(vg, name)(*ours_args, **kwargs), getattr(torch, name)(*theirs_args, **kwargs)
-        for got, want in zip(ours if isinstance(ours, tuple) else [ours], theirs if isinstance(theirs, tuple) else [theirs]):
+        if not isinstance(ours, tuple):
+            ours, theirs = (ours,), (theirs,)
+        for got, want in zip(ours, theirs):
             assert tuple(got.shape) == tuple(want.shape), name
             close(got, want)
     with pytest.warns(UserWarning, match="indexing argument"):
