@@ -663,3 +663,25 @@ def test_stacking_grids_and_block_diagonals_match_pytorch():
     grads = vg.tensor(a, requires_grad=True)
     vg.block_diag(grads, vg.ones(2, 2)).sum().backward()
     np.testing.assert_array_equal(grads.grad.numpy(), np.ones(3, np.float32))
+
+
+def test_kron_rotations_flips_and_angles_match_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(1)
+    m, v = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal(3).astype(np.float32)
+    calls = [("kron", (m, v)), ("kron", (v, np.ascontiguousarray(m.T))), ("rot90", (m,)), ("rot90", (m, 3)), ("rot90", (m, -2, [1, 0])),
+             ("fliplr", (m,)), ("flipud", (v,)), ("deg2rad", (m,)), ("rad2deg", (v,)),
+             ("deg2rad", (np.array([180, 90]),))]
+    for name, args in calls:
+        ours = getattr(vg, name)(vg.tensor(args[0]), *args[1:2] if name != "kron" else [vg.tensor(args[1])],
+                                 *args[2:])
+        theirs = getattr(torch, name)(torch.tensor(args[0]), *args[1:2] if name != "kron" else [torch.tensor(args[1])],
+                                      *args[2:])
+        assert tuple(ours.shape) == tuple(theirs.shape) and ours.dtype.name == str(theirs.dtype)[6:], name
+        close(ours, theirs)
+    a, b = vg.tensor(m, requires_grad=True), vg.tensor(v, requires_grad=True)
+    ta, tb = torch.tensor(m, requires_grad=True), torch.tensor(v, requires_grad=True)
+    (vg.kron(a, b) * vg.tensor(np.arange(18.0).reshape(2, 9))).sum().backward()
+    (torch.kron(ta, tb) * torch.arange(18.0).reshape(2, 9)).sum().backward()
+    close(a.grad, ta.grad)
+    close(b.grad, tb.grad)

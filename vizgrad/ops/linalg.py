@@ -188,6 +188,34 @@ def outer(input, vec2):
     return mul(reshape(input, (-1, 1)), vec2)
 
 
+def _kron_samples(rng):
+    yield Sample((values(rng, (2, 2)), values(rng, (3, 2))), name="matrices")
+    yield Sample((values(rng, (3,)), values(rng, (2,))), name="vectors")
+    yield Sample((values(rng, (2,)), values(rng, (2, 3))), name="1-d and 2-d")
+    yield Sample((values(rng, (2, 1, 2)), values(rng, (2, 2))), name="3-d and 2-d")
+
+
+@register(np.kron, _kron_samples)
+def kron(input, other):
+    """The Kronecker product: every entry of ``input`` times the whole of ``other``, laid out
+    as blocks; out[i·q + k, j·r + l] = a[i, j] b[k, l] (the fewer dims are padded with 1s in front).
+
+    Example::
+
+        vizgrad.kron(vizgrad.eye(2), vizgrad.ones(2, 2)).shape     # (4, 4): two blocks of ones
+    """
+    for name, operand in (("input", input), ("other", other)):
+        if not isinstance(operand, Tensor):
+            raise not_a_tensor("kron", name, operand)
+    ndim = max(input.ndim, other.ndim)
+    a_shape = (1,) * (ndim - input.ndim) + tuple(input.shape)
+    b_shape = (1,) * (ndim - other.ndim) + tuple(other.shape)
+    spread_a = tuple(size for n in a_shape for size in (n, 1))     # (a0, 1, a1, 1, ...)
+    spread_b = tuple(size for n in b_shape for size in (1, n))     # (1, b0, 1, b1, ...)
+    product = mul(reshape(input, spread_a), reshape(other, spread_b))
+    return reshape(product, tuple(m * n for m, n in zip(a_shape, b_shape)))
+
+
 # --- einsum --------------------------------------------------------------------
 def _parse_einsum(equation, shapes):
     """``(terms, output, sizes)``: one subscript string per operand and for the output,

@@ -940,6 +940,79 @@ def stack(tensors, dim=0):
     return Stack.apply(*tensors, dim=_dim("stack", dim, len(first) + 1))
 
 
+def _at_least_2d(op, input):
+    if not isinstance(input, Tensor):
+        raise not_a_tensor(op, "input", input)
+    if input.ndim < 2:
+        raise ShapeError(f"{op}: input must have at least 2 dims, got shape {format_shape(input.shape)}")
+
+
+def _matrix_samples(rng):
+    yield Sample((values(rng, (2, 3)),), name="2-d")
+    yield Sample((values(rng, (2, 3, 4)),), name="3-d")
+
+
+@register(np.fliplr, _matrix_samples)
+def fliplr(input):
+    """``input`` with dim 1 reversed (left to right); at least 2-d. A copy, as in PyTorch.
+
+    Example::
+
+        vizgrad.tensor([[1, 2, 3]]).fliplr()     # tensor([[3, 2, 1]])
+    """
+    _at_least_2d("fliplr", input)
+    return flip(input, (1,))
+
+
+@register(np.flipud, lambda rng: iter([Sample((values(rng, (3,)),), name="1-d"),
+                                       Sample((values(rng, (3, 2)),), name="2-d")]))
+def flipud(input):
+    """``input`` with dim 0 reversed (upside down); at least 1-d. A copy, as in PyTorch.
+
+    Example::
+
+        vizgrad.tensor([[1], [2]]).flipud()      # tensor([[2], [1]])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("flipud", "input", input)
+    if input.ndim < 1:
+        raise ShapeError("flipud: input must have at least 1 dim, got a 0-d tensor")
+    return flip(input, (0,))
+
+
+def _rot90_samples(rng):
+    yield Sample((values(rng, (2, 3)),), name="once")
+    yield Sample((values(rng, (2, 3)), 2), name="twice")
+    yield Sample((values(rng, (2, 3, 4)), -1, (1, 2)), name="backwards, other dims")
+    yield Sample((values(rng, (2, 3)), 4), name="four times")
+
+
+@register(lambda a, k=1, dims=(0, 1): np.rot90(a, k, dims), _rot90_samples)
+def rot90(input, k=1, dims=(0, 1)):
+    """Rotate by 90° ``k`` times in the plane of ``dims``, from the first dim toward the second
+    (negative ``k`` the other way).
+
+    Example::
+
+        vizgrad.arange(6).reshape(2, 3).rot90()    # tensor([[2, 5], [1, 4], [0, 3]])
+    """
+    _at_least_2d("rot90", input)
+    dims = tuple(dims) if isinstance(dims, (tuple, list)) else dims
+    if not isinstance(dims, tuple) or len(dims) != 2:
+        raise ArgumentError(f"rot90: dims must be a pair of dims, got {dims!r}")
+    first, second = (_dim("rot90", d, input.ndim) for d in dims)
+    if first == second:
+        raise ArgumentError(f"rot90: dims must differ, got {dims!r}")
+    k = as_int("rot90", "k", k) % 4
+    if k == 0:
+        return input.clone()
+    if k == 2:
+        return flip(input, (first, second))
+    if k == 1:
+        return transpose(flip(input, (second,)), first, second)
+    return flip(transpose(input, first, second), (second,))
+
+
 # --- hstack, vstack, dstack, column_stack, atleast_Nd, block_diag --------------------------
 
 def _at_least_shape(shape, ndim):

@@ -268,6 +268,32 @@ def square(input):
     return Square.apply(input)
 
 
+@register(np.deg2rad, unary(-360.0, 360.0))
+def deg2rad(input):
+    """Degrees to radians, ``x · π/180`` (integers give the default float dtype).
+
+    Example::
+
+        vizgrad.deg2rad(vizgrad.tensor([180.0]))    # tensor([3.1416])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("deg2rad", "input", input)
+    return input * (math.pi / 180) if input.is_floating_point() else input.float() * (math.pi / 180)
+
+
+@register(np.rad2deg, unary())
+def rad2deg(input):
+    """Radians to degrees, ``x · 180/π`` (integers give the default float dtype).
+
+    Example::
+
+        vizgrad.rad2deg(vizgrad.tensor([1.0]))    # tensor([57.2958])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("rad2deg", "input", input)
+    return input * (180 / math.pi) if input.is_floating_point() else input.float() * (180 / math.pi)
+
+
 class Reciprocal(Op):
     promotes, int_to_float = (0,), True   # integers give the default float dtype
 
