@@ -669,7 +669,8 @@ def test_kron_rotations_flips_and_angles_match_pytorch():
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(1)
     m, v = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal(3).astype(np.float32)
-    calls = [("kron", (m, v)), ("kron", (v, np.ascontiguousarray(m.T))), ("rot90", (m,)), ("rot90", (m, 3)), ("rot90", (m, -2, [1, 0])),
+    calls = [("kron", (m, v)), ("kron", (v, np.ascontiguousarray(m.T))), ("rot90", (m,)), ("rot90", (m, 3)),
+             ("rot90", (m, -2, [1, 0])),
              ("fliplr", (m,)), ("flipud", (v,)), ("deg2rad", (m,)), ("rad2deg", (v,)),
              ("deg2rad", (np.array([180, 90]),))]
     for name, args in calls:

@@ -52,8 +52,8 @@ class Normalize(Op):
         ctx.param_shape, ctx.param_view, ctx.param_axes = param_shape, param_view, param_axes
         dims = len(axes)
         fused = None
-        if (ctx.backend.fused_layer_norm is not None and stats_shape is None
-                and axes == tuple(range(x.ndim - dims, x.ndim)) and tuple(param_view) == tuple(x.shape[x.ndim - dims:])):
+        trailing = axes == tuple(range(x.ndim - dims, x.ndim)) and tuple(param_view) == tuple(x.shape[x.ndim - dims:])
+        if ctx.backend.fused_layer_norm is not None and stats_shape is None and trailing:
             # layer norm (the trailing dims, parameters of their shape): one kernel where the backend has one
             fused = ctx.backend.fused_layer_norm(x, weight, bias, eps, dims)
         ctx.fused = fused is not None
