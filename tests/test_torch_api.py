@@ -686,3 +686,17 @@ def test_kron_rotations_flips_and_angles_match_pytorch():
     (torch.kron(ta, tb) * torch.arange(18.0).reshape(2, 9)).sum().backward()
     close(a.grad, ta.grad)
     close(b.grad, tb.grad)
+
+
+def test_nonzero_and_argwhere_match_pytorch():
+    torch = pytest.importorskip("torch")
+    for data in (np.array([[0.0, 1.5], [2.0, 0.0]]), np.array([0, 3, 0, 4]), np.array(5.0), np.array(0.0),
+                 np.zeros((2, 0))):
+        ours, theirs = vg.tensor(data), torch.tensor(data)
+        for got, want in ((ours.nonzero(), theirs.nonzero()), (vg.argwhere(ours), torch.argwhere(theirs))):
+            assert tuple(got.shape) == tuple(want.shape) and got.dtype is vg.int64
+            np.testing.assert_array_equal(got.numpy(), want.numpy())
+        got, want = vg.nonzero(ours, as_tuple=True), torch.nonzero(theirs, as_tuple=True)
+        assert len(got) == len(want)
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())

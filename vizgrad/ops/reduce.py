@@ -968,6 +968,61 @@ class CountNonzero(Op):
         return xp.sum(xp.astype(nonzero, xp.int64), axis=axes)
 
 
+class Nonzero(Op):
+    """The indices of the non-zero elements, one row each in row-major order: (count, ndim) int64."""
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, a):
+        xp = ctx.xp
+        found = xp.nonzero(a if a.ndim else xp.reshape(a, (1,)))      # (a 0-d array has no dims to index)
+        rows = xp.stack([xp.astype(index, xp.int64) for index in found], axis=1)
+        return rows if a.ndim else rows[:, :0]
+
+
+def _nonzero_samples(rng):
+    for shape in ((3, 4), (5,), (2, 3, 2), ()):
+        array = values(rng, shape)
+        yield Sample((np.where(array > 0.3, 0.0, array),), name=f"shape{shape}")
+    yield Sample((rng.uniform(size=(3, 4)) > 0.5,), name="bool")
+    yield Sample((np.zeros((2, 3)),), name="none")
+
+
+def _nonzero_reference(x, *, as_tuple=False):
+    return tuple(np.nonzero(np.atleast_1d(x))) if as_tuple else np.argwhere(x)
+
+
+@register(_nonzero_reference, _nonzero_samples, differentiable=False)
+def nonzero(input, *, as_tuple=False):
+    """The indices of the non-zero (True) elements: an int64 tensor of one row per element, in
+    row-major order, or with ``as_tuple`` one 1-d index tensor per dim (NumPy's nonzero).
+    No gradient.
+
+    Example::
+
+        vizgrad.tensor([[0.0, 1.5], [2.0, 0.0]]).nonzero()   # tensor([[0, 1], [1, 0]])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("nonzero", "input", input)
+    rows = Nonzero.apply(input)
+    if not as_tuple:
+        return rows
+    return tuple(rows[:, d] for d in range(rows.shape[1])) if input.ndim else (rows.new_zeros(rows.shape[0]),)
+
+
+@register(np.argwhere, _nonzero_samples, differentiable=False)
+def argwhere(input):
+    """The indices of the non-zero elements, one row each: :func:`nonzero` with ``as_tuple=False``.
+
+    Example::
+
+        vizgrad.argwhere(vizgrad.tensor([0, 3, 0, 4]))   # tensor([[1], [3]])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("argwhere", "input", input)
+    return Nonzero.apply(input)
+
+
 def _logical_samples(rng):
     for shape, dim in (((), None), ((), 0), ((3, 4), None), ((3, 4), 1), ((3, 4), -2), ((2, 3, 4), (0, 2))):
         for keep in (False, True):
