@@ -700,3 +700,22 @@ def test_nonzero_and_argwhere_match_pytorch():
         assert len(got) == len(want)
         for a, b in zip(got, want):
             np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_triangle_indices_inner_and_dist_match_pytorch():
+    torch = pytest.importorskip("torch")
+    for row, col, offset in ((3, 3, 0), (3, 4, 1), (4, 2, -1), (0, 3, 0), (2, 2, 5)):
+        for name in ("tril_indices", "triu_indices"):
+            ours, theirs = getattr(vg, name)(row, col, offset), getattr(torch, name)(row, col, offset)
+            assert ours.dtype is vg.int64 and tuple(ours.shape) == tuple(theirs.shape), (name, row, col, offset)
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    with pytest.raises(vg.DTypeError, match="tril_indices: dtype must be int32 or int64"):
+        vg.tril_indices(2, 2, dtype=vg.float32)
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((2, 3)).astype(np.float32), rng.standard_normal((4, 3)).astype(np.float32)
+    close(vg.inner(vg.tensor(a), vg.tensor(b)), torch.inner(torch.tensor(a), torch.tensor(b)))
+    for p in (1, 2, 3.5, float("inf")):
+        close(vg.dist(vg.tensor(a), vg.tensor(b[:2])), torch.dist(torch.tensor(a), torch.tensor(b[:2])))
+        close(vg.dist(vg.tensor(a), vg.tensor(b[0]), p=p), torch.dist(torch.tensor(a), torch.tensor(b[0]), p=p))
+    with pytest.raises(ShapeError, match=r"inner: the last dims must match; got shapes \(2, 3\) and \(3, 2\)"):
+        vg.inner(vg.ones(2, 3), vg.ones(3, 2))

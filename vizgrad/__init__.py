@@ -28,7 +28,7 @@ from .ops.reduce import aminmax, std_mean, var_mean
 from . import creation as _creation
 from .creation import (Generator, arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, manual_seed, multinomial, normal, ones, ones_like, rand, rand_like, randint, randn,
-                       randn_like, randperm, tensor, zeros, zeros_like)
+                       randn_like, randperm, tensor, tril_indices, triu_indices, zeros, zeros_like)
 from . import autograd
 from .autograd import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
 from . import cuda

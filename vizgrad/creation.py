@@ -11,8 +11,8 @@ from .backends import backend_of
 from .backends.base import is_array
 from .device import as_device
 from .autograd.grad_mode import state
-from .errors import (ArgumentError, ArgumentTypeError, BackwardError, DTypeError, ShapeError, as_number, check_size,
-                     public_functions_of)
+from .errors import (ArgumentError, ArgumentTypeError, BackwardError, DTypeError, ShapeError, as_int, as_number,
+                     check_size, public_functions_of)
 from .autograd.function import Op
 from .tensor import Tensor
 
@@ -319,6 +319,39 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False):
     target = as_device(device)
     host = np.eye(n, m, dtype=dtype.numpy)
     return _finish(target.backend.asarray(host, None, target.index or 0), requires_grad)
+
+
+def _triangle_indices(op, select, row, col, offset, dtype, device):
+    row, col = check_size(op, "row", row), check_size(op, "col", col)
+    offset = as_int(op, "offset", offset)
+    dtype = dtypes.as_dtype(dtype or dtypes.int64)
+    if dtype not in (dtypes.int32, dtypes.int64):
+        raise DTypeError(f"{op}: dtype must be int32 or int64 (indices), got {dtype.name}")
+    target = as_device(device)
+    host = np.stack(select(row, offset, col)).astype(dtype.numpy).reshape(2, -1)
+    return _finish(target.backend.asarray(host, None, target.index or 0), False)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None):
+    """The (row, column) indices of a row×col matrix's lower triangle, on and below diagonal
+    ``offset`` (above the main one where positive), as a 2×N tensor in row-major order.
+
+    Example::
+
+        vizgrad.tril_indices(3, 3)      # tensor([[0, 1, 1, 2, 2, 2], [0, 0, 1, 0, 1, 2]])
+    """
+    return _triangle_indices("tril_indices", np.tril_indices, row, col, offset, dtype, device)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None):
+    """The (row, column) indices of a row×col matrix's upper triangle, on and above diagonal
+    ``offset``, as a 2×N tensor in row-major order.
+
+    Example::
+
+        vizgrad.triu_indices(2, 3, 1)   # tensor([[0, 0, 1], [1, 2, 2]])
+    """
+    return _triangle_indices("triu_indices", np.triu_indices, row, col, offset, dtype, device)
 
 
 def _random(host, dtype, device, requires_grad):

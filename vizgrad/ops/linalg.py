@@ -188,6 +188,58 @@ def outer(input, vec2):
     return mul(reshape(input, (-1, 1)), vec2)
 
 
+def _inner_samples(rng):
+    yield Sample((values(rng, (3,)), values(rng, (3,))), name="vectors")
+    yield Sample((values(rng, (2, 3)), values(rng, (4, 3))), name="matrices")
+    yield Sample((values(rng, (2, 1, 3)), values(rng, (3,))), name="3-d and 1-d")
+    yield Sample((values(rng, ()), values(rng, (2, 2))), name="0-d")
+
+
+@register(np.inner, _inner_samples)
+def inner(input, other):
+    """Sums of products over the last dim of both: out[..., ...'] = Σₖ a[..., k] b[..., k]
+    (shape a.shape[:-1] + b.shape[:-1]); with a 0-d operand, the product.
+
+    Example::
+
+        vizgrad.inner(vizgrad.tensor([1.0, 2.0]), vizgrad.tensor([3.0, 4.0]))   # tensor(11.)
+    """
+    for name, operand in (("input", input), ("other", other)):
+        if not isinstance(operand, Tensor):
+            raise not_a_tensor("inner", name, operand)
+    if input.ndim == 0 or other.ndim == 0:
+        return mul(input, other)
+    if input.shape[-1] != other.shape[-1]:
+        raise ShapeError(f"inner: the last dims must match; got shapes {format_shape(input.shape)} and "
+                         f"{format_shape(other.shape)}")
+    return tensordot(input, other, dims=([input.ndim - 1], [other.ndim - 1]))
+
+
+def _dist_samples(rng):
+    yield Sample((values(rng, (3, 4)), values(rng, (3, 4))), name="2-norm")
+    yield Sample((values(rng, (3, 4)), values(rng, (4,))), {"p": 1}, name="1-norm, broadcast")
+    yield Sample((values(rng, (5,)), values(rng, (5,))), {"p": 3.0}, name="3-norm")
+
+
+def _dist_reference(x, y, p=2):
+    return np.linalg.norm((x - y).reshape(-1), ord=p)
+
+
+@register(_dist_reference, _dist_samples)
+def dist(input, other, p=2):
+    """The ``p``-norm of ``input - other`` (broadcast), as one number.
+
+    Example::
+
+        vizgrad.dist(vizgrad.ones(3), vizgrad.zeros(3), p=1)   # tensor(3.)
+    """
+    from ..linalg import vector_norm
+    for name, operand in (("input", input), ("other", other)):
+        if not isinstance(operand, Tensor):
+            raise not_a_tensor("dist", name, operand)
+    return vector_norm(input - other, ord=p)
+
+
 def _kron_samples(rng):
     yield Sample((values(rng, (2, 2)), values(rng, (3, 2))), name="matrices")
     yield Sample((values(rng, (3,)), values(rng, (2,))), name="vectors")
