@@ -199,6 +199,9 @@ def tensor_stats(tensor, bins=16):
     return TensorStats(shape, mean, std, low, high, norm, nan_count, inf_count, counts, edges)
 
 
+_BATCH = 256    # tensors per pass of tensor_stats_many (its comparisons take values x bins booleans)
+
+
 def tensor_stats_many(tensors, bins=16):
     """:func:`tensor_stats` of each of ``tensors``: the small finite float ones (at most
     SUM_BLOCK values each, the parameters of a big graph) together, in a few NumPy passes over
@@ -218,8 +221,6 @@ def tensor_stats_many(tensors, bins=16):
     return [stats if stats is not None else tensor_stats(values, bins) for stats, values in zip(results, hosts)]
 
 
-_BATCH = 256    # tensors per pass of tensor_stats_many (its comparisons take values x bins booleans)
-
 
 def _small_stats(arrays, bins):
     """TensorStats of small float arrays of one dtype, or None for one whose values are not all
@@ -231,8 +232,7 @@ def _small_stats(arrays, bins):
     low, high = np.minimum.reduceat(values, starts), np.maximum.reduceat(values, starts)
     wide_low, wide_high = low.astype(np.float64), high.astype(np.float64)
     extent = np.maximum(-wide_low, wide_high)
-    usable = (np.isfinite(wide_low) & np.isfinite(wide_high)
-              & ~((extent != 0) & ((extent < 1e-12) | (sizes * extent * extent > 1e37))))
+    usable = np.isfinite(wide_low) & np.isfinite(wide_high) & ~_rescaled(sizes, extent)
     # mean and variance from float64 sums; where the mean dwarfs the spread, about the mean
     # rounded to the values' type (the corrected two-pass formula of _mean_std)
     wide = values.astype(np.float64)
@@ -290,8 +290,9 @@ def split_finite(flat):
 
 
 def _rescaled(size, extent):
-    """Whether the squares of ``size`` values as large as ``extent`` could overflow or underflow."""
-    return extent and (extent < 1e-12 or size * extent * extent > 1e37)
+    """Whether the squares of ``size`` values as large as ``extent`` could overflow or underflow
+    (numbers or, elementwise, arrays)."""
+    return (extent != 0) & ((extent < 1e-12) | (size * extent * extent > 1e37))
 
 
 def _small_sums(values):

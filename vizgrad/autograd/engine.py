@@ -150,35 +150,25 @@ def _discover(starts):
     return dependencies
 
 
-def run_order(root):
-    """The nodes below ``root`` in the order a full backward from it runs them (what a graph
-    drawn after backward replays)."""
-    dependencies = _discover([root])
-    ready, order = ReadyNodes([root]), []
+def run_order(roots, dependencies=None):
+    """The nodes below ``roots`` in the order a full backward from them runs them (what a graph
+    drawn after backward replays); ``dependencies`` is :func:`_discover`'s count, if known."""
+    remaining = _discover(roots) if dependencies is None else dict(dependencies)
+    ready, order = ReadyNodes(node for node in roots if not remaining[node]), []
     while ready:
         node = ready.pop()
         order.append(node)
         for edge in node.next_edges:
             if edge is not None:
-                dependencies[edge[0]] -= 1
-                if dependencies[edge[0]] == 0:
+                remaining[edge[0]] -= 1
+                if remaining[edge[0]] == 0:
                     ready.push(edge[0])
     return order
 
 
 def _needed_nodes(dependencies, target_nodes):
     """The nodes on some path from a root to a target (found in reverse topological order)."""
-    remaining = dict(dependencies)
-    stack = [node for node, count in remaining.items() if not count]
-    order = []
-    while stack:
-        node = stack.pop()
-        order.append(node)
-        for edge in node.next_edges:
-            if edge is not None:
-                remaining[edge[0]] -= 1
-                if remaining[edge[0]] == 0:
-                    stack.append(edge[0])
+    order = run_order([node for node, count in dependencies.items() if not count], dependencies)
     needed = set()
     for node in reversed(order):
         if node in target_nodes or any(edge is not None and edge[0] in needed for edge in node.next_edges):

@@ -107,8 +107,9 @@ class Linear(Op):
         rows = grad if grad.ndim == 2 else xp.reshape(grad, (-1, out_features))   # G over every batch row
         grad_x = grad_w = grad_b = None
         if needs_x:                                                             # G W, one GEMM over every row
-            grad_x = xp.matmul(grad, weight) if grad.ndim <= 2 else xp.reshape(
-                xp.matmul(rows, weight), grad.shape[:-1] + (in_features,))
+            grad_x = xp.matmul(rows, weight)
+            if grad.ndim != 2:
+                grad_x = xp.reshape(grad_x, grad.shape[:-1] + (in_features,))
         if needs_w:                                                             # Gᵀ X
             x_rows = x if x.ndim == 2 else xp.reshape(x, (-1, in_features))
             grad_w = xp.matmul(xp.matrix_transpose(rows), x_rows)

@@ -23,6 +23,7 @@ dims out of range raise ``IndexError``, as in PyTorch.
 
 import math
 import operator
+import warnings
 
 import numpy as np
 
@@ -1242,7 +1243,6 @@ def meshgrid(*tensors, indexing=None):
     tensors = _tensors("meshgrid", tensors)
     _one_device("meshgrid", tensors)
     if indexing is None:
-        import warnings
         warnings.warn("torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.",
                       UserWarning, stacklevel=2)
         indexing = "ij"

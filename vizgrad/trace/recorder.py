@@ -1435,7 +1435,7 @@ def _history(tensor, values, names=None):
             if edge is not None and edge[0] in ids:
                 result.edges.append(GraphEdge(ids[edge[0]], ids[node], index, shapes.get(edge[0], ([], ""))[0]))
     if _backward_ran(order):
-        result.backward_order = [ids[node] for node in run_order(tensor.grad_fn)]
+        result.backward_order = [ids[node] for node in run_order([tensor.grad_fn])]
         for index, node_id in enumerate(result.backward_order):
             result.node(node_id).backward_index = index
         result.backward = {"source": "graph", "note": BACKWARD_NOTE}
