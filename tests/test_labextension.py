@@ -25,6 +25,7 @@ import vizgrad as vg
 from vizgrad import nn
 from vizgrad.render import notebook, svg
 from vizgrad.render.dot import to_dot
+from vizgrad.trace import json_bytes
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 MIME = "application/vnd.vizgrad.graph+json"
@@ -83,6 +84,17 @@ def test_displaying_a_graph_never_lays_it_out_in_the_kernel(monkeypatch):
     assert set(data) == {MIME, "image/svg+xml", "text/plain"}      # the summary needs no Graphviz
     assert data["image/svg+xml"].startswith("<svg")
     assert MIME in metadata
+
+
+def test_an_output_of_nan_and_inf_values_is_strict_json():
+    x = vg.tensor([float("nan"), float("inf"), 1.0], requires_grad=True)
+    loss = (x * 2.0).sum()
+    loss.backward()
+    data, _ = notebook.mimebundle(vg.graph(loss))
+    text = json.dumps(data[MIME], allow_nan=False)              # what Jupyter's messages and files need
+    leaf = next(node for node in json.loads(text)["nodes"] if node["kind"] == "leaf")
+    assert leaf["value"]["nan_count"] == 1 and leaf["value"]["inf_count"] == 1 and leaf["value"]["sample"] == [None, None, 1.0]
+    assert json.loads(json_bytes(data[MIME])) == json.loads(text)
 
 
 def test_dot_options_reach_the_layout():

@@ -19,6 +19,8 @@ import pytest
 
 pytest.importorskip("anywidget", reason="the widgets need anywidget: pip install 'vizgrad[widgets]'")
 
+from ipywidgets.widgets.widget import _remove_buffers  # noqa: E402
+
 import vizgrad as vg  # noqa: E402
 from vizgrad import nn  # noqa: E402
 from vizgrad.autograd import observers  # noqa: E402
@@ -43,6 +45,12 @@ def count_messages(widget):
         return original(msg, buffers=buffers)
     widget._send = counting
     return sent
+
+
+def sent_graph(msg, buffers):
+    """The Graph JSON a state message carries (one buffer of JSON text), or None."""
+    paths = msg.get("buffer_paths", [])
+    return json.loads(bytes(buffers[paths.index(["graph"])])) if ["graph"] in paths else None
 
 
 def wait_until(condition, timeout=3.0):
@@ -496,6 +504,18 @@ def test_large_graphs_start_collapsed_and_the_collapsed_list_says_how():
 
 
 # --- throttling, cleanup, fallbacks --------------------------------------------------------------------
+def test_the_graph_travels_as_one_buffer_of_json_text(closing):
+    _, _, y = mul_tanh_sum()
+    view = GraphView(y)
+    closing.append(view)
+    state, buffer_paths, buffers = _remove_buffers(view.get_state())
+    assert "graph" not in state and ["graph"] in buffer_paths      # not nested JSON in the message
+    assert json.loads(bytes(buffers[buffer_paths.index(["graph"])])) == view.graph
+    sent = count_messages(view)
+    y.backward()
+    assert wait_until(lambda: any(sent_graph(*message) == view.graph for message in sent))
+
+
 def test_a_burst_of_10000_ops_becomes_a_bounded_number_of_messages_and_the_last_arrives(closing):
     view = GraphView(max_rate=20)
     closing.append(view)
@@ -509,7 +529,7 @@ def test_a_burst_of_10000_ops_becomes_a_bounded_number_of_messages_and_the_last_
     assert final == 5000 and view.current_graph.truncated      # the recorder's node budget
 
     def last_arrived():
-        return any(len(msg["state"].get("graph", {}).get("nodes", ())) == final for msg, _ in sent)
+        return any(len((sent_graph(msg, buffers) or {}).get("nodes", ())) == final for msg, buffers in sent)
     assert wait_until(last_arrived, timeout=15)   # a bound for loaded machines: it usually takes well under 1 s
     elapsed = time.monotonic() - started
     # at most max_rate messages per second, plus the first and the timer's last

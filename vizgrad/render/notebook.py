@@ -14,7 +14,6 @@ One output carries several representations; each front end draws the best it can
 - ``text/plain``: the graph's repr.
 """
 
-import json
 import os
 import sys
 import tempfile
@@ -31,9 +30,7 @@ def mimebundle(graph, **dot_options):
     from .svg import summary_svg
 
     dot = to_dot(graph, **dot_options)
-    graph_data = graph.to_dict()
-    json.dumps(graph_data, allow_nan=False)    # what the notebook will save is strict JSON, or this raises here
-    data = {MIME_TYPE: graph_data, "text/plain": repr(graph), "image/svg+xml": summary_svg(graph)}
+    data = {MIME_TYPE: graph.to_dict(), "text/plain": repr(graph), "image/svg+xml": summary_svg(graph)}
     return data, {MIME_TYPE: {"dot": dot, "vizgrad": __version__}}
 
 

@@ -34,6 +34,7 @@ import traitlets
 from ..render import dot as dot_module
 from ..trace import Graph, Recorder
 from ..trace import graph as graph_of
+from ..trace import json_bytes
 from ..trace import trace as trace_block
 from .base import VizgradWidget
 
@@ -59,7 +60,8 @@ class GraphView(VizgradWidget):
             every node. By default graphs of more than 40 nodes start collapsed at the
             deepest module level that fits.
 
-    Synced traits: ``graph`` (Graph JSON; the browser lays it out), ``timeline`` (node ids
+    Synced traits: ``graph`` (Graph JSON, sent as one buffer of JSON text: the browser lays it
+    out), ``timeline`` (node ids
     in backward order), ``step_index`` (the backward step shown: -1 before the first),
     ``playing``, ``selected`` (a node id or None), ``collapsed`` and ``modules`` (module
     names), ``revision`` (counts graph updates), ``live``, ``status``. ``dot`` is the
@@ -69,7 +71,7 @@ class GraphView(VizgradWidget):
 
     _bundle = "graph-widget"
 
-    graph = traitlets.Dict().tag(sync=True)
+    graph = traitlets.Dict().tag(sync=True, to_json=lambda data, _: memoryview(json_bytes(data)))
     timeline = traitlets.List(traitlets.Unicode()).tag(sync=True)
     step_index = traitlets.Int(-1).tag(sync=True)
     playing = traitlets.Bool(False).tag(sync=True)

@@ -6,7 +6,7 @@ import {
   divergingRgb, flaggedLayers, flagText, flowPixels, heatmapCell, flowPosition, flowSummary, healthyBand, moduleGroups, rowHeightFor, rowLabels,
 } from "../src/widgets/grad-flow.js";
 import { divergingColour, matrixLimit } from "../src/widgets/heatmap.js";
-import { floats, onChange, seriesColumns } from "../src/widgets/model.js";
+import { floats, jsonTrait, onChange, seriesColumns } from "../src/widgets/model.js";
 
 /** float32 bytes as ipywidgets hands them over: a DataView. */
 function buffer(values) {
@@ -22,6 +22,18 @@ test("float32 buffers arrive as DataView, ArrayBuffer, typed or plain arrays, ev
   assert.deepEqual([...floats(new DataView(bytes.buffer, 1, 8))], [7, 8]);
   assert.equal(floats(undefined).length, 0);
   assert.throws(() => floats("1,2"), TypeError);
+});
+
+test("a JSON buffer trait is parsed once per value, a new value parsed afresh", () => {
+  const text = (data) => new DataView(new TextEncoder().encode(JSON.stringify(data)).buffer);
+  const values = { graph: text({ nodes: [{ id: "n0", label: "wé" }] }) };
+  const model = { get: (name) => values[name] };
+  const first = jsonTrait(model, "graph");
+  assert.deepEqual(first, { nodes: [{ id: "n0", label: "wé" }] });
+  assert.equal(jsonTrait(model, "graph"), first);
+  values.graph = text({ nodes: [] });
+  assert.deepEqual(jsonTrait(model, "graph"), { nodes: [] });
+  assert.deepEqual(jsonTrait(model, "missing"), {});
 });
 
 test("a series payload becomes one [step, value] list per column, NaN as a gap", () => {

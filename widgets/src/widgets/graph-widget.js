@@ -16,7 +16,7 @@ import { createTimeline } from "../timeline.js";
 import { chainRule } from "./chain-rule.js";
 import { createFrameScheduler, drivePlayback } from "./frame.js";
 import { heatmap } from "./heatmap.js";
-import { onChange, save } from "./model.js";
+import { jsonTrait, onChange, save } from "./model.js";
 import { button, icon, section, showError } from "./ui.js";
 
 /** The chain-rule panel for ``nodeId`` (the node at the active backward step). */
@@ -194,7 +194,7 @@ function render({ model, el }) {
 
   // --- drawing (each runs at most once per animation frame) ------------------------
   function drawStep() {
-    const graph = model.get("graph");
+    const graph = jsonTrait(model, "graph");
     const state = timeline.state;
     slider.value = String(state.position);
     stepLabel.textContent = graph.nodes ? stepText(graph, state.activeStep) : "";
@@ -209,7 +209,7 @@ function render({ model, el }) {
   function drawSide() {
     panelCleanups.forEach((remove) => remove());
     panelCleanups = [];
-    const graph = model.get("graph");
+    const graph = jsonTrait(model, "graph");
     if (!graph.nodes) {
       side.replaceChildren();
       return;
@@ -230,7 +230,7 @@ function render({ model, el }) {
 
   function drawStatus() {
     status.textContent = model.get("status");
-    const graph = model.get("graph");
+    const graph = jsonTrait(model, "graph");
     alert.hidden = !(graph.nodes ?? []).some((node) => node.grad && (node.grad.nan_count || node.grad.inf_count));
     const replayable = Boolean(graph.nodes) && hasBackward(graph);
     replay.hidden = !replayable;
@@ -241,7 +241,7 @@ function render({ model, el }) {
 
   function layout() {
     if (destroyed) return;
-    const graph = model.get("graph");
+    const graph = jsonTrait(model, "graph");
     if (!graph.nodes) {
       root.dataset.ready = "true";
       host.querySelector(".vg-graph-canvas")?.replaceChildren(h("p", { class: "vg-muted vg-empty-graph" }, "No graph yet: run some operations."));

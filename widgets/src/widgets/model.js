@@ -28,6 +28,24 @@ export function floats(value) {
   throw new TypeError(`expected a float32 buffer, got ${Object.prototype.toString.call(value)}`);
 }
 
+const decodedJson = new WeakMap(); // buffer -> its data: each value is parsed once, however often it is read
+
+/**
+ * The value of a trait that Python sends as one buffer of UTF-8 JSON text (a DataView; a
+ * graph of thousands of nodes travels much faster so than as nested JSON in the message),
+ * parsed once per value; ``fallback`` while there is none.
+ */
+export function jsonTrait(model, name, fallback = {}) {
+  const value = model.get(name);
+  if (!value || !ArrayBuffer.isView(value)) return value ?? fallback;
+  let data = decodedJson.get(value);
+  if (data === undefined) {
+    data = JSON.parse(new TextDecoder().decode(value));
+    decodedJson.set(value, data);
+  }
+  return data;
+}
+
 /**
  * A series payload ({steps, values, columns, length}; see vizgrad.widgets.base.SeriesBuffer)
  * as one [step, value] list per column; NaN (a gap) becomes null.
