@@ -199,7 +199,7 @@ def tensor_stats(tensor, bins=16):
     return TensorStats(shape, mean, std, low, high, norm, nan_count, inf_count, counts, edges)
 
 
-_BATCH = 256    # tensors per pass of tensor_stats_many (its comparisons take values x bins booleans)
+_BATCH_VALUES = 1 << 16    # values per pass of tensor_stats_many (its comparisons take values x bins booleans)
 
 
 def tensor_stats_many(tensors, bins=16):
@@ -213,13 +213,17 @@ def tensor_stats_many(tensors, bins=16):
     for position, values in enumerate(hosts):
         if (values.dtype == np.float32 or values.dtype == np.float64) and 0 < values.size <= SUM_BLOCK:
             small.setdefault(values.dtype, []).append(position)
-    for dtype, positions in small.items():
-        for start in range(0, len(positions), _BATCH):
-            chunk = positions[start:start + _BATCH]
-            for position, stats in zip(chunk, _small_stats([hosts[p] for p in chunk], bins)):
-                results[position] = stats
+    for positions in small.values():
+        chunk, size = [], 0
+        for position in positions + [None]:
+            if position is None or size + hosts[position].size > _BATCH_VALUES:
+                for index, stats in zip(chunk, _small_stats([hosts[p] for p in chunk], bins)):
+                    results[index] = stats
+                chunk, size = [], 0
+            if position is not None:
+                chunk.append(position)
+                size += hosts[position].size
     return [stats if stats is not None else tensor_stats(values, bins) for stats, values in zip(results, hosts)]
-
 
 
 def _small_stats(arrays, bins):

@@ -19,9 +19,12 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..trace.graph import gc_paused
+
 MIME_TYPE = "application/vnd.vizgrad.graph+json"
 
 
+@gc_paused()
 def mimebundle(graph, **dot_options):
     """``(data, metadata)`` for IPython's display of ``graph``; ``dot_options`` go to
     :func:`vizgrad.render.dot.to_dot` (``collapse``, ``max_nodes``, ``rankdir``, ...)."""

@@ -130,10 +130,13 @@ def _summary_rows(graph):
             if top:
                 rows.append({"kind": "group", "label": f"{top} · {labels[top]}" if labels.get(top) else top, "count": 0})
             else:
-                rows.append({"kind": node.kind, "label": _node_summary(node), "count": 1})
+                rows.append({"kind": node.kind, "node": node, "count": 1})
         rows[row_of[key]]["count"] += top != ""
         row_of[node.id] = row_of[key]
     hidden = max(0, len(rows) - SUMMARY_MAX_ROWS)        # keep the rows nearest the output
+    for row in rows[hidden:]:                             # (only the rows kept are labelled)
+        if "node" in row:
+            row["label"] = _node_summary(row.pop("node"))
     edges = {(row_of[e.source] - hidden, row_of[e.target] - hidden) for e in graph.edges
              if e.source in row_of and e.target in row_of}
     return rows[hidden:], sorted((a, b) for a, b in edges if a >= 0 and b >= 0 and a != b), hidden

@@ -23,8 +23,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import events
+from ..nn.module import Parameter
 from ..tensor import Tensor
-from .graph import Graph, GraphEdge, GraphNode, shallow_copy, shape_text
+from .graph import Graph, GraphEdge, GraphNode, gc_paused, shallow_copy, shape_text
 from .groups import Hierarchy
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -49,28 +50,54 @@ def stats_dict(tensor, bins=16, detail=True):
     of the values (``matrix_rows`` / ``matrix_cols`` say which), for heatmaps.
     """
     host = events.host_values(tensor)
-    return _stats_dict(host, events.tensor_stats(host, bins), detail)
+    data = _json_stats(events.tensor_stats(host, bins))
+    if detail:
+        data.update(_details([host])[0])
+    return data
 
 
 def stats_dicts(tensors, bins=16):
-    """:func:`stats_dict` of each of ``tensors``, their statistics computed together
-    (:func:`vizgrad.events.tensor_stats_many`: the many small parameters of a big graph)."""
+    """:func:`stats_dict` of each of ``tensors``, computed together: the statistics by
+    :func:`vizgrad.events.tensor_stats_many`, the samples and heatmaps of tensors of one shape
+    and dtype in one pass (the many small parameters of a big graph)."""
     hosts = [events.host_values(tensor) for tensor in tensors]
-    return [_stats_dict(host, stats, True) for host, stats in zip(hosts, events.tensor_stats_many(hosts, bins))]
+    dicts = [_json_stats(stats) for stats in events.tensor_stats_many(hosts, bins)]
+    for data, details in zip(dicts, _details(hosts)):
+        data.update(details)
+    return dicts
 
 
-def _stats_dict(host, stats, detail):
+def _json_stats(stats):
     data = stats.to_dict()
     for key in ("mean", "std", "min", "max", "norm"):
         if not math.isfinite(data[key]):
             data[key] = None
-    if detail:
-        data["sample"] = _finite_list(host.flat[:SAMPLE_SIZE])
-        if host.ndim == 2 and host.size:
-            rows, cols = _spaced(host.shape[0]), _spaced(host.shape[1])
-            data["matrix"] = _heatmap(host.take(rows, axis=0).take(cols, axis=1))
-            data["matrix_rows"], data["matrix_cols"] = rows.tolist(), cols.tolist()
     return data
+
+
+def _details(hosts):
+    """The ``sample`` of each of ``hosts`` (NumPy arrays) and, for 2-D ones, the heatmap fields
+    (``matrix``, ``matrix_rows``, ``matrix_cols``); arrays of one shape and dtype together."""
+    details = [None] * len(hosts)
+    kinds = {}
+    for position, host in enumerate(hosts):
+        kinds.setdefault((host.shape, host.dtype), []).append(position)
+    for (shape, _), positions in kinds.items():
+        group = [hosts[position] for position in positions]
+        samples = _finite_lists(np.stack([host.flat[:SAMPLE_SIZE] for host in group]))
+        if len(shape) != 2 or not group[0].size:
+            for position, sample in zip(positions, samples):
+                details[position] = {"sample": sample}
+            continue
+        rows, cols = _spaced(shape[0]), _spaced(shape[1])
+        whole = len(rows) == shape[0] and len(cols) == shape[1]
+        matrices = _heatmaps(np.stack(group if whole else [host.take(rows, axis=0).take(cols, axis=1)
+                                                           for host in group]))
+        rows, cols = rows.tolist(), cols.tolist()
+        for position, sample, matrix in zip(positions, samples, matrices):
+            details[position] = {"sample": sample, "matrix": matrix, "matrix_rows": list(rows),
+                                 "matrix_cols": list(cols)}
+    return details
 
 
 def summary_dict(tensor):
@@ -93,7 +120,7 @@ def summary_dict(tensor):
         summary = [math.nan] * 4
     mean, norm, low, high = (value if math.isfinite(value) else None for value in summary)
     return {"shape": list(values.shape), "mean": mean, "norm": norm, "min": low, "max": high,
-            "nan_count": nan_count, "inf_count": inf_count, "sample": _finite_list(flat[:SAMPLE_SIZE])}
+            "nan_count": nan_count, "inf_count": inf_count, "sample": _finite_lists(flat[:SAMPLE_SIZE])}
 
 
 def _raw(value):
@@ -109,20 +136,25 @@ def _spaced(length):
     return indices
 
 
-def _heatmap(cells):
-    """``cells`` as nested lists of floats rounded to about four significant digits of the
-    largest size (short JSON; a heatmap shows no more), None where not finite."""
+def _heatmaps(cells):
+    """Matrices ``cells[i]`` as nested lists of floats, each rounded to about four significant
+    digits of its largest size (short JSON; a heatmap shows no more), None where not finite."""
     cells = np.asarray(cells, dtype=np.float64)
     finite = np.isfinite(cells)
     every = finite.all()
-    largest = float(np.abs(cells if every else np.where(finite, cells, 0.0)).max())
-    if largest > 1e-300:          # not subnormal: 10**decimals stays finite
-        cells = np.round(cells, 3 - math.floor(math.log10(largest)))
+    largest = np.abs(cells if every else np.where(finite, cells, 0.0)).max(axis=(1, 2), keepdims=True)
+    # np.round(x, d) per matrix: rint(x * 10**d) / 10**d, or rint(x / 10**-d) * 10**-d when d < 0;
+    # left alone when subnormal (10**d would overflow)
+    decimals = 3 - np.floor(np.log10(np.where(largest > 1e-300, largest, 1.0)))
+    scale = 10.0 ** np.abs(decimals)
+    with np.errstate(over="ignore", invalid="ignore"):
+        rounded = np.where(decimals >= 0, np.rint(cells * scale) / scale, np.rint(cells / scale) * scale)
+    cells = np.where(largest > 1e-300, rounded, cells)
     return cells.tolist() if every else np.where(finite, cells, None).tolist()
 
 
-def _finite_list(values):
-    """``values`` as a list of floats, None where not finite."""
+def _finite_lists(values):
+    """``values`` (an array) as (nested) lists of floats, None where not finite."""
     values = np.asarray(values, dtype=np.float64)
     finite = np.isfinite(values)
     return values.tolist() if finite.all() else np.where(finite, values, None).tolist()
@@ -188,7 +220,6 @@ def _call_site(frame, source):
 
 def _leaf_kind(tensor):
     """parameter, leaf (requires grad) or constant (neither)."""
-    from ..nn.module import Parameter
     if isinstance(tensor, Parameter):
         return "parameter"
     return "leaf" if tensor.requires_grad else "constant"
@@ -1217,6 +1248,7 @@ class Recorder:
             self._frame.revision += 1
 
     # --- materialising -------------------------------------------------------------
+    @gc_paused()
     def _materialise(self, structure, frame, hierarchy):
         """A :class:`Graph` of ``structure`` with the statistics of ``frame``'s arrays and the
         groups of ``hierarchy`` (None: the structure's own), reused until the frame changes."""
@@ -1359,6 +1391,7 @@ def graph(tensor, values=True, names=None):
     return _history(tensor, values, names)[0]
 
 
+@gc_paused()
 def _history(tensor, values, names=None):
     """:func:`graph`, which graph node id each autograd node became, and its groups."""
     from ..autograd.engine import run_order
@@ -1417,6 +1450,7 @@ def _history(tensor, values, names=None):
                     name = dtype_names[meta[1]] = str(meta[1])
                 shapes[edge[0]] = (list(meta[0]), name)
     shapes[tensor.grad_fn] = (list(tensor.shape), tensor.dtype.name)
+    device = str(tensor.device)
     for node in order:
         shape, dtype = shapes.get(node, ([], ""))
         if type(node) is AccumulateGrad:
@@ -1426,7 +1460,7 @@ def _history(tensor, values, names=None):
             add(node, kind="output" if is_root else "op", label=(tensor.name if is_root and tensor.name else
                                                                  node.op.__name__),
                 op=node.op.__name__, shape=shape, dtype=dtype.rpartition(".")[2],
-                device=str(tensor.device), requires_grad=True,
+                device=device, requires_grad=True,
                 value=stats_dict(tensor) if is_root and (values or not tensor.ndim) else None,
                 grad=_retained_grad(node))
     fill_statistics()
@@ -1437,7 +1471,7 @@ def _history(tensor, values, names=None):
     if _backward_ran(order):
         result.backward_order = [ids[node] for node in run_order([tensor.grad_fn])]
         for index, node_id in enumerate(result.backward_order):
-            result.node(node_id).backward_index = index
+            result.nodes[int(node_id[1:])].backward_index = index       # ids are "n" and the position
         result.backward = {"source": "graph", "note": BACKWARD_NOTE}
     _name_history(result, ids, tensors)
     return result, ids, _group_history(result, order, ids, modules)
@@ -1489,6 +1523,7 @@ def _group_history(result, order, ids, modules):
                 if tensor is not None:
                     owners.setdefault(id(tensor), path)
     paths = {}            # autograd node -> the module path owning the leaf it accumulates into
+    parameter_paths = {}  # the same for parameters' nodes, None where no module owns the parameter
     for node in order:
         if type(node) is not AccumulateGrad:
             continue
@@ -1500,16 +1535,17 @@ def _group_history(result, order, ids, modules):
                 if prefix in modules:
                     hierarchy.module_group(modules[prefix], prefix)
             paths[node] = path
-        elif leaf.name and "." in leaf.name and _leaf_kind(leaf) == "parameter":
+        elif leaf.name and "." in leaf.name and isinstance(leaf, Parameter):
             paths[node] = leaf.name.rpartition(".")[0]
             hierarchy.path_group(paths[node])
         if node in paths:
             hierarchy.members[ids[node]] = hierarchy.modules[paths[node]]
+        if isinstance(leaf, Parameter):
+            parameter_paths[node] = paths.get(node)
     for node in order:
         if type(node) is AccumulateGrad:
             continue
-        used = {paths.get(edge[0]) for edge in node.next_edges if edge is not None and type(edge[0]) is AccumulateGrad
-                and _leaf_kind(edge[0].variable) == "parameter"}
+        used = {parameter_paths[edge[0]] for edge in node.next_edges if edge is not None and edge[0] in parameter_paths}
         if len(used) == 1 and None not in used:
             hierarchy.members[ids[node]] = hierarchy.modules[used.pop()]
     hierarchy.apply(result)

@@ -35,6 +35,7 @@ from ..render import dot as dot_module
 from ..trace import Graph, Recorder
 from ..trace import graph as graph_of
 from ..trace import json_bytes
+from ..trace.graph import gc_paused
 from ..trace import trace as trace_block
 from .base import VizgradWidget
 
@@ -72,7 +73,7 @@ class GraphView(VizgradWidget):
     _bundle = "graph-widget"
 
     graph = traitlets.Dict().tag(sync=True, to_json=lambda data, _: memoryview(json_bytes(data)))
-    timeline = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    timeline = traitlets.List().tag(sync=True)      # node ids (str): set by Python only, so not checked one by one
     step_index = traitlets.Int(-1).tag(sync=True)
     playing = traitlets.Bool(False).tag(sync=True)
     steps_per_second = traitlets.Float(2.0).tag(sync=True)
@@ -127,7 +128,8 @@ class GraphView(VizgradWidget):
             finally:
                 self._pushing = False
         self.live = self.listening
-        self._push()
+        with self.hold_sync():          # the first graph goes in one message
+            self._push()
 
     # --- the graph ------------------------------------------------------------------
     @property
@@ -224,6 +226,7 @@ class GraphView(VizgradWidget):
     def _on_followed_change(self):
         self._updates.request(self._push, key="graph")
 
+    @gc_paused()
     def _push(self):
         """Send the current graph (runs at most ``max_rate`` times per second)."""
         with self._updates.lock:
