@@ -603,6 +603,7 @@ class Recorder:
         self.records_forward = True   # False: only the backward passes of the graph it has (see from_tensor)
 
     @classmethod
+    @gc_paused()
     def from_tensor(cls, tensor, forward=True, names=None, **options):
         """A recorder that starts from ``tensor``'s autograd history (as :func:`graph` draws
         it) and records what happens next: with ``forward=False`` only the backward passes
