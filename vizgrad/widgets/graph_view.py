@@ -84,7 +84,6 @@ class GraphView(VizgradWidget):
     live = traitlets.Bool(False).tag(sync=True)
     status = traitlets.Unicode("").tag(sync=True)
 
-    @gc_paused()
     def __init__(self, source=None, live=None, max_nodes=300, max_rate=20, collapse=None, **kwargs):
         super().__init__(**kwargs)
         self.max_nodes = max_nodes
