@@ -719,3 +719,71 @@ def test_triangle_indices_inner_and_dist_match_pytorch():
         close(vg.dist(vg.tensor(a), vg.tensor(b[0]), p=p), torch.dist(torch.tensor(a), torch.tensor(b[0]), p=p))
     with pytest.raises(ShapeError, match=r"inner: the last dims must match; got shapes \(2, 3\) and \(3, 2\)"):
         vg.inner(vg.ones(2, 3), vg.ones(3, 2))
+
+
+def test_copysign_and_signbit_match_pytorch_with_gradients():
+    torch = pytest.importorskip("torch")
+    a = np.array([[1.0, -2.0, 0.0], [-0.0, 3.5, -1.0]])
+    b = np.array([-1.0, 0.0, -0.0])
+    ours_a, ours_b = vg.tensor(a, requires_grad=True), vg.tensor(b, requires_grad=True)
+    theirs_a, theirs_b = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    ours, theirs = vg.copysign(ours_a, ours_b), torch.copysign(theirs_a, theirs_b)
+    np.testing.assert_array_equal(np.signbit(ours.detach().numpy()), np.signbit(theirs.detach().numpy()))   # -0.0 too
+    (ours * vg.arange(6.0).reshape(2, 3)).sum().backward()
+    (theirs * torch.arange(6.0, dtype=torch.float64).reshape(2, 3)).sum().backward()
+    close(ours_a.grad, theirs_a.grad)
+    close(ours_b.grad, theirs_b.grad)                      # zero, not None: b gives only the sign
+    assert vg.copysign(vg.tensor([1, -2]), 3).dtype is vg.float32 and vg.tensor([2.0]).copysign(-0.0).tolist() == [-2.0]
+    special = [-1.0, -0.0, 0.0, float("nan"), -float("inf"), 3.0]
+    assert vg.signbit(vg.tensor(special)).tolist() == torch.signbit(torch.tensor(special)).tolist()
+    assert vg.tensor([-3, 0, 2]).signbit().tolist() == [True, False, False]
+
+
+def test_cross_matches_pytorch_with_gradients_and_errors():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((2, 1, 3)), rng.standard_normal((1, 4, 3))
+    ours_a, ours_b = vg.tensor(a, requires_grad=True), vg.tensor(b, requires_grad=True)
+    theirs_a, theirs_b = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    ours, theirs = vg.linalg.cross(ours_a, ours_b), torch.linalg.cross(theirs_a, theirs_b)
+    close(ours, theirs)
+    (ours ** 2).sum().backward()
+    (theirs ** 2).sum().backward()
+    close(ours_a.grad, theirs_a.grad)
+    close(ours_b.grad, theirs_b.grad)
+    square = rng.standard_normal((3, 3)).astype(np.float32)
+    with pytest.warns(UserWarning, match="cross without dim uses the first dim of size 3"):
+        close(vg.cross(vg.tensor(square), vg.ones(3, 3)), torch.cross(torch.tensor(square), torch.ones(3, 3), dim=0))
+    close(vg.tensor(square).cross(vg.ones(3, 3), dim=1), torch.tensor(square).cross(torch.ones(3, 3), dim=1))
+    with pytest.raises(ShapeError, match=r"linalg.cross: dim -1 must have size 3 \(3-vectors\), got 2"):
+        vg.linalg.cross(vg.ones(3, 2), vg.ones(3, 2))
+    with pytest.raises(ShapeError, match="cross: input and other must have the same number of dims"):
+        vg.cross(vg.ones(3), vg.ones(2, 3), dim=-1)
+    with pytest.raises(vg.DTypeError, match="cross: input and other must have one number dtype"):
+        vg.cross(vg.ones(3), vg.ones(3, dtype=vg.int64), dim=0)
+
+
+def test_searchsorted_and_bucketize_match_pytorch():
+    torch = pytest.importorskip("torch")
+    cases = [([1, 3, 5, 7], [3.5, 6.0], {}), ([1.0, 3, 5, 7], [[3, 5], [7, 0]], {"right": True}),
+             ([[1.0, 3, 5], [2, 4, 6]], [[3, 3.5], [4, 7]], {}), ([1.0, 3, 5], [3, 3], {"side": "right"}),
+             ([1.0, 3, 5], [3, 3], {"out_int32": True})]
+    for sequence, found, options in cases:
+        ours = vg.searchsorted(vg.tensor(sequence), vg.tensor(found), **options)
+        theirs = torch.searchsorted(torch.tensor(sequence), torch.tensor(found), **options)
+        assert ours.tolist() == theirs.tolist() and ours.dtype.name == str(theirs.dtype).split(".")[1], (sequence, options)
+    unsorted = [5.0, 1.0, 3.0]
+    assert (vg.searchsorted(vg.tensor(unsorted), vg.tensor([2.0, 4.0]), sorter=vg.tensor(unsorted).argsort()).tolist()
+            == torch.searchsorted(torch.tensor(unsorted), torch.tensor([2.0, 4.0]),
+                                  sorter=torch.tensor(unsorted).argsort()).tolist())
+    assert vg.searchsorted(vg.tensor([1.0, 3, 5, 7]), 4).tolist() == 2 and vg.searchsorted(vg.tensor([1.0, 3]), 4).ndim == 0
+    for right in (False, True):
+        values, boundaries = [-2.0, 0.0, 0.5, 2.0, 9.0], [-1.0, 0.0, 0.5, 2.0]
+        assert (vg.bucketize(vg.tensor(values), vg.tensor(boundaries), right=right).tolist()
+                == torch.bucketize(torch.tensor(values), torch.tensor(boundaries), right=right).tolist())
+    with pytest.raises(ShapeError, match=r"searchsorted: the leading dims of sorted_sequence \(2, 3\) must be those"):
+        vg.searchsorted(vg.ones(2, 3), vg.ones(3, 3))
+    with pytest.raises(ArgumentError, match="searchsorted: side='left' and right=True disagree"):
+        vg.searchsorted(vg.ones(3), vg.ones(2), side="left", right=True)
+    with pytest.raises(ShapeError, match=r"bucketize: boundaries must be 1-D, got shape \(2, 2\)"):
+        vg.bucketize(vg.ones(2), vg.ones(2, 2))

@@ -15,7 +15,7 @@ from .ops.conversion import to_dtype
 from .ops.reduce import amax, amin, norm as _norm, sum as _sum
 from .tensor import Tensor
 
-__all__ = ["matrix_norm", "norm", "vector_norm"]
+__all__ = ["cross", "matrix_norm", "norm", "vector_norm"]
 
 
 @public("vector_norm")
@@ -88,3 +88,16 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     if len(dims) == 1:
         return vector_norm(A, 2 if ord is None else ord, dims[0], keepdim, dtype=dtype)
     return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
+
+
+@public("cross")
+def cross(input, other, *, dim=-1):
+    """The cross product of the 3-vectors along ``dim`` (the last by default), broadcasting:
+    :func:`vizgrad.cross` with PyTorch's ``torch.linalg.cross`` default.
+
+    Example::
+
+        vizgrad.linalg.cross(vizgrad.eye(3), vizgrad.ones(1, 3))   # row i: e_i × (1, 1, 1)
+    """
+    from .ops.linalg import cross_product
+    return cross_product("linalg.cross", input, other, dim)

@@ -679,6 +679,40 @@ def hypot(input, other):
     return (input * input + other * other).sqrt()
 
 
+class Copysign(Op):
+    broadcasts = True
+    promotes = (0, 1)
+    int_to_float = True   # as PyTorch: copysign of integers is the default float dtype
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = ctx.xp.copysign(a, b)
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        xp = ctx.xp
+        needs_a, needs_b = ctx.needs_input_grad
+        # out = ±|a|: d out/d a = sign(a)·sign(out) (0 at a = 0); b gives only the sign (gradient 0)
+        return (grad * (xp.sign(a) * xp.sign(out)) if needs_a else None,
+                xp.zeros_like(grad) if needs_b else None)
+
+
+@register(np.copysign, binary(away_from=0.25, scalar=-1.5))
+def copysign(input, other):
+    """``|input|`` with the sign of ``other`` (its sign bit: -0.0 counts as negative),
+    broadcasting; integers give the default float dtype. d/d input = sign(input)·sign(out),
+    d/d other = 0.
+
+    Example::
+
+        vizgrad.copysign(vizgrad.tensor([1.0, -2.0, 3.0]), -1.0)   # tensor([-1., -2., -3.])
+    """
+    return Copysign.apply(input, other)
+
+
 class Where(Op):
     broadcasts = True
     promotes = (1, 2)

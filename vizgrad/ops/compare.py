@@ -128,6 +128,10 @@ class Isfinite(Predicate):
     function = "isfinite"
 
 
+class Signbit(Predicate):
+    function = "signbit"
+
+
 def _isin_reference(elements, test_elements, *, assume_unique=False, invert=False):
     return np.isin(elements, test_elements, invert=invert)
 
@@ -218,6 +222,27 @@ def isinf(input):
 def isfinite(input):
     """Elementwise test for finite values (not NaN, not infinite)."""
     return Isfinite.apply(input)
+
+
+def _signbit_samples(rng):
+    yield Sample((np.array([0.0, -0.0, -1.5, np.inf, -np.inf, np.nan]),), name="special values")
+    yield Sample((np.array([[3, -2], [0, 7]]),), name="integers")
+
+
+@register(np.signbit, _signbit_samples, differentiable=False)
+def signbit(input):
+    """Elementwise test of the sign bit: True for negative numbers, -0.0 and -inf (and a NaN
+    whose sign bit is set).
+
+    Example::
+
+        vizgrad.signbit(vizgrad.tensor([-1.0, -0.0, 0.0, 2.0]))   # tensor([ True,  True, False, False])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("signbit", "input", input)
+    if not input.is_floating_point():         # integers: the sign bit is set below zero
+        return input < 0
+    return Signbit.apply(input)
 
 
 class IsClose(Op):

@@ -8,6 +8,7 @@ an einsum per operand: the gradient contracted with the other operands.
 """
 
 import string
+import warnings
 
 import numpy as np
 
@@ -238,6 +239,67 @@ def dist(input, other, p=2):
         if not isinstance(operand, Tensor):
             raise not_a_tensor("dist", name, operand)
     return vector_norm(input - other, ord=p)
+
+
+def _cross_samples(rng):
+    yield Sample((values(rng, (4, 3)), values(rng, (4, 3)), 1), name="rows")
+    yield Sample((values(rng, (3, 2)), values(rng, (3, 2)), 0), name="dim 0")
+    yield Sample((values(rng, (2, 1, 3)), values(rng, (1, 4, 3))), {"dim": -1}, name="broadcast")
+    yield Sample((non_contiguous(values(rng, (3, 4))), values(rng, (3, 4)), -2), name="non-contiguous")
+
+
+def _cross_reference(a, b, dim=None):
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    axis = shape.index(3) if dim is None else dim
+    return np.cross(np.broadcast_to(a, shape), np.broadcast_to(b, shape), axis=axis)
+
+
+@register(_cross_reference, _cross_samples)
+def cross(input, other, dim=None):
+    """The cross product of the 3-vectors along ``dim``, broadcasting the other dims:
+    (a × b)ᵢ = aᵢ₊₁bᵢ₊₂ − aᵢ₊₂bᵢ₊₁ (indices mod 3). Without ``dim``, PyTorch's deprecated
+    default, with its warning: the first dim of size 3 (:func:`vizgrad.linalg.cross` takes
+    the last).
+
+    d(a × b)/da · g = b × g, d(a × b)/db · g = g × a.
+
+    Example::
+
+        vizgrad.cross(vizgrad.tensor([1.0, 0.0, 0.0]), vizgrad.tensor([0.0, 1.0, 0.0]), dim=0)   # tensor([0., 0., 1.])
+    """
+    return cross_product("cross", input, other, dim)
+
+
+def cross_product(op, input, other, dim):
+    """:func:`cross` for ``op`` (``cross`` or ``linalg.cross``), whose name its errors use."""
+    from .shape import roll
+    for name, operand in (("input", input), ("other", other)):
+        if not isinstance(operand, Tensor):
+            raise not_a_tensor(op, name, operand)
+    if input.ndim != other.ndim:
+        raise ShapeError(f"{op}: input and other must have the same number of dims, got shapes "
+                         f"{format_shape(input.shape)} and {format_shape(other.shape)}")
+    if input.dtype is not other.dtype or input.dtype is dtypes.bool_:
+        raise DTypeError(f"{op}: input and other must have one number dtype (as in PyTorch), got "
+                         f"{input.dtype.name} and {other.dtype.name}")
+    try:
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+    except ValueError:
+        raise ShapeError(f"{op}: input of shape {format_shape(input.shape)} and other of shape "
+                         f"{format_shape(other.shape)} do not broadcast") from None
+    if dim is None:
+        if 3 not in shape:
+            raise ShapeError(f"{op}: no dim of size 3 in the inputs' shape {format_shape(shape)}; "
+                             f"name the vectors' dim with dim=")
+        warnings.warn(f"{op} without dim uses the first dim of size 3 (PyTorch's deprecated default); pass "
+                      f"dim, or use vizgrad.linalg.cross, which takes the last", UserWarning, stacklevel=3)
+        dim = shape.index(3)
+    axis = check_dim(op, dim, len(shape))
+    if shape[axis] != 3:
+        raise ShapeError(f"{op}: dim {dim} must have size 3 (3-vectors), got {shape[axis]} in the inputs' "
+                         f"shape {format_shape(shape)}")
+    a, b = input.expand(shape), other.expand(shape)
+    return roll(a, -1, axis) * roll(b, -2, axis) - roll(a, -2, axis) * roll(b, -1, axis)
 
 
 def _kron_samples(rng):

@@ -1,4 +1,4 @@
-"""Sorting along a dim: ``sort``, ``argsort``, ``topk``.
+"""Sorting along a dim: ``sort``, ``argsort``, ``topk``; searching sorted rows: ``searchsorted``, ``bucketize``.
 
 ``sort`` and ``topk`` return ``(values, indices)`` named tuples, as PyTorch's
 ``torch.return_types``; the gradient of the values goes back to the positions they came
@@ -8,9 +8,9 @@ values keep their order, ascending or descending.
 
 import numpy as np
 
-from .. import return_types
+from .. import dtypes, return_types
 from ..autograd.function import Op
-from ..errors import DTypeError, ShapeError, as_int, check_dim, format_shape, not_a_tensor
+from ..errors import ArgumentError, DTypeError, ShapeError, as_int, check_dim, format_shape, not_a_tensor
 from ..tensor import Tensor
 from .index import _zeros
 from .registry import Sample, register
@@ -148,3 +148,112 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
         raise ShapeError(f"topk: k ({k}) is out of range for dim {dim} of size {size} "
                          f"(input of shape {format_shape(input.shape)})")
     return TopkResult(*Topk.apply(input, axis=axis, descending=bool(largest), k=int(k)))
+
+
+# --- searchsorted, bucketize -------------------------------------------------------------
+
+class SearchSorted(Op):
+    """Where each value would go in the rows of ``sequence`` (sorted along its last dim) to
+    keep them sorted: before equal entries (``side="left"``) or after them. No gradient."""
+
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, sequence, found, side, dtype):
+        xp = ctx.xp
+        if sequence.ndim == 1:
+            flat = xp.searchsorted(sequence, xp.reshape(found, (-1,)), side=side)
+        else:       # one search per row: leading dims shared with the values
+            rows = xp.reshape(sequence, (-1, sequence.shape[-1]))
+            wanted = xp.reshape(found, (rows.shape[0], -1))
+            flat = xp.stack([xp.searchsorted(rows[i, :], wanted[i, :], side=side) for i in range(rows.shape[0])])
+        return xp.astype(xp.reshape(flat, found.shape), getattr(xp, dtype))
+
+
+def _searchsorted_samples(rng):
+    boundaries = np.array([-1.0, 0.0, 0.0, 0.5, 2.0])
+    yield Sample((boundaries, np.array([[-2.0, 0.0, 0.3], [0.5, 2.0, 9.0]])), name="1-d sequence")
+    yield Sample((boundaries, np.array([[-2.0, 0.0, 0.3], [0.5, 2.0, 9.0]])), {"right": True}, name="right")
+    yield Sample((np.sort(values(rng, (2, 4)), axis=-1), values(rng, (2, 3))), {"side": "right"}, name="rows")
+    yield Sample((np.array([1, 3, 5, 7]), np.array(4)), name="0-d value")
+
+
+def _searchsorted_reference(sequence, found, *, out_int32=False, right=False, side=None, sorter=None):
+    side = side or ("right" if right else "left")
+    if sequence.ndim == 1:
+        return np.searchsorted(sequence, found, side=side)
+    rows = sequence.reshape(-1, sequence.shape[-1])
+    wanted = found.reshape(rows.shape[0], -1)
+    return np.stack([np.searchsorted(row, part, side=side) for row, part in zip(rows, wanted)]).reshape(found.shape)
+
+
+@register(_searchsorted_reference, _searchsorted_samples, differentiable=False, method=False)
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None):
+    """The index at which each of ``input`` would be inserted into ``sorted_sequence`` (sorted
+    along its last dim) to keep it sorted: the first such place, or with ``right=True`` (or
+    ``side="right"``) the last. A 1-D sequence serves every value; an N-D one is searched row
+    by row, its leading dims those of ``input``. ``sorter`` gives the order that sorts an
+    unsorted sequence; int64 indices (int32 with ``out_int32``). No gradient.
+
+    Example::
+
+        vizgrad.searchsorted(vizgrad.tensor([1, 3, 5, 7]), vizgrad.tensor([3, 6]))              # tensor([1, 3])
+        vizgrad.searchsorted(vizgrad.tensor([1, 3, 5, 7]), vizgrad.tensor([3, 6]), right=True)  # tensor([2, 3])
+    """
+    if not isinstance(sorted_sequence, Tensor):
+        raise not_a_tensor("searchsorted", "sorted_sequence", sorted_sequence)
+    if not isinstance(input, Tensor):
+        if isinstance(input, bool) or not isinstance(input, (int, float)):
+            raise not_a_tensor("searchsorted", "input", input)
+        if sorted_sequence.ndim != 1:
+            raise ShapeError(f"searchsorted: a number as input needs a 1-D sorted_sequence, got shape "
+                             f"{format_shape(sorted_sequence.shape)}")
+        input = sorted_sequence.new_tensor(input)
+    if side not in (None, "left", "right"):
+        raise ArgumentError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    if side == "left" and right:
+        raise ArgumentError("searchsorted: side='left' and right=True disagree; pass one of them")
+    if sorted_sequence.ndim == 0:
+        raise ShapeError("searchsorted: sorted_sequence must have at least one dim, got a 0-d tensor")
+    if sorted_sequence.ndim > 1 and tuple(sorted_sequence.shape[:-1]) != tuple(input.shape[:-1]):
+        raise ShapeError(f"searchsorted: the leading dims of sorted_sequence {format_shape(sorted_sequence.shape)} "
+                         f"must be those of input {format_shape(input.shape)} (all but the last), or "
+                         f"sorted_sequence must be 1-D")
+    if sorter is not None:
+        if not isinstance(sorter, Tensor) or sorter.dtype.is_floating_point or sorter.shape != sorted_sequence.shape:
+            raise ShapeError(f"searchsorted: sorter must be an integer tensor of sorted_sequence's shape "
+                             f"{format_shape(sorted_sequence.shape)}")
+        sorted_sequence = sorted_sequence.gather(-1, sorter)
+    common = dtypes.result_type(sorted_sequence, input)     # compared in one dtype, as PyTorch
+    return SearchSorted.apply(sorted_sequence.detach().to(common), input.detach().to(common),
+                              side=side or ("right" if right else "left"), dtype="int32" if out_int32 else "int64")
+
+
+def _bucketize_samples(rng):
+    boundaries = np.array([-1.0, 0.0, 0.5, 2.0])
+    yield Sample((np.array([[-2.0, 0.0, 0.3], [0.5, 2.0, 9.0]]), boundaries), name="left")
+    yield Sample((np.array([-2.0, 0.0, 0.5, 2.0, 9.0]), boundaries), {"right": True}, name="right")
+
+
+def _bucketize_reference(input, boundaries, *, out_int32=False, right=False):
+    return np.searchsorted(boundaries, input, side="right" if right else "left")
+
+
+@register(_bucketize_reference, _bucketize_samples, differentiable=False, method=False)
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """The bucket of each of ``input`` among 1-D sorted ``boundaries``: i with
+    boundaries[i-1] < x ≤ boundaries[i] (with ``right=True``: boundaries[i-1] ≤ x <
+    boundaries[i]), 0 below the first and len(boundaries) above the last;
+    :func:`searchsorted` with the arguments swapped. No gradient.
+
+    Example::
+
+        vizgrad.bucketize(vizgrad.tensor([0.2, 1.0, 5.0]), vizgrad.tensor([1.0, 2.0]))   # tensor([0, 0, 2])
+    """
+    if not isinstance(boundaries, Tensor):
+        raise not_a_tensor("bucketize", "boundaries", boundaries)
+    if boundaries.ndim != 1:
+        raise ShapeError(f"bucketize: boundaries must be 1-D, got shape {format_shape(boundaries.shape)}")
+    if not isinstance(input, Tensor) and (isinstance(input, bool) or not isinstance(input, (int, float))):
+        raise not_a_tensor("bucketize", "input", input)
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
