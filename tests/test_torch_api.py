@@ -787,3 +787,112 @@ def test_searchsorted_and_bucketize_match_pytorch():
         vg.searchsorted(vg.ones(3), vg.ones(2), side="left", right=True)
     with pytest.raises(ShapeError, match=r"bucketize: boundaries must be 1-D, got shape \(2, 2\)"):
         vg.bucketize(vg.ones(2), vg.ones(2, 2))
+
+
+def _pair(torch, arrays):
+    return ([vg.tensor(a, requires_grad=True) for a in arrays], [torch.tensor(a, requires_grad=True) for a in arrays])
+
+
+def _same_values_and_gradients(ours, theirs, ours_inputs, theirs_inputs, atol=1e-5):
+    """Equal values, and equal gradients of the inputs for one weighted sum of the outputs."""
+    close(ours, theirs, atol=atol)
+    weights = np.arange(ours.numel(), dtype=np.float32).reshape(tuple(ours.shape)) % 5 - 2
+    (ours * vg.tensor(weights)).sum().backward()
+    (theirs * theirs.new_tensor(weights)).sum().backward()
+    for mine, reference in zip(ours_inputs, theirs_inputs):
+        close(mine.grad, reference.grad, atol=atol)
+
+
+def test_instance_norm_layers_and_batchnorm3d_match_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(4)
+    for ours_class, theirs_class, shape in ((vg.nn.InstanceNorm1d, torch.nn.InstanceNorm1d, (2, 3, 7)),
+                                            (vg.nn.InstanceNorm2d, torch.nn.InstanceNorm2d, (2, 3, 5, 4)),
+                                            (vg.nn.InstanceNorm3d, torch.nn.InstanceNorm3d, (2, 3, 3, 4, 2))):
+        ours, theirs = (make(3, affine=True, track_running_stats=True, momentum=0.3) for make in (ours_class, theirs_class))
+        assert repr(ours) == repr(theirs)
+        for training in (True, False):
+            ours.train(training)
+            theirs.train(training)
+            x = rng.standard_normal(shape).astype(np.float32)
+            (mine,), (reference,) = _pair(torch, [x])
+            _same_values_and_gradients(ours(mine), theirs(reference), [mine], [reference], atol=1e-4)
+            close(ours.running_mean, theirs.running_mean)
+            close(ours.running_var, theirs.running_var)
+    unbatched = rng.standard_normal((3, 6)).astype(np.float32)
+    close(vg.nn.InstanceNorm1d(3)(vg.tensor(unbatched)), torch.nn.InstanceNorm1d(3)(torch.tensor(unbatched)))
+    with pytest.raises(ShapeError, match=r"InstanceNorm2d: expected input's size at dim=1 to match num_features \(3\)"):
+        vg.nn.InstanceNorm2d(3, affine=True)(vg.ones(2, 4, 4, 4))
+    with pytest.warns(UserWarning, match="does not match num_features"):
+        vg.nn.InstanceNorm2d(3)(vg.ones(2, 4, 4, 4))
+    with pytest.raises(ShapeError, match="instance_norm: expected an input of shape \\(N, C, ...\\) with at least one"):
+        F.instance_norm(vg.ones(2, 3))
+    x = rng.standard_normal((2, 3, 2, 3, 4)).astype(np.float32)
+    ours, theirs = vg.nn.BatchNorm3d(3), torch.nn.BatchNorm3d(3)
+    assert repr(ours) == repr(theirs)
+    close(ours(vg.tensor(x)), theirs(torch.tensor(x)), atol=1e-5)
+    close(ours.running_var, theirs.running_var)
+
+
+def test_upsampling_and_pixel_shuffle_layers_match_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 8, 3, 4)).astype(np.float32)
+    layers = [(vg.nn.Upsample(scale_factor=2, mode="bilinear"), torch.nn.Upsample(scale_factor=2, mode="bilinear")),
+              (vg.nn.Upsample(size=(5, 7)), torch.nn.Upsample(size=(5, 7))),
+              (vg.nn.UpsamplingNearest2d(scale_factor=2), torch.nn.UpsamplingNearest2d(scale_factor=2)),
+              (vg.nn.UpsamplingBilinear2d(size=(6, 5)), torch.nn.UpsamplingBilinear2d(size=(6, 5))),
+              (vg.nn.PixelShuffle(2), torch.nn.PixelShuffle(2)), (vg.nn.PixelUnshuffle(1), torch.nn.PixelUnshuffle(1))]
+    for ours, theirs in layers:
+        assert repr(ours) == repr(theirs)
+        (mine,), (reference,) = _pair(torch, [x])
+        _same_values_and_gradients(ours(mine), theirs(reference), [mine], [reference])
+    y = rng.standard_normal((2, 2, 6, 4)).astype(np.float32)
+    close(F.pixel_unshuffle(vg.tensor(y), 2), torch.nn.functional.pixel_unshuffle(torch.tensor(y), 2))
+    close(vg.pixel_shuffle(F.pixel_unshuffle(vg.tensor(y), 2), 2), y)          # inverses
+    with pytest.raises(ShapeError, match=r"pixel_shuffle: the channels \(6, dim -3 of the input of shape \(1, 6, 2, 2\)\)"):
+        F.pixel_shuffle(vg.ones(1, 6, 2, 2), 2)
+    with pytest.raises(ShapeError, match="pixel_unshuffle: the height and width \\(3, 4\\)"):
+        F.pixel_unshuffle(vg.ones(1, 1, 3, 4), 2)
+
+
+def test_distances_match_pytorch_with_gradients():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    for p in (2.0, 1.0, 3.0, float("inf"), 0.0):
+        arrays = [rng.standard_normal((2, 4, 3)).astype(np.float32), rng.standard_normal((2, 5, 3)).astype(np.float32)]
+        ours_inputs, theirs_inputs = _pair(torch, arrays)
+        _same_values_and_gradients(vg.cdist(*ours_inputs, p=p), torch.cdist(*theirs_inputs, p=p), ours_inputs,
+                                   theirs_inputs)
+    same = rng.standard_normal((3, 2)).astype(np.float32)
+    (mine,), (reference,) = _pair(torch, [same])
+    _same_values_and_gradients(vg.cdist(mine, mine), torch.cdist(reference, reference), [mine], [reference])  # zeros
+    for shapes, options in ((((4, 3), (4, 3)), {}), (((4, 3), (3,)), {"p": 1.0, "keepdim": True}),
+                            (((5,), (5,)), {"p": 3.0})):
+        ours_inputs, theirs_inputs = _pair(torch, [rng.standard_normal(s).astype(np.float32) for s in shapes])
+        _same_values_and_gradients(F.pairwise_distance(*ours_inputs, **options),
+                                   torch.nn.functional.pairwise_distance(*theirs_inputs, **options),
+                                   ours_inputs, theirs_inputs)
+    assert repr(vg.nn.PairwiseDistance()) == repr(torch.nn.PairwiseDistance())
+    with pytest.raises(ShapeError, match=r"cdist: x1 and x2 must have rows of one length, got shapes \(2, 3\) and \(2, 4\)"):
+        vg.cdist(vg.ones(2, 3), vg.ones(2, 4))
+    with pytest.raises(vg.DTypeError, match="cdist: x1 must be a floating point tensor, got int64"):
+        vg.cdist(vg.ones(2, 3, dtype=vg.int64), vg.ones(2, 3, dtype=vg.int64))
+
+
+def test_scaled_products_match_pytorch_with_gradients():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    cases = [("addmm", ((3, 2), (3, 4), (4, 2)), {}), ("addmm", ((2,), (3, 4), (4, 2)), {"beta": 0.5, "alpha": 2}),
+             ("addmv", ((3,), (3, 4), (4,)), {"beta": 0}), ("addr", ((3, 4), (3,), (4,)), {"alpha": 3}),
+             ("baddbmm", ((3, 1), (2, 3, 4), (2, 4, 2)), {"beta": 0.5}), ("addbmm", ((3, 2), (4, 3, 5), (4, 5, 2)), {})]
+    for name, shapes, options in cases:
+        ours_inputs, theirs_inputs = _pair(torch, [rng.standard_normal(s).astype(np.float32) for s in shapes])
+        _same_values_and_gradients(getattr(vg, name)(*ours_inputs, **options),
+                                   getattr(torch, name)(*theirs_inputs, **options), ours_inputs, theirs_inputs)
+        assert getattr(ours_inputs[0], name)(*ours_inputs[1:], **options).shape == getattr(vg, name)(
+            *ours_inputs, **options).shape
+    nan = vg.tensor([[float("nan")]])
+    assert vg.addmm(nan, vg.ones(1, 2), vg.ones(2, 1), beta=0).tolist() == [[2.0]]      # beta=0 ignores input's NaN
+    with pytest.raises(ShapeError, match=r"addmm: input of shape \(4,\) does not broadcast to the product's shape \(3, 2\)"):
+        vg.addmm(vg.ones(4), vg.ones(3, 4), vg.ones(4, 2))

@@ -1,4 +1,4 @@
-"""``CosineSimilarity``: a similarity between two batches of vectors."""
+"""``CosineSimilarity`` and ``PairwiseDistance``: comparing two batches of vectors."""
 
 from . import functional as F
 from .module import Module
@@ -19,3 +19,21 @@ class CosineSimilarity(Module):
 
     def forward(self, x1, x2):
         return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    """``‖x1 - x2 + eps‖ₚ`` along the last dim (see :func:`vizgrad.nn.functional.pairwise_distance`).
+
+    Example::
+
+        nn.PairwiseDistance()(vizgrad.randn(4, 3), vizgrad.randn(4, 3)).shape    # (4,)
+    """
+
+    def __init__(self, p=2.0, eps=1e-6, keepdim=False):
+        super().__init__()
+        self.norm = p
+        self.eps = eps
+        self.keepdim = keepdim
+
+    def forward(self, x1, x2):
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)

@@ -14,8 +14,8 @@ from ..ops.activation import (bilinear, celu, dropout, elu, embedding, gelu, glu
                               hardtanh, leaky_relu, linear, log_softmax, logsigmoid, mish, one_hot, prelu, relu6, selu,
                               silu, softmax, softmin, softplus, softshrink, softsign, tanhshrink, threshold)
 from ..ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_similarity, cross_entropy,
-                        huber_loss, kl_div, l1_loss, mse_loss, nll_loss, smooth_l1_loss)
-from ..ops.normalization import batch_norm, group_norm, layer_norm, normalize
+                        huber_loss, kl_div, l1_loss, mse_loss, nll_loss, pairwise_distance, smooth_l1_loss)
+from ..ops.normalization import batch_norm, group_norm, instance_norm, layer_norm, normalize
 from ..ops.registry import OPS as _OPS
 from ..ops.shape import pad
 from ..ops.unary import sigmoid, tanh
@@ -23,9 +23,9 @@ from .attention import scaled_dot_product_attention
 
 __all__ = ["batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entropy_with_logits", "celu",
            "cosine_similarity", "cross_entropy", "dropout", "elu", "embedding", "gelu", "glu", "group_norm",
-           "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "huber_loss", "kl_div", "l1_loss", "layer_norm",
+           "instance_norm", "hardshrink", "hardsigmoid", "hardswish", "hardtanh", "huber_loss", "kl_div", "l1_loss", "layer_norm",
            "leaky_relu", "linear", "log_softmax", "logsigmoid", "mish", "mse_loss", "nll_loss", "normalize",
-           "one_hot", "pad", "prelu", "relu", "relu6", "scaled_dot_product_attention", "selu", "sigmoid", "silu",
+           "one_hot", "pad", "pairwise_distance", "prelu", "relu", "relu6", "scaled_dot_product_attention", "selu", "sigmoid", "silu",
            "smooth_l1_loss", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink",
            "threshold"]
 

@@ -1,4 +1,6 @@
-"""Normalization layers: ``BatchNorm1d``, ``BatchNorm2d``, ``LayerNorm``, ``GroupNorm``."""
+"""Normalization layers: ``BatchNorm1d/2d/3d``, ``InstanceNorm1d/2d/3d``, ``LayerNorm``, ``GroupNorm``."""
+
+import warnings
 
 from .. import creation, dtypes
 from ..autograd import observers
@@ -110,6 +112,83 @@ class BatchNorm2d(_BatchNorm):
     """
 
     _input_dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalization of (N, C, D, H, W) inputs, per channel C.
+
+    Example::
+
+        bn = nn.BatchNorm3d(4)
+        bn(vizgrad.randn(2, 4, 3, 5, 5)).shape    # (2, 4, 3, 5, 5)
+    """
+
+    _input_dims = (5,)
+
+
+class _InstanceNorm(_BatchNorm):
+    """Instance normalization (:func:`vizgrad.nn.functional.instance_norm`): each channel of
+    each sample normalized over its own spatial dims. As PyTorch: no affine parameters and no
+    running statistics by default; with ``track_running_stats`` they are kept in training and
+    used in evaluation. An input without its batch dim is accepted."""
+
+    _input_dims = ()         # (unbatched, batched) number of dims
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
+                 dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+
+    def forward(self, input):
+        unbatched, batched = self._input_dims
+        name = type(self).__name__
+        if input.ndim not in self._input_dims:
+            raise ShapeError(f"{name}: expected {unbatched}D (unbatched) or {batched}D input (got {input.ndim}D "
+                             f"input of shape {format_shape(input.shape)})")
+        if input.ndim == unbatched:
+            return self.forward(input.unsqueeze(0)).squeeze(0)
+        if input.shape[1] != self.num_features:
+            if self.affine:
+                raise ShapeError(f"{name}: expected input's size at dim=1 to match num_features "
+                                 f"({self.num_features}), got {input.shape[1]} (input of shape "
+                                 f"{format_shape(input.shape)})")
+            warnings.warn(f"{name}: input's size at dim=1 ({input.shape[1]}) does not match num_features "
+                          f"({self.num_features}), which is not used because affine=False", UserWarning, stacklevel=2)
+        return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
+                               self.training or not self.track_running_stats,
+                               0.0 if self.momentum is None else self.momentum, self.eps)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalization of (N, C, L) inputs (or (C, L)).
+
+    Example::
+
+        nn.InstanceNorm1d(3)(vizgrad.randn(2, 3, 10)).mean(dim=-1)    # ~0 everywhere
+    """
+
+    _input_dims = (2, 3)
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalization of (N, C, H, W) inputs (or (C, H, W)): style transfer's normalization.
+
+    Example::
+
+        nn.InstanceNorm2d(8, affine=True)(vizgrad.randn(4, 8, 16, 16)).shape    # (4, 8, 16, 16)
+    """
+
+    _input_dims = (3, 4)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalization of (N, C, D, H, W) inputs (or (C, D, H, W)).
+
+    Example::
+
+        nn.InstanceNorm3d(2)(vizgrad.randn(1, 2, 4, 4, 4)).shape    # (1, 2, 4, 4, 4)
+    """
+
+    _input_dims = (4, 5)
 
 
 class LayerNorm(Module):

@@ -189,6 +189,126 @@ def outer(input, vec2):
     return mul(reshape(input, (-1, 1)), vec2)
 
 
+# --- addmm, addmv, addr, baddbmm, addbmm: beta·input + alpha·(a product) ------------------------
+
+def _scaled_sum(op, input, product, beta, alpha):
+    """``beta · input + alpha · product`` (``input`` broadcast to the product's shape); with
+    beta = 0 input's values are ignored, NaN and inf included, as PyTorch."""
+    from ..errors import as_number
+    beta, alpha = as_number(op, "beta", beta), as_number(op, "alpha", alpha)
+    if len(input.shape) > len(product.shape) or any(a not in (1, b) for a, b in zip(input.shape[::-1],
+                                                                                       product.shape[::-1])):
+        raise ShapeError(f"{op}: input of shape {format_shape(input.shape)} does not broadcast to the product's "
+                         f"shape {format_shape(product.shape)}")
+    scaled = product if alpha == 1 else product * alpha
+    if beta == 0:          # input's values are left out; its gradient is zero, not missing
+        return input.masked_fill(input.new_ones((), dtype=dtypes.bool_), 0) + scaled
+    return (input if beta == 1 else input * beta) + scaled
+
+
+def _addmm_samples(rng):
+    yield Sample((values(rng, (3, 2)), values(rng, (3, 4)), values(rng, (4, 2))), name="matrix")
+    yield Sample((values(rng, (2,)), values(rng, (3, 4)), values(rng, (4, 2))), {"beta": 0.5, "alpha": 2.0},
+                 name="row, scaled")
+
+
+@register(lambda c, a, b, beta=1, alpha=1: beta * c + alpha * (a @ b), _addmm_samples)
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``beta · input + alpha · (mat1 @ mat2)`` for matrices (n, m) @ (m, p), input broadcast
+    to (n, p); with beta = 0, input is ignored (its NaN too). A linear layer is one.
+
+    Example::
+
+        vizgrad.addmm(vizgrad.zeros(2), vizgrad.ones(3, 4), vizgrad.ones(4, 2))   # 3x2 of 4.
+    """
+    _tensors("addmm", ("input", "mat1", "mat2"), input, mat1, mat2)
+    _with_dims("addmm", (("mat1", 2), ("mat2", 2)), mat1, mat2)
+    _matmul_shape("addmm", mat1.shape, mat2.shape)
+    return _scaled_sum("addmm", input, MatMul.apply(mat1, mat2), beta, alpha)
+
+
+def _addmv_samples(rng):
+    yield Sample((values(rng, (3,)), values(rng, (3, 4)), values(rng, (4,))), {"alpha": 0.5}, name="vector")
+
+
+@register(lambda c, a, b, beta=1, alpha=1: beta * c + alpha * (a @ b), _addmv_samples)
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """``beta · input + alpha · (mat @ vec)`` for (n, m) @ (m,), input broadcast to (n,).
+
+    Example::
+
+        vizgrad.addmv(vizgrad.ones(2), vizgrad.ones(2, 3), vizgrad.ones(3))   # tensor([4., 4.])
+    """
+    _tensors("addmv", ("input", "mat", "vec"), input, mat, vec)
+    _with_dims("addmv", (("mat", 2), ("vec", 1)), mat, vec)
+    _matmul_shape("addmv", mat.shape, vec.shape)
+    return _scaled_sum("addmv", input, MatMul.apply(mat, vec), beta, alpha)
+
+
+def _addr_samples(rng):
+    yield Sample((values(rng, (3, 4)), values(rng, (3,)), values(rng, (4,))), {"beta": 2.0}, name="outer")
+
+
+@register(lambda c, a, b, beta=1, alpha=1: beta * c + alpha * np.outer(a, b), _addr_samples)
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """``beta · input + alpha · outer(vec1, vec2)``, input broadcast to (n, m).
+
+    Example::
+
+        vizgrad.addr(vizgrad.zeros(2, 2), vizgrad.ones(2), vizgrad.ones(2))   # 2x2 of 1.
+    """
+    _tensors("addr", ("input", "vec1", "vec2"), input, vec1, vec2)
+    _with_dims("addr", (("vec1", 1), ("vec2", 1)), vec1, vec2)
+    return _scaled_sum("addr", input, mul(reshape(vec1, (-1, 1)), vec2), beta, alpha)
+
+
+def _baddbmm_samples(rng):
+    yield Sample((values(rng, (2, 3, 2)), values(rng, (2, 3, 4)), values(rng, (2, 4, 2))), name="batch")
+    yield Sample((values(rng, (3, 1)), values(rng, (2, 3, 4)), values(rng, (2, 4, 2))), {"beta": 0.5, "alpha": -1.0},
+                 name="broadcast, scaled")
+
+
+@register(lambda c, a, b, beta=1, alpha=1: beta * c + alpha * (a @ b), _baddbmm_samples)
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta · input + alpha · (batch1 @ batch2)`` for batches (b, n, m) @ (b, m, p), input
+    broadcast to (b, n, p) (attention scores with a mask added are one).
+
+    Example::
+
+        vizgrad.baddbmm(vizgrad.zeros(2, 3, 5), vizgrad.randn(2, 3, 4), vizgrad.randn(2, 4, 5)).shape   # (2, 3, 5)
+    """
+    _tensors("baddbmm", ("input", "batch1", "batch2"), input, batch1, batch2)
+    _with_dims("baddbmm", (("batch1", 3), ("batch2", 3)), batch1, batch2)
+    if batch1.shape[0] != batch2.shape[0]:
+        raise ShapeError(f"baddbmm: the batch sizes differ: {format_shape(batch1.shape)} and "
+                         f"{format_shape(batch2.shape)}")
+    _matmul_shape("baddbmm", batch1.shape, batch2.shape)
+    return _scaled_sum("baddbmm", input, MatMul.apply(batch1, batch2), beta, alpha)
+
+
+def _addbmm_samples(rng):
+    yield Sample((values(rng, (3, 2)), values(rng, (4, 3, 5)), values(rng, (4, 5, 2))), {"alpha": 0.5}, name="sum")
+
+
+@register(lambda c, a, b, beta=1, alpha=1: beta * c + alpha * (a @ b).sum(axis=0), _addbmm_samples)
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta · input + alpha · Σᵢ batch1[i] @ batch2[i]``: the batch's products summed, input
+    broadcast to (n, p).
+
+    Example::
+
+        vizgrad.addbmm(vizgrad.zeros(3, 5), vizgrad.ones(2, 3, 4), vizgrad.ones(2, 4, 5))   # 3x5 of 8.
+    """
+    from .reduce import sum as total
+    _tensors("addbmm", ("input", "batch1", "batch2"), input, batch1, batch2)
+    _with_dims("addbmm", (("batch1", 3), ("batch2", 3)), batch1, batch2)
+    if batch1.shape[0] != batch2.shape[0]:
+        raise ShapeError(f"addbmm: the batch sizes differ: {format_shape(batch1.shape)} and "
+                         f"{format_shape(batch2.shape)}")
+    _matmul_shape("addbmm", batch1.shape, batch2.shape)
+    return _scaled_sum("addbmm", input, total(MatMul.apply(batch1, batch2), 0), beta, alpha)
+
+
 def _inner_samples(rng):
     yield Sample((values(rng, (3,)), values(rng, (3,))), name="vectors")
     yield Sample((values(rng, (2, 3)), values(rng, (4, 3))), name="matrices")
@@ -300,6 +420,44 @@ def cross_product(op, input, other, dim):
                          f"shape {format_shape(shape)}")
     a, b = input.expand(shape), other.expand(shape)
     return roll(a, -1, axis) * roll(b, -2, axis) - roll(a, -2, axis) * roll(b, -1, axis)
+
+
+def _cdist_samples(rng):
+    yield Sample((values(rng, (4, 3)), values(rng, (5, 3))), name="euclidean")
+    yield Sample((values(rng, (2, 4, 3)), values(rng, (2, 2, 3))), {"p": 1.0}, name="batch, p=1")
+    yield Sample((values(rng, (3, 2)), values(rng, (4, 2))), {"p": 3.0}, name="p=3")
+
+
+def _cdist_reference(x1, x2, p=2.0, compute_mode=None):
+    difference = np.abs(x1[..., :, None, :] - x2[..., None, :, :])
+    return np.max(difference, axis=-1) if p == np.inf else (difference ** p).sum(axis=-1) ** (1 / p)
+
+
+@register(_cdist_reference, _cdist_samples, method=False)
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """Distances between every row of ``x1`` (…, P, M) and every row of ``x2`` (…, R, M), as
+    (…, P, R): out[…, i, j] = ‖x1[…, i] - x2[…, j]‖ₚ (p ≥ 0, inf included; batch dims
+    broadcast). Its gradient is the norm's, 0 where two rows coincide. ``compute_mode`` is
+    accepted for PyTorch's signature (vizgrad always subtracts exactly).
+
+    Example::
+
+        vizgrad.cdist(vizgrad.tensor([[0.0, 0.0]]), vizgrad.tensor([[3.0, 4.0], [1.0, 0.0]]))   # tensor([[5., 1.]])
+    """
+    from ..linalg import vector_norm
+    _tensors("cdist", ("x1", "x2"), x1, x2)
+    for name, operand in (("x1", x1), ("x2", x2)):
+        if operand.ndim < 2:
+            raise ShapeError(f"cdist: {name} must be at least 2-D (rows of vectors), got shape "
+                             f"{format_shape(operand.shape)}")
+        if not operand.is_floating_point():
+            raise DTypeError(f"cdist: {name} must be a floating point tensor, got {operand.dtype.name}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise ShapeError(f"cdist: x1 and x2 must have rows of one length, got shapes {format_shape(x1.shape)} and "
+                         f"{format_shape(x2.shape)}")
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or p < 0:
+        raise ArgumentError(f"cdist: p must be a number at least 0, got {p!r}")
+    return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), ord=p, dim=-1)
 
 
 def _kron_samples(rng):

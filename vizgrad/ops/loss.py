@@ -786,6 +786,31 @@ def _cosine_similarity_reference(x1, x2, dim=1, eps=1e-8):
     return ((x1 / n1) * (x2 / n2)).sum(axis=dim)
 
 
+def _pairwise_distance_reference(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    difference = np.abs(x1 - x2 + eps)
+    return (difference ** p).sum(axis=-1, keepdims=keepdim) ** (1 / p)
+
+
+def _pairwise_distance_samples(rng):
+    yield Sample((values(rng, (4, 3)), values(rng, (4, 3))), name="rows")
+    yield Sample((values(rng, (4, 3)), values(rng, (3,))), {"p": 1.0, "keepdim": True}, name="broadcast, p=1")
+    yield Sample((values(rng, (5,)), values(rng, (5,))), {"p": 3.0}, name="vectors")
+
+
+@register(_pairwise_distance_reference, _pairwise_distance_samples, method=False)
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """``‖x1 - x2 + eps‖ₚ`` along the last dim, broadcasting (the ``eps`` keeps the
+    gradient finite where the vectors coincide), as PyTorch.
+
+    Example::
+
+        F.pairwise_distance(vizgrad.tensor([[0.0, 0.0]]), vizgrad.tensor([[3.0, 4.0]]))   # tensor([5.0000])
+    """
+    from ..linalg import vector_norm
+    _check_tensors("pairwise_distance", x1=x1, x2=x2)
+    return vector_norm(x1 - x2 + eps, ord=p, dim=-1, keepdim=keepdim)
+
+
 def _cosine_similarity_samples(rng):
     yield Sample((values(rng, (3, 4)), values(rng, (3, 4))), name="rows")
     yield Sample((values(rng, (3, 4)), values(rng, (1, 4))), name="broadcast")

@@ -347,6 +347,67 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     return _normalize(input, weight, bias, (2,), eps, (channels,), view, stats_shape)
 
 
+# --- instance_norm -----------------------------------------------------------------------
+
+def _instance_norm_reference(x, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                             momentum=0.1, eps=1e-5):
+    axes = tuple(range(2, x.ndim))
+    out = (x - x.mean(axis=axes, keepdims=True)) / np.sqrt(x.var(axis=axes, keepdims=True) + eps)
+    view = (1, -1) + (1,) * (x.ndim - 2)
+    out = out if weight is None else out * weight.reshape(view)
+    return out if bias is None else out + bias.reshape(view)
+
+
+def _instance_norm_samples(rng):
+    yield Sample((values(rng, (2, 3, 5)),), {"weight": values(rng, (3,)), "bias": values(rng, (3,))}, name="1-d, affine")
+    yield Sample((values(rng, (2, 3, 4, 4)),), name="2-d")
+
+
+@register(_instance_norm_reference, _instance_norm_samples, method=False)
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalize each channel of each sample of an (N, C, ...) input over its spatial dims
+    (mean and biased variance of that one instance), then ``γ x̂ + β`` per channel.
+
+    ``running_mean``/``running_var``, when given, move towards the batch's average instance
+    statistics (unbiased variance): r ← (1 - momentum) r + momentum · s, as PyTorch; with
+    ``use_input_stats=False`` they normalize instead (evaluation with tracked statistics).
+
+    Example::
+
+        F.instance_norm(vizgrad.randn(2, 3, 8, 8)).mean(dim=(2, 3))   # ~0 for every sample and channel
+    """
+    _check_input("instance_norm", input)
+    if input.ndim < 3:
+        raise ShapeError(f"instance_norm: expected an input of shape (N, C, ...) with at least one spatial dim, "
+                         f"got {format_shape(input.shape)}")
+    channels = input.shape[1]
+    for name, tensor in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                         ("bias", bias)):
+        _check_parameter("instance_norm", name, tensor, (channels,), input)
+    view = (channels,) + (1,) * (input.ndim - 2)
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise ArgumentError("instance_norm: running_mean and running_var are needed when use_input_stats=False")
+        lead_axes = tuple(d for d in range(input.ndim) if d != 1)
+        return NormalizeWithStatistics.apply(input, weight, bias, running_mean, running_var, eps=eps, view=view,
+                                             param_axes=lead_axes)
+    spatial = math.prod(input.shape[2:])
+    if spatial <= 1:
+        raise ArgumentError(f"instance_norm: expected more than 1 spatial element per channel, got input of "
+                            f"shape {format_shape(input.shape)}")
+    if running_mean is not None or running_var is not None:
+        with no_grad(), observers.quiet_ops:      # buffer updates: no part of the differentiable graph
+            instances, axes = input.detach(), tuple(range(2, input.ndim))
+            if running_mean is not None:
+                running_mean.mul_(1 - momentum).add_(reduce.mean(reduce.mean(instances, dim=axes), dim=0) * momentum)
+            if running_var is not None:
+                variance = reduce.mean(reduce.var(instances, dim=axes, correction=1), dim=0)
+                running_var.mul_(1 - momentum).add_(variance * momentum)
+    stats_shape = (input.shape[0], channels, spatial)
+    return _normalize(input, weight, bias, (2,), eps, (channels,), view, stats_shape)
+
+
 # --- normalize --------------------------------------------------------------------------
 
 def _normalize_reference(x, p=2.0, dim=1, eps=1e-12):

@@ -633,3 +633,84 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         scales = (None,) * d if recompute_scale_factor else factors
     check_positive(op, "the output size", size)
     return Interpolate.apply(input, size=size, scales=scales, mode=mode, align_corners=bool(align_corners))
+
+
+# --- pixel_shuffle, pixel_unshuffle --------------------------------------------------------
+
+def _pixel_shuffle_reference(x, upscale_factor):
+    r = upscale_factor
+    *lead, channels, height, width = x.shape
+    x = x.reshape(*lead, channels // (r * r), r, r, height, width)
+    x = np.moveaxis(x, (-4, -3), (-3, -1))                   # (..., C, H, r, W, r)
+    return x.reshape(*lead, channels // (r * r), height * r, width * r)
+
+
+def _pixel_shuffle_samples(rng):
+    yield Sample((values(rng, (2, 8, 3, 2)), 2), name="batch")
+    yield Sample((values(rng, (9, 2, 2)), 3), name="unbatched")
+
+
+def _resampling_input(op, input, factor_name, factor):
+    from ..errors import as_int, not_a_tensor
+    from ..tensor import Tensor
+    if not isinstance(input, Tensor):
+        raise not_a_tensor(op, "input", input)
+    factor = as_int(op, factor_name, factor)
+    if factor < 1:
+        raise ArgumentError(f"{op}: {factor_name} must be at least 1, got {factor}")
+    if input.ndim < 3:
+        raise ShapeError(f"{op}: expected an input of shape (*, C, H, W), got {format_shape(input.shape)}")
+    return factor
+
+
+@register(_pixel_shuffle_reference, _pixel_shuffle_samples, method=False)
+def pixel_shuffle(input, upscale_factor):
+    """Rearrange (*, C·r², H, W) into (*, C, H·r, W·r) with r = ``upscale_factor``: each group
+    of r² channels becomes an r×r block of pixels (sub-pixel convolution's upsampling). A
+    permutation, so the gradient is the inverse rearrangement.
+
+    Example::
+
+        F.pixel_shuffle(vizgrad.randn(1, 8, 3, 3), 2).shape    # (1, 2, 6, 6)
+    """
+    r = _resampling_input("pixel_shuffle", input, "upscale_factor", upscale_factor)
+    *lead, channels, height, width = input.shape
+    if channels % (r * r):
+        raise ShapeError(f"pixel_shuffle: the channels ({channels}, dim -3 of the input of shape "
+                         f"{format_shape(input.shape)}) must be divisible by upscale_factor² ({r * r})")
+    lead = tuple(lead)
+    blocks = input.reshape(lead + (channels // (r * r), r, r, height, width))
+    order = tuple(range(len(lead))) + tuple(len(lead) + k for k in (0, 3, 1, 4, 2))
+    return blocks.permute(order).reshape(lead + (channels // (r * r), height * r, width * r))
+
+
+def _pixel_unshuffle_reference(x, downscale_factor):
+    r = downscale_factor
+    *lead, channels, height, width = x.shape
+    x = x.reshape(*lead, channels, height // r, r, width // r, r)
+    x = np.moveaxis(x, (-3, -1), (-4, -3))                   # (..., C, r, r, H/r, W/r)
+    return x.reshape(*lead, channels * r * r, height // r, width // r)
+
+
+def _pixel_unshuffle_samples(rng):
+    yield Sample((values(rng, (2, 2, 6, 4)), 2), name="batch")
+    yield Sample((values(rng, (1, 6, 3)), 3), name="unbatched")
+
+
+@register(_pixel_unshuffle_reference, _pixel_unshuffle_samples, method=False)
+def pixel_unshuffle(input, downscale_factor):
+    """The inverse of :func:`pixel_shuffle`: (*, C, H·r, W·r) into (*, C·r², H, W).
+
+    Example::
+
+        F.pixel_unshuffle(vizgrad.randn(1, 2, 6, 6), 2).shape    # (1, 8, 3, 3)
+    """
+    r = _resampling_input("pixel_unshuffle", input, "downscale_factor", downscale_factor)
+    *lead, channels, height, width = input.shape
+    if height % r or width % r:
+        raise ShapeError(f"pixel_unshuffle: the height and width ({height}, {width}) of the input of shape "
+                         f"{format_shape(input.shape)} must be divisible by downscale_factor ({r})")
+    lead = tuple(lead)
+    pixels = input.reshape(lead + (channels, height // r, r, width // r, r))
+    order = tuple(range(len(lead))) + tuple(len(lead) + k for k in (0, 2, 4, 1, 3))
+    return pixels.permute(order).reshape(lead + (channels * r * r, height // r, width // r))
