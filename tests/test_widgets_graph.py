@@ -50,7 +50,7 @@ def count_messages(widget):
 def sent_graph(msg, buffers):
     """The Graph JSON a state message carries (one buffer of JSON text), or None."""
     paths = msg.get("buffer_paths", [])
-    return json.loads(bytes(buffers[paths.index(["graph"])])) if ["graph"] in paths else None
+    return json.loads(bytes(buffers[paths.index(["graph_json"])])) if ["graph_json"] in paths else None
 
 
 def wait_until(condition, timeout=3.0):
@@ -509,8 +509,9 @@ def test_the_graph_travels_as_one_buffer_of_json_text(closing):
     view = GraphView(y)
     closing.append(view)
     state, buffer_paths, buffers = _remove_buffers(view.get_state())
-    assert "graph" not in state and ["graph"] in buffer_paths      # not nested JSON in the message
-    assert json.loads(bytes(buffers[buffer_paths.index(["graph"])])) == view.graph
+    assert "graph_json" not in state and ["graph_json"] in buffer_paths      # not nested JSON in the message
+    assert json.loads(bytes(buffers[buffer_paths.index(["graph_json"])])) == view.graph
+    assert view.graph == {**view.current_graph.to_dict(), "steps": []}
     sent = count_messages(view)
     y.backward()
     assert wait_until(lambda: any(sent_graph(*message) == view.graph for message in sent))

@@ -163,12 +163,24 @@ class Graph:
         """The Graph JSON as Python data: one new dict per node, edge and group (a shallow
         copy: their ``value``, ``grad``, ``source`` and ``repeat`` dicts are shared, not copied,
         so that sending a graph of thousands of nodes stays cheap)."""
-        return {"schema": "vizgrad.graph", "version": SCHEMA_VERSION,
-                "nodes": [_fields_of(n, _NODE_FIELDS) for n in self.nodes],
+        return {**self._envelope(), "nodes": [_fields_of(n, _NODE_FIELDS) for n in self.nodes],
                 "edges": [_fields_of(e, _EDGE_FIELDS) for e in self.edges],
+                "groups": [_fields_of(g, _GROUP_FIELDS) for g in self.groups]}
+
+    def to_json_bytes(self, **fields):
+        """The Graph JSON as compact UTF-8 bytes (what a widget sends), ``fields`` replacing
+        top-level ones (``steps=[]``). With orjson the nodes, edges and groups are encoded
+        straight from their dataclasses, with no dict made per node (see :func:`json_bytes`)."""
+        if orjson is None:
+            return json_bytes({**self.to_dict(), **fields})
+        return orjson.dumps({**self._envelope(), "nodes": self.nodes, "edges": self.edges, "groups": self.groups,
+                             **fields})
+
+    def _envelope(self):
+        """The top-level fields, in the schema's order (nodes, edges and groups as they are)."""
+        return {"schema": "vizgrad.graph", "version": SCHEMA_VERSION, "nodes": self.nodes, "edges": self.edges,
                 "backward_order": list(self.backward_order), "steps": list(self.steps),
-                "truncated": self.truncated, "groups": [_fields_of(g, _GROUP_FIELDS) for g in self.groups],
-                "backward": dict(self.backward)}
+                "truncated": self.truncated, "groups": self.groups, "backward": dict(self.backward)}
 
     def to_json(self, indent=None):
         """The graph as JSON text, following ``graph.schema.json``."""

@@ -596,7 +596,6 @@ class Recorder:
         self._subscription = self._observation = None
         self._watchers = ()
         self._untold = ()          # the watchers not told of a change since a graph was last read
-        self._handlers = {kind: getattr(self, "_on_" + kind) for kind in self.KINDS}
         self._hierarchy = Hierarchy()   # the groups of the structure (shared while it is replayed)
         self._call = None          # (key, positions, its first op's nodes, group key) of the composite call under way
         self._in_backward = False
@@ -693,10 +692,10 @@ class Recorder:
     def handle(self, event):
         """Record one event (what the subscription calls; a caller that manages its own
         subscription, such as a live widget, may feed events here instead of :meth:`start`)."""
-        handler = self._handlers.get(event.kind)
+        handler = _HANDLERS.get(event.kind)
         if handler is not None:
             with self.lock:
-                handler(event)
+                handler(self, event)
                 if event.kind in _LOGGED_KINDS:
                     self._settle()        # an event's tensors are the listener's during delivery only
             if self._untold and event.kind in ("op", "backward_end"):
@@ -1318,6 +1317,11 @@ class Recorder:
                                 "values": {k: _json_number(v) for k, v in event.values.items()}}
             result.append(entry[1])
         return result
+
+
+#: Recorder's handler of each event kind (functions, not bound methods: a recorder holding its
+#: own bound methods would be a reference cycle, and its graph garbage only a full collection frees)
+_HANDLERS = {kind: getattr(Recorder, "_on_" + kind) for kind in Recorder.KINDS}
 
 
 def _leaf_spec(tensor, array):

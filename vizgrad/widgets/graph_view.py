@@ -27,6 +27,7 @@ forward/backward iteration, the latest shown), ``GraphView(trace)`` (follows a
 most ``max_rate`` times per second.
 """
 
+import json
 import sys
 
 import traitlets
@@ -34,7 +35,6 @@ import traitlets
 from ..render import dot as dot_module
 from ..trace import Graph, Recorder
 from ..trace import graph as graph_of
-from ..trace import json_bytes
 from ..trace.graph import gc_paused
 from ..trace import trace as trace_block
 from .base import VizgradWidget
@@ -61,8 +61,8 @@ class GraphView(VizgradWidget):
             every node. By default graphs of more than 40 nodes start collapsed at the
             deepest module level that fits.
 
-    Synced traits: ``graph`` (Graph JSON, sent as one buffer of JSON text: the browser lays it
-    out), ``timeline`` (node ids
+    Synced traits: ``graph_json`` (the Graph JSON as one buffer of UTF-8 JSON text: the browser
+    lays it out; :attr:`graph` reads it back as Python data), ``timeline`` (node ids
     in backward order), ``step_index`` (the backward step shown: -1 before the first),
     ``playing``, ``selected`` (a node id or None), ``collapsed`` and ``modules`` (module
     names), ``revision`` (counts graph updates), ``live``, ``status``. ``dot`` is the
@@ -72,7 +72,7 @@ class GraphView(VizgradWidget):
 
     _bundle = "graph-widget"
 
-    graph = traitlets.Dict().tag(sync=True, to_json=lambda data, _: memoryview(json_bytes(data)))
+    graph_json = traitlets.Bytes(b"{}").tag(sync=True)
     timeline = traitlets.List().tag(sync=True)      # node ids (str): set by Python only, so not checked one by one
     step_index = traitlets.Int(-1).tag(sync=True)
     playing = traitlets.Bool(False).tag(sync=True)
@@ -89,6 +89,7 @@ class GraphView(VizgradWidget):
         self.max_nodes = max_nodes
         self._recorder = None
         self._static = None
+        self._parsed = (None, {})        # (graph_json, the data it holds): graph reads it once
         self._user_collapse = False
         self._pushing = False
         self._updates = self._coalescer(max_rate)
@@ -140,9 +141,26 @@ class GraphView(VizgradWidget):
         with self._updates.lock:
             return self._recorder.result()
 
+    @property
+    def graph(self):
+        """The Graph JSON shown (``graph_json`` as Python data, parsed when first read)."""
+        text, data = self._parsed
+        if text is not self.graph_json:
+            data = json.loads(self.graph_json)
+            self._parsed = (self.graph_json, data)
+        return data
+
     def node(self, node_id):
         """The shown graph's node ``node_id`` (a :class:`vizgrad.trace.GraphNode`)."""
         return self.current_graph.node(node_id)
+
+    def close(self):
+        """Close the view and let go of its graph at once (a closed view shows an empty graph):
+        a widget's traits and callbacks form reference cycles, so what it holds would otherwise
+        wait for a full garbage collection, walked object by object."""
+        super().close()
+        self._recorder, self._static, self._parsed = None, Graph(), (None, {})
+        self.graph_json = b"{}"
 
     def stop(self):
         """Stop listening to the engine: the view keeps what it shows."""
@@ -184,7 +202,7 @@ class GraphView(VizgradWidget):
 
     def select(self, node_id):
         """Open the inspector on ``node_id`` (None closes it)."""
-        if node_id is not None and node_id not in {n["id"] for n in self.graph.get("nodes", ())}:
+        if node_id is not None and node_id not in {node.id for node in self.current_graph.nodes}:
             raise KeyError(f"no node {node_id!r} in the shown graph")
         self.selected = node_id
 
@@ -231,14 +249,13 @@ class GraphView(VizgradWidget):
         """Send the current graph (runs at most ``max_rate`` times per second)."""
         with self._updates.lock:
             graph = self.current_graph
-            data = graph.to_dict()
+            data = graph.to_json_bytes(steps=[])   # the optimizer/mark history belongs to other views
             timeline = list(graph.backward_order)
-        data["steps"] = []   # the optimizer/mark history belongs to other views
         collapse = effective_collapse(graph, self.collapsed if self._user_collapse else None)
         following = self.step_index >= len(self.timeline) - 1     # at the end: stay at the end
         self._pushing = True
         try:
-            self.graph = data
+            self.graph_json = data
             self.modules = module_names(graph)
             if not self._user_collapse:
                 self.collapsed = collapse
@@ -246,7 +263,7 @@ class GraphView(VizgradWidget):
             self.timeline = timeline
             if following or new_iteration:
                 self.step_index = len(timeline) - 1
-            if self.selected is not None and self.selected not in {n["id"] for n in data["nodes"]}:
+            if self.selected is not None and self.selected not in {node.id for node in graph.nodes}:
                 self.selected = None
             self.revision += 1
             self._set_status(graph)

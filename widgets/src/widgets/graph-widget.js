@@ -194,7 +194,7 @@ function render({ model, el }) {
 
   // --- drawing (each runs at most once per animation frame) ------------------------
   function drawStep() {
-    const graph = jsonTrait(model, "graph");
+    const graph = jsonTrait(model, "graph_json");
     const state = timeline.state;
     slider.value = String(state.position);
     stepLabel.textContent = graph.nodes ? stepText(graph, state.activeStep) : "";
@@ -209,7 +209,7 @@ function render({ model, el }) {
   function drawSide() {
     panelCleanups.forEach((remove) => remove());
     panelCleanups = [];
-    const graph = jsonTrait(model, "graph");
+    const graph = jsonTrait(model, "graph_json");
     if (!graph.nodes) {
       side.replaceChildren();
       return;
@@ -230,7 +230,7 @@ function render({ model, el }) {
 
   function drawStatus() {
     status.textContent = model.get("status");
-    const graph = jsonTrait(model, "graph");
+    const graph = jsonTrait(model, "graph_json");
     alert.hidden = !(graph.nodes ?? []).some((node) => node.grad && (node.grad.nan_count || node.grad.inf_count));
     const replayable = Boolean(graph.nodes) && hasBackward(graph);
     replay.hidden = !replayable;
@@ -241,7 +241,7 @@ function render({ model, el }) {
 
   function layout() {
     if (destroyed) return;
-    const graph = jsonTrait(model, "graph");
+    const graph = jsonTrait(model, "graph_json");
     if (!graph.nodes) {
       root.dataset.ready = "true";
       host.querySelector(".vg-graph-canvas")?.replaceChildren(h("p", { class: "vg-muted vg-empty-graph" }, "No graph yet: run some operations."));
@@ -261,7 +261,7 @@ function render({ model, el }) {
 
   // --- wiring --------------------------------------------------------------------------
   cleanups.push(
-    onChange(model, ["graph", "collapsed"], () => scheduler.schedule("layout", layout)),
+    onChange(model, ["graph_json", "collapsed"], () => scheduler.schedule("layout", layout)),
     onChange(model, ["timeline"], () => {
       buildTimeline();
       scheduler.schedule("step", drawStep);
@@ -279,7 +279,7 @@ function render({ model, el }) {
       explorer.select(model.get("selected"));
       scheduler.schedule("side", drawSide);
     }),
-    onChange(model, ["status", "graph"], () => scheduler.schedule("status", drawStatus)),
+    onChange(model, ["status", "graph_json"], () => scheduler.schedule("status", drawStatus)),
     listen(slider, "input", () => timeline.seek(Number(slider.value))),
     listen(root, "keydown", (event) => {
       if (event.target === slider || event.target.tagName === "BUTTON" || event.target.tagName === "INPUT") return;
