@@ -896,3 +896,43 @@ def test_scaled_products_match_pytorch_with_gradients():
     assert vg.addmm(nan, vg.ones(1, 2), vg.ones(2, 1), beta=0).tolist() == [[2.0]]      # beta=0 ignores input's NaN
     with pytest.raises(ShapeError, match=r"addmm: input of shape \(4,\) does not broadcast to the product's shape \(3, 2\)"):
         vg.addmm(vg.ones(4), vg.ones(3, 4), vg.ones(4, 2))
+
+
+def test_inverses_determinants_and_solves_match_pytorch_to_second_order():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(8)
+    matrices = rng.standard_normal((2, 3, 3)) + 3.0 * np.eye(3)
+    for name, extra in (("inv", ()), ("det", ()), ("solve", (rng.standard_normal((2, 3, 2)),)),
+                        ("solve", (rng.standard_normal((2, 3)),)), ("solve", (rng.standard_normal(3),))):
+        arrays = [matrices if extra[0].ndim != 1 else matrices[0], *extra] if extra else [matrices]
+        ours_inputs, theirs_inputs = _pair(torch, arrays)
+        _same_values_and_gradients(getattr(vg.linalg, name)(*ours_inputs), getattr(torch.linalg, name)(*theirs_inputs),
+                                   ours_inputs, theirs_inputs, atol=1e-9)
+    ours_inputs, theirs_inputs = _pair(torch, [matrices, rng.standard_normal((2, 1, 3))])
+    _same_values_and_gradients(vg.linalg.solve(*ours_inputs, left=False),
+                               torch.linalg.solve(*theirs_inputs, left=False), ours_inputs, theirs_inputs, atol=1e-9)
+    for ours_function, theirs_function in ((vg.det, torch.det), (lambda a: vg.slogdet(a).logabsdet,
+                                                                   lambda a: torch.slogdet(a).logabsdet),
+                                           (vg.logdet, torch.logdet), (vg.inverse, torch.inverse)):
+        (mine,), (reference,) = _pair(torch, [matrices[0]])
+        grad, = vg.autograd.grad(ours_function(mine).sum(), mine, create_graph=True)
+        theirs_grad, = torch.autograd.grad(theirs_function(reference).sum(), reference, create_graph=True)
+        close(grad, theirs_grad, atol=1e-9)
+        close(vg.autograd.grad((grad * grad).sum(), mine)[0], torch.autograd.grad((theirs_grad ** 2).sum(), reference)[0],
+              atol=1e-8)                                                           # second order
+    signs = vg.slogdet(vg.tensor(-matrices, requires_grad=True))
+    assert signs.sign.tolist() == torch.slogdet(torch.tensor(-matrices)).sign.tolist()
+    assert signs.sign.requires_grad and signs.logabsdet.requires_grad                 # as PyTorch (the sign's gradient is 0)
+    assert vg.logdet(vg.tensor([[1.0, 2.0], [3.0, 4.0]])).isnan().item()          # negative determinant
+    assert vg.tensor([[2.0, 0.0], [0.0, 4.0]]).inverse().tolist() == [[0.5, 0.0], [0.0, 0.25]]
+    singular = vg.tensor([[1.0, 2.0], [2.0, 4.0]])
+    with pytest.raises(vg.linalg.LinAlgError, match=r"linalg.inv: A is singular \(its determinant is 0\)"):
+        vg.linalg.inv(singular)
+    with pytest.raises(RuntimeError, match="linalg.solve: A is singular"):
+        vg.linalg.solve(singular, vg.ones(2))
+    with pytest.raises(ShapeError, match=r"linalg.inv: A must be a square matrix or a batch of them, got shape \(2, 3\)"):
+        vg.linalg.inv(vg.ones(2, 3))
+    with pytest.raises(vg.DTypeError, match="det: input must be a floating point tensor, got int64"):
+        vg.det(vg.ones(2, 2, dtype=vg.int64))
+    with pytest.raises(ShapeError, match=r"linalg.solve: B must have 3 rows to match A of shape \(3, 3\)"):
+        vg.linalg.solve(vg.eye(3), vg.ones(2, 2))

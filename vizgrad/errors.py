@@ -87,6 +87,11 @@ class NonFiniteError(VizgradError, RuntimeError):
     ``clip_grad_norm_`` is asked to clip with ``error_if_nonfinite=True``)."""
 
 
+class LinAlgError(VizgradError, RuntimeError):
+    """A linear-algebra operation on a singular matrix (``inverse``, ``linalg.solve``): a
+    ``RuntimeError``, as ``torch.linalg.LinAlgError``; also ``vizgrad.linalg.LinAlgError``."""
+
+
 class StateDictError(VizgradError, RuntimeError):
     """``load_state_dict`` got a state dict whose keys or shapes do not match the module
     (a ``RuntimeError``, as in PyTorch). ``missing_keys`` and ``unexpected_keys`` list them."""

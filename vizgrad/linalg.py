@@ -1,5 +1,6 @@
-"""``vizgrad.linalg``: PyTorch's ``torch.linalg`` norms, built from vizgrad's reductions
-(so their gradients are those of :func:`vizgrad.norm`, :func:`vizgrad.amax` and the rest).
+"""``vizgrad.linalg``: PyTorch's ``torch.linalg``: norms built from vizgrad's reductions
+(so their gradients are those of :func:`vizgrad.norm`, :func:`vizgrad.amax` and the rest),
+the cross product, and inverses, determinants and linear systems of square matrices.
 
 Example::
 
@@ -10,12 +11,12 @@ Example::
 import math
 import numbers
 
-from .errors import ArgumentError, ShapeError, format_shape, not_a_tensor, public
+from .errors import ArgumentError, LinAlgError, ShapeError, format_shape, not_a_tensor, public
 from .ops.conversion import to_dtype
 from .ops.reduce import amax, amin, norm as _norm, sum as _sum
 from .tensor import Tensor
 
-__all__ = ["cross", "matrix_norm", "norm", "vector_norm"]
+__all__ = ["LinAlgError", "cross", "det", "inv", "matrix_norm", "norm", "slogdet", "solve", "vector_norm"]
 
 
 @public("vector_norm")
@@ -101,3 +102,52 @@ def cross(input, other, *, dim=-1):
     """
     from .ops.linalg import cross_product
     return cross_product("linalg.cross", input, other, dim)
+
+
+@public("inv")
+def inv(A):
+    """The inverse of a square matrix (or of each in a batch): :func:`vizgrad.inverse`.
+
+    Example::
+
+        vizgrad.linalg.inv(vizgrad.tensor([[2.0, 0.0], [0.0, 4.0]]))   # diag(0.5, 0.25)
+    """
+    from .ops.linalg import _inverse
+    return _inverse("linalg.inv", A)
+
+
+@public("det")
+def det(A):
+    """The determinant of a square matrix (or of each in a batch): :func:`vizgrad.det`.
+
+    Example::
+
+        vizgrad.linalg.det(vizgrad.eye(3) * 2)   # tensor(8.)
+    """
+    from .ops.linalg import determinant
+    return determinant("linalg.det", A)
+
+
+@public("slogdet")
+def slogdet(A):
+    """``(sign, logabsdet)`` of the determinant: :func:`vizgrad.slogdet`.
+
+    Example::
+
+        vizgrad.linalg.slogdet(vizgrad.eye(2) * -3)   # sign tensor(1.), logabsdet tensor(2.1972)
+    """
+    from .ops.linalg import log_determinant
+    return log_determinant("linalg.slogdet", A)
+
+
+@public("solve")
+def solve(A, B, *, left=True):
+    """X with A X = B for a square (batch of) A; B a matrix or, as PyTorch, a vector (or a
+    batch of vectors). ``left=False`` solves X A = B. Gradients: G_B = A⁻ᵀ G, G_A = -G_B Xᵀ.
+
+    Example::
+
+        vizgrad.linalg.solve(vizgrad.tensor([[2.0, 0.0], [0.0, 4.0]]), vizgrad.tensor([2.0, 2.0]))   # tensor([1.0, 0.5])
+    """
+    from .ops.linalg import solve_system
+    return solve_system("linalg.solve", A, B, left=left)

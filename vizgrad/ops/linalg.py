@@ -7,15 +7,18 @@ leaves the batch sums to the engine's one broadcasting helper. einsum's backward
 an einsum per operand: the gradient contracted with the other operands.
 """
 
+import math
 import string
 import warnings
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, return_types
 from ..autograd.function import Op
-from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, not_a_tensor, check_dim
+from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, LinAlgError, not_a_tensor,
+                      check_dim)
 from ..tensor import Tensor
+from . import binary
 from .binary import mul
 from .registry import Sample, register
 from .samples import non_contiguous, values
@@ -458,6 +461,222 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     if isinstance(p, bool) or not isinstance(p, (int, float)) or p < 0:
         raise ArgumentError(f"cdist: p must be a number at least 0, got {p!r}")
     return vector_norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), ord=p, dim=-1)
+
+
+# --- inverse, det, slogdet, logdet, solve: square matrices ------------------------------------
+
+def _square(op, name, a):
+    """``a`` must be a floating point (batch of) square matrix."""
+    if not isinstance(a, Tensor):
+        raise not_a_tensor(op, name, a)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ShapeError(f"{op}: {name} must be a square matrix or a batch of them, got shape {format_shape(a.shape)}")
+    if not a.is_floating_point():
+        raise DTypeError(f"{op}: {name} must be a floating point tensor, got {a.dtype.name}")
+
+
+def _singular(op, name, a):
+    """The error for a singular matrix: what ``vizgrad.linalg.LinAlgError`` catches."""
+    return LinAlgError(f"{op}: {name} is singular (its determinant is 0): it has no inverse, and "
+                         f"systems with it have no unique solution (shape {format_shape(a.shape)})")
+
+
+def _as_matrices(xp, value):
+    """A batch of numbers as a batch of 1×1 matrices (to scale matrices)."""
+    return xp.reshape(value, tuple(value.shape) + (1, 1))
+
+
+class Inverse(Op):
+    """A⁻¹; d(A⁻¹) = -A⁻¹ dA A⁻¹, so the gradient is -A⁻ᵀ G A⁻ᵀ."""
+
+    @staticmethod
+    def forward(ctx, a, op, name):
+        try:
+            out = ctx.xp.linalg.inv(a)
+        except np.linalg.LinAlgError:          # (NumPy's and array_api_strict's; CuPy gives inf instead)
+            raise _singular(op, name, a) from None
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        transposed = ctx.xp.matrix_transpose(out)
+        return -(transposed @ grad @ transposed)
+
+
+class Det(Op):
+    """det A; d det A = det A · tr(A⁻¹ dA), so the gradient is g · det A · A⁻ᵀ."""
+
+    @staticmethod
+    def forward(ctx, a):
+        out = ctx.xp.linalg.det(a)
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        xp = ctx.xp
+        return _as_matrices(xp, grad * out) * xp.matrix_transpose(xp.linalg.inv(a))
+
+
+class Slogdet(Op):
+    """(sign det A, log |det A|); the gradient of the log is A⁻ᵀ, the sign's is 0 (as PyTorch,
+    both outputs require grad)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        sign, logabsdet = ctx.xp.linalg.slogdet(a)
+        ctx.save_for_backward(a)
+        return sign, logabsdet
+
+    @staticmethod
+    def backward(ctx, grad_sign, grad):
+        if grad is None:              # the sign is piecewise constant: its gradient is 0
+            return None
+        a, = ctx.saved_tensors
+        xp = ctx.xp
+        return _as_matrices(xp, grad) * xp.matrix_transpose(xp.linalg.inv(a))
+
+
+class Solve(Op):
+    """X with A X = B; dX = A⁻¹(dB - dA X), so G_B = A⁻ᵀ G and G_A = -G_B Xᵀ."""
+
+    broadcasts = True
+
+    @staticmethod
+    def forward(ctx, a, b, op):
+        try:
+            out = ctx.xp.linalg.solve(a, b)
+        except np.linalg.LinAlgError:
+            raise _singular(op, "A", a) from None
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        xp = ctx.xp
+        grad_b = xp.linalg.solve(xp.matrix_transpose(a), grad)
+        return -(grad_b @ xp.matrix_transpose(out)), grad_b
+
+
+def _matrices(rng, shape):
+    """Well-conditioned matrices: random ones plus a multiple of the identity."""
+    return values(rng, shape) + 3.0 * np.eye(shape[-1])
+
+
+def _square_samples(rng):
+    yield Sample((_matrices(rng, (3, 3)),), name="matrix")
+    yield Sample((_matrices(rng, (2, 4, 4)),), name="batch")
+    yield Sample((-_matrices(rng, (1, 1)),), name="1x1, negative")
+
+
+def _inverse(op, a):
+    name = "A" if op.startswith("linalg.") else "input"
+    _square(op, name, a)
+    return Inverse.apply(a, op=op, name=name)
+
+
+@register(np.linalg.inv, _square_samples)
+def inverse(input):
+    """The inverse A⁻¹ of a square matrix (or of each in a batch); d/dA: -A⁻ᵀ G A⁻ᵀ.
+
+    Example::
+
+        vizgrad.tensor([[2.0, 0.0], [0.0, 4.0]]).inverse()   # tensor([[0.5000, 0.0000], [0.0000, 0.2500]])
+    """
+    return _inverse("inverse", input)
+
+
+@register(np.linalg.det, _square_samples)
+def det(input):
+    """The determinant of a square matrix (or of each in a batch); d/dA: g · det A · A⁻ᵀ
+    (defined where A is invertible).
+
+    Example::
+
+        vizgrad.tensor([[1.0, 2.0], [3.0, 4.0]]).det()   # tensor(-2.)
+    """
+    return determinant("det", input)
+
+
+def determinant(op, a):
+    """:func:`det` for ``op`` (``det`` or ``linalg.det``), whose name its errors use."""
+    _square(op, "A" if op.startswith("linalg.") else "input", a)
+    return Det.apply(a)
+
+
+def _slogdet_reference(a):
+    sign, logabsdet = np.linalg.slogdet(a)
+    return sign, logabsdet
+
+
+@register(_slogdet_reference, _square_samples, smooth=False)
+def slogdet(input):
+    """The sign and the log of the absolute value of the determinant, as a named tuple
+    ``(sign, logabsdet)``: the log-determinant without overflow for large matrices. The
+    gradient of ``logabsdet`` is A⁻ᵀ; that of ``sign`` is 0.
+
+    Example::
+
+        vizgrad.slogdet(vizgrad.tensor([[1.0, 2.0], [3.0, 4.0]]))   # sign tensor(-1.), logabsdet tensor(0.6931)
+    """
+    return log_determinant("slogdet", input)
+
+
+def log_determinant(op, a):
+    """:func:`slogdet` for ``op`` (``slogdet`` or ``linalg.slogdet``), whose name its errors use."""
+    _square(op, "A" if op.startswith("linalg.") else "input", a)
+    return return_types.slogdet(*Slogdet.apply(a))
+
+
+def _logdet_reference(a):
+    sign, logabsdet = np.linalg.slogdet(a)
+    return np.where(sign < 0, np.nan, logabsdet)
+
+
+def _logdet_samples(rng):
+    yield Sample((_matrices(rng, (3, 3)),), name="matrix")
+    yield Sample((_matrices(rng, (2, 2, 2)),), name="batch")
+
+
+@register(_logdet_reference, _logdet_samples)
+def logdet(input):
+    """log det A: NaN where the determinant is negative, -inf where it is 0 (as PyTorch);
+    d/dA: A⁻ᵀ.
+
+    Example::
+
+        vizgrad.tensor([[2.0, 0.0], [0.0, 3.0]]).logdet()   # tensor(1.7918)
+    """
+    sign, logabsdet = log_determinant("logdet", input)
+    return binary.where(sign < 0, math.nan, logabsdet)
+
+
+def solve_system(op, a, b, left=True):
+    """X with A X = B (``left``) or X A = B: :func:`vizgrad.linalg.solve`, named ``op`` in errors."""
+    _square(op, "A", a)
+    if not isinstance(b, Tensor):
+        raise not_a_tensor(op, "B", b)
+    if b.dtype is not a.dtype:
+        raise DTypeError(f"{op}: A and B must have one dtype, got {a.dtype.name} and {b.dtype.name}")
+    if not left:              # X A = B  ⇔  Aᵀ Xᵀ = Bᵀ
+        return solve_system(op, a.mT, b.mT).mT
+    size = a.shape[-1]
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and tuple(b.shape[:-1]) == tuple(a.shape[:-2]))
+    column = b.unsqueeze(-1) if vector else b
+    if column.ndim < 2 or column.shape[-2] != size:
+        raise ShapeError(f"{op}: B must have {size} rows to match A of shape {format_shape(a.shape)}, got shape "
+                         f"{format_shape(b.shape)}")
+    try:
+        batch = np.broadcast_shapes(tuple(a.shape[:-2]), tuple(column.shape[:-2]))
+    except ValueError:
+        raise ShapeError(f"{op}: the batch dims of A {format_shape(a.shape)} and B {format_shape(b.shape)} do not "
+                         f"broadcast") from None
+    out = Solve.apply(a.expand(batch + (size, size)), column.expand(batch + tuple(column.shape[-2:])), op=op)
+    return out.squeeze(-1) if vector else out
 
 
 def _kron_samples(rng):

@@ -6,10 +6,14 @@ instead of the backend's, so a backward written once records its own graph.
 Backward code may use the operators and exactly the functions defined here.
 """
 
+import functools
+import types
+
 import numpy as np
 
 from .. import dtypes
-from . import binary, compare, conversion, index, linalg, reduce, shape, unary
+from . import binary, compare, conversion, index, reduce, shape, unary
+from . import linalg as _linalg
 
 
 def _dtype(value):
@@ -200,11 +204,16 @@ def put_add(x, key, values):
 
 # linear algebra
 def matmul(x1, x2):
-    return linalg.matmul(x1, x2)
+    return _linalg.matmul(x1, x2)
 
 
 def einsum(subscripts, *operands):
-    return linalg.einsum(subscripts, *operands)
+    return _linalg.einsum(subscripts, *operands)
+
+
+# the Array API's linalg extension, as far as backwards use it
+linalg = types.SimpleNamespace(inv=_linalg.inverse, det=_linalg.det,
+                               solve=functools.partial(_linalg.solve_system, "linalg.solve"))
 
 
 pi, e, inf, nan = np.pi, np.e, np.inf, np.nan
