@@ -22,6 +22,7 @@ test("a saved graph's status line says what it holds", () => {
 test("the widget state starts at the end of the replay, nothing selected, nothing collapsed", () => {
   const state = graphState(GRAPH);
   assert.deepEqual(state.timeline, ["n2", "n1", "n0"]);
+  assert.equal(state.graph_json, GRAPH); // the parsed output, read as it is
   assert.equal(state.step_index, 2);
   assert.equal(state.dot, undefined); // the page lays the graph out from its JSON
   assert.deepEqual([state.playing, state.selected, state.collapsed, state.modules, state.live], [false, null, [], [], false]);

@@ -20,8 +20,9 @@ export function statusText(graph) {
 }
 
 /**
- * The widget state for a graph output: ``graph`` is the MIME data (the browser lays it
- * out itself; the DOT in the output's metadata is for other tools). Throws when it is unusable.
+ * The widget state for a graph output: ``graph_json`` holds the MIME data, already parsed
+ * (GraphView's kernel sends it as JSON text; the widget reads either), which the browser lays
+ * out itself (the DOT in the output's metadata is for other tools). Throws when it is unusable.
  */
 export function graphState(graph) {
   if (!graph || graph.schema !== "vizgrad.graph" || !Array.isArray(graph.nodes)) {
@@ -29,7 +30,7 @@ export function graphState(graph) {
   }
   const timeline = [...(graph.backward_order ?? [])];
   return {
-    graph, timeline,
+    graph_json: graph, timeline,
     step_index: timeline.length - 1,
     playing: false,
     steps_per_second: 2,

@@ -33,7 +33,8 @@ const decodedJson = new WeakMap(); // buffer -> its data: each value is parsed o
 /**
  * The value of a trait that Python sends as one buffer of UTF-8 JSON text (a DataView; a
  * graph of thousands of nodes travels much faster so than as nested JSON in the message),
- * parsed once per value; ``fallback`` while there is none.
+ * parsed once per value; data already parsed (a saved notebook output's) as it is;
+ * ``fallback`` while there is none.
  */
 export function jsonTrait(model, name, fallback = {}) {
   const value = model.get(name);
