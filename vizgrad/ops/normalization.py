@@ -278,31 +278,50 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     _check_input("batch_norm", input)
     if input.ndim < 2:
         raise ShapeError(f"batch_norm: expected an input of shape (N, C, ...), got {format_shape(input.shape)}")
-    channels = input.shape[1]
-    for name, tensor in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
-                         ("bias", bias)):
-        _check_parameter("batch_norm", name, tensor, (channels,), input)
-    view = (channels,) + (1,) * (input.ndim - 2)
+    channels, view = _channel_parameters("batch_norm", input, running_mean, running_var, weight, bias)
     axes = (0,) + tuple(range(2, input.ndim))
     if not training:
-        if running_mean is None or running_var is None:
-            raise ArgumentError("batch_norm: running_mean and running_var are needed when training=False")
-        lead_axes = tuple(d for d in range(input.ndim) if d != 1)
-        return NormalizeWithStatistics.apply(input, weight, bias, running_mean, running_var, eps=eps, view=view,
-                                             param_axes=lead_axes)
+        return _with_running_statistics("batch_norm", "training=False", input, running_mean, running_var, weight,
+                                        bias, eps, view)
     count = input.numel() // channels if channels else 0
     if count <= 1:
         raise ArgumentError(f"batch_norm: expected more than 1 value per channel when "
                             f"training, got input size {format_shape(input.shape)}")
-    if running_mean is not None or running_var is not None:
-        with no_grad(), observers.quiet_ops:      # buffer updates: no part of the differentiable graph
-            batch = input.detach()
-            if running_mean is not None:
-                running_mean.mul_(1 - momentum).add_(reduce.mean(batch, dim=axes) * momentum)
-            if running_var is not None:
-                variance = reduce.var(batch, dim=axes, correction=1)
-                running_var.mul_(1 - momentum).add_(variance * momentum)
+    batch = input.detach()
+    _update_running_statistics(running_mean, running_var, momentum, lambda: reduce.mean(batch, dim=axes),
+                               lambda: reduce.var(batch, dim=axes, correction=1))
     return _normalize(input, weight, bias, axes, eps, (channels,), view)
+
+
+def _channel_parameters(op, input, running_mean, running_var, weight, bias):
+    """Check the per-channel tensors of an (N, C, ...) input; its channel count and the view
+    that lines a (C,) tensor up with it."""
+    channels = input.shape[1]
+    for name, tensor in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                         ("bias", bias)):
+        _check_parameter(op, name, tensor, (channels,), input)
+    return channels, (channels,) + (1,) * (input.ndim - 2)
+
+
+def _with_running_statistics(op, when, input, running_mean, running_var, weight, bias, eps, view):
+    """Normalize each channel with ``running_mean`` and ``running_var`` (evaluation)."""
+    if running_mean is None or running_var is None:
+        raise ArgumentError(f"{op}: running_mean and running_var are needed when {when}")
+    lead_axes = tuple(d for d in range(input.ndim) if d != 1)
+    return NormalizeWithStatistics.apply(input, weight, bias, running_mean, running_var, eps=eps, view=view,
+                                         param_axes=lead_axes)
+
+
+def _update_running_statistics(running_mean, running_var, momentum, mean, variance):
+    """r ← (1 - momentum) r + momentum · s for the buffers given, s from ``mean()`` and
+    ``variance()``: buffer updates, no part of the differentiable graph."""
+    if running_mean is None and running_var is None:
+        return
+    with no_grad(), observers.quiet_ops:
+        if running_mean is not None:
+            running_mean.mul_(1 - momentum).add_(mean() * momentum)
+        if running_var is not None:
+            running_var.mul_(1 - momentum).add_(variance() * momentum)
 
 
 # --- group_norm --------------------------------------------------------------------------
@@ -381,29 +400,18 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if input.ndim < 3:
         raise ShapeError(f"instance_norm: expected an input of shape (N, C, ...) with at least one spatial dim, "
                          f"got {format_shape(input.shape)}")
-    channels = input.shape[1]
-    for name, tensor in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
-                         ("bias", bias)):
-        _check_parameter("instance_norm", name, tensor, (channels,), input)
-    view = (channels,) + (1,) * (input.ndim - 2)
+    channels, view = _channel_parameters("instance_norm", input, running_mean, running_var, weight, bias)
     if not use_input_stats:
-        if running_mean is None or running_var is None:
-            raise ArgumentError("instance_norm: running_mean and running_var are needed when use_input_stats=False")
-        lead_axes = tuple(d for d in range(input.ndim) if d != 1)
-        return NormalizeWithStatistics.apply(input, weight, bias, running_mean, running_var, eps=eps, view=view,
-                                             param_axes=lead_axes)
+        return _with_running_statistics("instance_norm", "use_input_stats=False", input, running_mean, running_var,
+                                        weight, bias, eps, view)
     spatial = math.prod(input.shape[2:])
     if spatial <= 1:
         raise ArgumentError(f"instance_norm: expected more than 1 spatial element per channel, got input of "
                             f"shape {format_shape(input.shape)}")
-    if running_mean is not None or running_var is not None:
-        with no_grad(), observers.quiet_ops:      # buffer updates: no part of the differentiable graph
-            instances, axes = input.detach(), tuple(range(2, input.ndim))
-            if running_mean is not None:
-                running_mean.mul_(1 - momentum).add_(reduce.mean(reduce.mean(instances, dim=axes), dim=0) * momentum)
-            if running_var is not None:
-                variance = reduce.mean(reduce.var(instances, dim=axes, correction=1), dim=0)
-                running_var.mul_(1 - momentum).add_(variance * momentum)
+    instances, axes = input.detach(), tuple(range(2, input.ndim))
+    _update_running_statistics(running_mean, running_var, momentum,
+                               lambda: reduce.mean(reduce.mean(instances, dim=axes), dim=0),
+                               lambda: reduce.mean(reduce.var(instances, dim=axes, correction=1), dim=0))
     stats_shape = (input.shape[0], channels, spatial)
     return _normalize(input, weight, bias, (2,), eps, (channels,), view, stats_shape)
 
