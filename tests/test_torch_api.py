@@ -936,3 +936,36 @@ def test_inverses_determinants_and_solves_match_pytorch_to_second_order():
         vg.det(vg.ones(2, 2, dtype=vg.int64))
     with pytest.raises(ShapeError, match=r"linalg.solve: B must have 3 rows to match A of shape \(3, 3\)"):
         vg.linalg.solve(vg.eye(3), vg.ones(2, 2))
+
+
+def test_cumulative_products_extremes_and_logsumexps_match_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(9)
+    with_zeros = np.array([[2.0, 0.0, 3.0, 4.0], [0.0, 2.0, 0.0, 5.0], [1.5, -2.0, 3.0, 0.5]])
+    for array, dim in ((with_zeros, 1), (with_zeros, 0), (rng.standard_normal((3, 4, 2)), 1)):
+        (mine,), (reference,) = _pair(torch, [array])
+        weights = np.arange(array.size, dtype=np.float64).reshape(array.shape)
+        grad, = vg.autograd.grad((vg.cumprod(mine, dim) * vg.tensor(weights)).sum(), mine, create_graph=True)
+        theirs_grad, = torch.autograd.grad((torch.cumprod(reference, dim) * torch.tensor(weights)).sum(), reference,
+                                           create_graph=True)
+        close(grad, theirs_grad, atol=1e-9)                                 # exact where inputs are zero
+        close(vg.autograd.grad((grad * grad).sum(), mine)[0], torch.autograd.grad((theirs_grad ** 2).sum(), reference)[0],
+              atol=1e-9)
+    ties = np.array([[1.0, 3.0, 3.0, 2.0, 5.0, 5.0, 0.0], [2.0, np.nan, 5.0, np.nan, 1.0, 7.0, 0.0]])
+    for name in ("cummax", "cummin"):
+        ours, theirs = getattr(vg, name)(vg.tensor(ties), 1), getattr(torch, name)(torch.tensor(ties), 1)
+        np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())      # NaN stays, as PyTorch
+        assert ours.indices.tolist() == theirs.indices.tolist() and ours.indices.dtype is vg.int64
+        assert type(ours).__name__ == name and "values=" in repr(ours)
+        (mine,), (reference,) = _pair(torch, [rng.standard_normal((4, 6, 3))])
+        _same_values_and_gradients(getattr(vg, name)(mine, 1).values, getattr(torch, name)(reference, 1).values,
+                                   [mine], [reference])
+    with pytest.raises(vg.DTypeError, match="cummax: input must be a number tensor, got dtype bool"):
+        vg.cummax(vg.tensor([True, False]), 0)
+    for array in (np.array([-1000.0, 0.0, 1000.0, -5.0]), rng.standard_normal((3, 7)), np.array([-np.inf, -np.inf, 0.0])):
+        (mine,), (reference,) = _pair(torch, [array])
+        _same_values_and_gradients(vg.logcumsumexp(mine, -1), torch.logcumsumexp(reference, -1), [], [], atol=1e-9)
+    (mine,), (reference,) = _pair(torch, [rng.standard_normal((3, 5))])
+    _same_values_and_gradients(mine.logcumsumexp(0), reference.logcumsumexp(0), [mine], [reference], atol=1e-9)
+    with pytest.raises(vg.DTypeError, match="logcumsumexp: input must be a floating point tensor, got int64"):
+        vg.logcumsumexp(vg.tensor([1, 2]), 0)

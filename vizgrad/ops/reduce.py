@@ -948,6 +948,215 @@ def cumsum(input, dim, *, dtype=None):
     return Cumsum.apply(_cast(input, dtype), axis=axis if input.ndim else None)
 
 
+# --- cumprod, cummax, cummin, logcumsumexp ----------------------------------------------------
+
+class Cumprod(Op):
+    """Running product: outⱼ = Π_{i≤j} xᵢ. Its gradient d/dxᵢ = Σ_{j≥i} gⱼ Π_{k≤j, k≠i} xₖ is
+    the reversed running sum of g·out divided by xᵢ before a slice's first zero; at that zero,
+    the reversed running sum of g·out', out' the running product with the zero read as 1; and
+    0 after it (every product there holds the zero)."""
+
+    @staticmethod
+    def forward(ctx, a, axis):
+        ctx.axis = axis
+        xp = ctx.xp
+        if axis is None:                     # a 0-d tensor: its own running product
+            return xp.asarray(a, copy=True)
+        out = xp.cumulative_prod(a, axis=axis)
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        axis = ctx.axis
+        if axis is None:
+            return grad
+        a, out = ctx.saved_tensors
+        xp = ctx.xp
+
+        def reversed_sum(value):
+            return xp.flip(xp.cumulative_sum(xp.flip(value, axis=axis), axis=axis), axis=axis)
+        zero = a == 0
+        seen = xp.cumulative_sum(xp.astype(zero, a.dtype), axis=axis)    # zeros up to each place
+        before = seen == 0
+        first = xp.logical_and(zero, seen == 1)
+        safe = xp.where(before, a, 1.0)
+        after_first = xp.cumulative_prod(xp.where(first, 1.0, a), axis=axis)
+        return xp.where(before, reversed_sum(grad * out) / safe,
+                        xp.where(first, reversed_sum(grad * after_first), 0.0))
+
+
+def _cumulative_samples(rng):
+    for dim in (0, -1):
+        yield Sample((values(rng, ()), dim), name=f"0-d dim={dim}")
+    for dim in (0, 1, -1):
+        yield Sample((values(rng, (3, 4, 2)), dim), name=f"dim={dim}")
+    yield Sample((non_contiguous(values(rng, (4, 3))),), {"dim": 1}, name="non-contiguous")
+
+
+def _cumprod_reference(x, dim, dtype=None):
+    return np.cumprod(x, axis=dim) if np.ndim(x) else np.array(x)
+
+
+@register(_cumprod_reference, _cumulative_samples)     # (zeros: tests/test_torch_api.py, against PyTorch)
+def cumprod(input, dim, *, dtype=None):
+    """Running product along ``dim``: outⱼ = Π_{i≤j} xᵢ. The gradient is exact where inputs
+    are zero too: d/dxᵢ = Σ_{j≥i} gⱼ Π_{k≤j, k≠i} xₖ.
+
+    Example::
+
+        vizgrad.tensor([1.0, 2.0, 3.0]).cumprod(dim=0)   # tensor([1., 2., 6.])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("cumprod", "input", input)
+    if not _is_int(dim):
+        raise ArgumentTypeError(f"cumprod: dim must be an int, got {dim!r}")
+    axis = check_dim("cumprod", int(dim), input.ndim)
+    return Cumprod.apply(_cast(input, dtype), axis=axis if input.ndim else None)
+
+
+class RunningExtremum(Op):
+    """Running maximum (or minimum) along ``axis`` and the index it came from: the latest
+    index among equal values, a NaN once met staying (as PyTorch). Found by a doubling scan
+    (log₂ n passes of the Array API). The gradient goes back to those indices."""
+
+    @staticmethod
+    def forward(ctx, a, axis, largest, floating):
+        xp = ctx.xp
+        ctx.shape, ctx.axis = a.shape, axis
+        if a.ndim == 0:
+            indices = xp.zeros((), dtype=xp.int64)
+            out = xp.asarray(a, copy=True)
+        else:
+            out = xp.moveaxis(a, axis, -1)
+            indices = xp.broadcast_to(xp.arange(out.shape[-1], dtype=xp.int64), out.shape)
+            step = 1
+            while step < out.shape[-1]:       # combine each place with the one `step` before it
+                earlier = out[..., :-step]
+                later = out[..., step:]
+                keep_later = later >= earlier if largest else later <= earlier
+                if floating:
+                    keep_later = xp.logical_or(xp.logical_and(keep_later, ~xp.isnan(earlier)), xp.isnan(later))
+                merged = xp.where(keep_later, later, earlier)
+                merged_indices = xp.where(keep_later, indices[..., step:], indices[..., :-step])
+                out = xp.concat([out[..., :step], merged], axis=-1)
+                indices = xp.concat([indices[..., :step], merged_indices], axis=-1)
+                step *= 2
+            out, indices = xp.moveaxis(out, -1, axis), xp.moveaxis(indices, -1, axis)
+        ctx.save_for_backward(indices)
+        ctx.mark_non_differentiable(indices)
+        return out, indices
+
+    @staticmethod
+    def backward(ctx, grad, grad_indices):
+        indices, = ctx.saved_tensors
+        xp = ctx.xp
+        if len(ctx.shape) == 0:
+            return grad
+        return xp.scatter_add(xp.zeros_like(grad), ctx.axis, indices, grad)
+
+
+def _running_reference(largest):
+    def reference(x, dim):
+        if not np.ndim(x):
+            return np.array(x), np.zeros((), dtype=np.int64)
+        moved = np.moveaxis(x, dim, -1)
+        out, index = np.empty_like(moved), np.zeros(moved.shape, dtype=np.int64)
+        for position in np.ndindex(moved.shape[:-1]):
+            best, at = moved[position][0], 0
+            for i, value in enumerate(moved[position]):
+                if np.isnan(value) or (not np.isnan(best) and (value >= best if largest else value <= best)):
+                    best, at = value, i
+                out[position + (i,)], index[position + (i,)] = best, at
+        return np.moveaxis(out, -1, dim), np.moveaxis(index, -1, dim)
+    return reference
+
+
+def _running_samples(rng):
+    yield from _cumulative_samples(rng)
+    yield Sample((np.array([[1, 3, 3, 2, 5, 5, 0], [4, 4, 1, 4, 6, 2, 6]]), 1), name="ties (integers)")
+    # (NaN: tests/test_torch_api.py, against PyTorch; floats with ties have no numerical gradient)
+
+
+def _running(op, input, dim, largest):
+    if not isinstance(input, Tensor):
+        raise not_a_tensor(op, "input", input)
+    if not _is_int(dim):
+        raise ArgumentTypeError(f"{op}: dim must be an int, got {dim!r}")
+    if input.dtype is dtypes.bool_:
+        raise DTypeError(f"{op}: input must be a number tensor, got dtype bool; convert it first, e.g. x.int()")
+    axis = check_dim(op, int(dim), input.ndim)
+    result = return_types.cummax if largest else return_types.cummin
+    return result(*RunningExtremum.apply(input, axis=axis if input.ndim else 0, largest=largest,
+                                         floating=input.is_floating_point()))
+
+
+@register(_running_reference(True), _running_samples, smooth=False)
+def cummax(input, dim):
+    """The running maximum along ``dim`` and where each came from, as a named tuple
+    ``(values, indices)``: among equal values the latest index, and a NaN, once met, stays.
+    The gradient goes back to those indices.
+
+    Example::
+
+        vizgrad.tensor([1.0, 3.0, 2.0, 5.0]).cummax(dim=0)   # values tensor([1., 3., 3., 5.]), indices tensor([0, 1, 1, 3])
+    """
+    return _running("cummax", input, dim, largest=True)
+
+
+@register(_running_reference(False), _running_samples, smooth=False)
+def cummin(input, dim):
+    """The running minimum along ``dim`` and its indices: :func:`cummax` with the order reversed.
+
+    Example::
+
+        vizgrad.tensor([3.0, 1.0, 2.0, 0.5]).cummin(dim=0)   # values tensor([3.0, 1.0, 1.0, 0.5]), indices tensor([0, 1, 1, 3])
+    """
+    return _running("cummin", input, dim, largest=False)
+
+
+def _logcumsumexp_reference(x, dim):
+    return np.logaddexp.accumulate(x, axis=dim) if np.ndim(x) else np.array(x)
+
+
+def _logcumsumexp_samples(rng):
+    yield from _cumulative_samples(rng)
+    yield Sample((np.array([-1000.0, 0.0, 1000.0, -5.0]), 0), name="far apart")
+
+
+@register(_logcumsumexp_reference, _logcumsumexp_samples)
+def logcumsumexp(input, dim):
+    """log Σ_{i≤j} exp(xᵢ) along ``dim``, without overflow or underflow: a doubling scan of
+    logaddexp (log₂ n passes), so its gradient (softmax weights of each prefix) and higher
+    derivatives are those of the ops it is made of.
+
+    Example::
+
+        vizgrad.tensor([0.0, 0.0, 0.0]).logcumsumexp(dim=0)   # tensor([0.0000, 0.6931, 1.0986])
+    """
+    from .shape import cat, narrow
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("logcumsumexp", "input", input)
+    if not _is_int(dim):
+        raise ArgumentTypeError(f"logcumsumexp: dim must be an int, got {dim!r}")
+    if not input.is_floating_point():
+        raise DTypeError(f"logcumsumexp: input must be a floating point tensor, got {input.dtype.name}")
+    axis = check_dim("logcumsumexp", int(dim), input.ndim)
+    if input.ndim == 0:
+        return input.clone()
+    out, size, step = input, input.shape[axis], 1
+    while step < size:
+        later, earlier = narrow(out, axis, step, size - step), narrow(out, axis, 0, size - step)
+        larger = binary.maximum(later, earlier)
+        finite = larger.isfinite()            # -inf and -inf: no inf - inf
+        top = binary.where(finite, larger, 0.0)
+        merged = top + ((later - top).exp() + (earlier - top).exp()).log()
+        merged = binary.where(finite, merged, larger)
+        out = cat([narrow(out, axis, 0, step), merged], axis)
+        step *= 2
+    return out
+
+
 # --- all, any, count_nonzero (no gradient) --------------------------------------------
 
 class All(IndexOrTruthReduction):

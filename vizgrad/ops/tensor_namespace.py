@@ -124,6 +124,10 @@ def cumulative_sum(x, axis=None):
     return reduce.cumsum(x, 0 if axis is None else axis)
 
 
+def cumulative_prod(x, axis=None):
+    return reduce.cumprod(x, 0 if axis is None else axis)
+
+
 # shapes
 def reshape(x, shape_, copy=None):
     return shape.reshape(x, tuple(shape_))
