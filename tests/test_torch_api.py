@@ -969,3 +969,26 @@ def test_cumulative_products_extremes_and_logsumexps_match_pytorch():
     _same_values_and_gradients(mine.logcumsumexp(0), reference.logcumsumexp(0), [mine], [reference], atol=1e-9)
     with pytest.raises(vg.DTypeError, match="logcumsumexp: input must be a floating point tensor, got int64"):
         vg.logcumsumexp(vg.tensor([1, 2]), 0)
+
+
+def test_unfold_and_fold_match_pytorch_and_are_adjoint():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(10)
+    for options in ({"kernel_size": 2}, {"kernel_size": (3, 2), "stride": 2, "padding": 1, "dilation": (1, 2)}):
+        (mine,), (reference,) = _pair(torch, [rng.standard_normal((2, 3, 6, 7))])
+        _same_values_and_gradients(F.unfold(mine, **options), torch.nn.functional.unfold(reference, **options),
+                                   [mine], [reference])
+        columns = rng.standard_normal(tuple(torch.nn.functional.unfold(reference, **options).shape))
+        (mine,), (reference,) = _pair(torch, [columns])
+        _same_values_and_gradients(F.fold(mine, (6, 7), **options), torch.nn.functional.fold(reference, (6, 7), **options),
+                                   [mine], [reference])
+        x, y = vg.tensor(rng.standard_normal((2, 3, 6, 7))), vg.tensor(columns)
+        assert (F.unfold(x, **options) * y).sum().item() == pytest.approx((x * F.fold(y, (6, 7), **options)).sum().item())
+    assert repr(vg.nn.Unfold(2, stride=2)) == repr(torch.nn.Unfold(2, stride=2))
+    assert repr(vg.nn.Fold((4, 4), 2)) == repr(torch.nn.Fold((4, 4), 2))
+    image = vg.randn(1, 2, 4, 4)
+    close(vg.nn.Fold((4, 4), 2, stride=2)(vg.nn.Unfold(2, stride=2)(image)), image)       # blocks that tile: identity
+    with pytest.raises(ShapeError, match=r"fold: input of shape \(1, 12, 8\) must be \(N, C·4, 9\)"):
+        F.fold(vg.ones(1, 12, 8), (4, 4), 2)
+    with pytest.raises(ShapeError, match="unfold: the kernel \\(5, 5\\) is larger than the padded input"):
+        F.unfold(vg.ones(1, 1, 3, 3), 5)

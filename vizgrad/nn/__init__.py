@@ -10,6 +10,7 @@ from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .distance import CosineSimilarity, PairwiseDistance
+from .fold import Fold, Unfold
 from .dropout import Dropout
 from .embedding import Embedding
 from .flatten import Flatten, Unflatten

@@ -628,3 +628,121 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """
     return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding,
                            groups, dilation)
+
+
+# --- unfold, fold: im2col and col2im as functions ---------------------------------------------
+
+def _window_arguments(op, kernel_size, dilation, padding, stride):
+    kernel = spatial_tuple(op, "kernel_size", kernel_size, 2)
+    dilation = spatial_tuple(op, "dilation", dilation, 2)
+    pads = spatial_tuple(op, "padding", padding, 2)
+    stride = spatial_tuple(op, "stride", stride, 2)
+    for name, numbers in (("kernel_size", kernel), ("dilation", dilation), ("stride", stride)):
+        check_positive(op, name, numbers)
+    check_positive(op, "padding", pads, allow_zero=True)
+    return kernel, dilation, tuple((p, p) for p in pads), stride
+
+
+def _no_integers(op, input):
+    """PyTorch's im2col and col2im take floating point (and bool) tensors only."""
+    if not input.is_floating_point() and input.dtype.name != "bool":
+        raise DTypeError(f"{op}: input must be a floating point tensor, got {input.dtype.name}")
+
+
+def _unfold_reference(x, kernel_size, dilation=1, padding=0, stride=1):
+    k, d, p, s = (v if isinstance(v, tuple) else (v, v) for v in (kernel_size, dilation, padding, stride))
+    x = np.pad(x, ((0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])))
+    rows = (x.shape[2] - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    cols = (x.shape[3] - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    out = np.empty((x.shape[0], x.shape[1], k[0], k[1], rows, cols), dtype=x.dtype)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            out[:, :, i, j] = x[:, :, i * d[0]:i * d[0] + s[0] * (rows - 1) + 1:s[0],
+                                j * d[1]:j * d[1] + s[1] * (cols - 1) + 1:s[1]]
+    return out.reshape(x.shape[0], x.shape[1] * k[0] * k[1], rows * cols)
+
+
+def _unfold_samples(rng):
+    yield Sample((values(rng, (2, 3, 5, 4)), 2), name="2x2")
+    yield Sample((values(rng, (1, 2, 6, 7)), (3, 2)), {"stride": 2, "padding": 1, "dilation": (1, 2)},
+                 name="strided, padded, dilated")
+
+
+@register(_unfold_reference, _unfold_samples, method=False)
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col: the sliding ``kernel_size`` blocks of an (N, C, H, W) input (zero ``padding``)
+    as columns, (N, C·kH·kW, L) with L the number of blocks (row by row). A convolution is
+    this followed by a matrix product; its adjoint, and gradient, is :func:`fold`.
+
+    Example::
+
+        F.unfold(vizgrad.randn(1, 3, 4, 4), kernel_size=2).shape   # (1, 12, 9)
+    """
+    if not is_tensor(input):
+        raise not_a_tensor("unfold", "input", input)
+    if input.ndim not in (3, 4):
+        raise ShapeError(f"unfold: expected a 3-D (unbatched) or 4-D (batched) input, got shape "
+                         f"{format_shape(input.shape)}")
+    _no_integers("unfold", input)
+    if input.ndim == 3:
+        return unfold(input.unsqueeze(0), kernel_size, dilation, padding, stride).squeeze(0)
+    kernel, dilation, pads, stride = _window_arguments("unfold", kernel_size, dilation, padding, stride)
+    size = tuple(input.shape[2:])
+    out = window_count("unfold", size, kernel, stride, pads, dilation)
+    windows = Windows(kernel, stride, dilation, pads, size, out, (2, 3))
+    blocks = Unfold.apply(input, windows=windows)                          # (N, C, oH, oW, kH, kW)
+    batch, channels = input.shape[:2]
+    return blocks.permute(0, 1, 4, 5, 2, 3).reshape(batch, channels * math.prod(kernel), math.prod(out))
+
+
+def _fold_reference(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    size, k, d, p, s = (v if isinstance(v, tuple) else (v, v) for v in (output_size, kernel_size, dilation, padding,
+                                                                        stride))
+    rows = (size[0] + 2 * p[0] - d[0] * (k[0] - 1) - 1) // s[0] + 1
+    cols = (size[1] + 2 * p[1] - d[1] * (k[1] - 1) - 1) // s[1] + 1
+    blocks = x.reshape(x.shape[0], -1, k[0], k[1], rows, cols)
+    out = np.zeros((x.shape[0], blocks.shape[1], size[0] + 2 * p[0], size[1] + 2 * p[1]), dtype=x.dtype)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            out[:, :, i * d[0]:i * d[0] + s[0] * (rows - 1) + 1:s[0],
+                j * d[1]:j * d[1] + s[1] * (cols - 1) + 1:s[1]] += blocks[:, :, i, j]
+    return out[:, :, p[0]:p[0] + size[0], p[1]:p[1] + size[1]]
+
+
+def _fold_samples(rng):
+    yield Sample((values(rng, (2, 12, 9)), (4, 4), 2), name="2x2 overlapping")
+    yield Sample((values(rng, (1, 12, 12)), (6, 7), (3, 2)), {"stride": 2, "padding": 1, "dilation": (1, 2)},
+                 name="strided, padded, dilated")
+
+
+@register(_fold_reference, _fold_samples, method=False)
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """col2im: columns of blocks (N, C·kH·kW, L), as :func:`unfold` makes them, summed back
+    into an (N, C, H, W) image of ``output_size`` (overlapping blocks add up). The adjoint,
+    and gradient, of :func:`unfold`.
+
+    Example::
+
+        x = vizgrad.randn(1, 2, 4, 4)
+        F.fold(F.unfold(x, 2, stride=2), (4, 4), 2, stride=2)   # x again: the blocks do not overlap
+    """
+    if not is_tensor(input):
+        raise not_a_tensor("fold", "input", input)
+    if input.ndim not in (2, 3):
+        raise ShapeError(f"fold: expected a 2-D (unbatched) or 3-D (batched) input of columns, got shape "
+                         f"{format_shape(input.shape)}")
+    _no_integers("fold", input)
+    if input.ndim == 2:
+        return fold(input.unsqueeze(0), output_size, kernel_size, dilation, padding, stride).squeeze(0)
+    size = spatial_tuple("fold", "output_size", output_size, 2)
+    check_positive("fold", "output_size", size)
+    kernel, dilation, pads, stride = _window_arguments("fold", kernel_size, dilation, padding, stride)
+    out = window_count("fold", size, kernel, stride, pads, dilation)
+    batch, rows, blocks = input.shape
+    if rows % math.prod(kernel) or blocks != math.prod(out):
+        raise ShapeError(f"fold: input of shape {format_shape(input.shape)} must be (N, C·{math.prod(kernel)}, "
+                         f"{math.prod(out)}): C times the kernel's {math.prod(kernel)} taps rows, and one column for "
+                         f"each of the {format_shape(out)} blocks of output_size {format_shape(size)}")
+    channels = rows // math.prod(kernel)
+    columns = input.reshape(batch, channels, *kernel, *out).permute(0, 1, 4, 5, 2, 3)    # (N, C, oH, oW, kH, kW)
+    return Fold.apply(columns, windows=Windows(kernel, stride, dilation, pads, size, out, (2, 3)))
