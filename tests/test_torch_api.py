@@ -992,3 +992,24 @@ def test_unfold_and_fold_match_pytorch_and_are_adjoint():
         F.fold(vg.ones(1, 12, 8), (4, 4), 2)
     with pytest.raises(ShapeError, match="unfold: the kernel \\(5, 5\\) is larger than the padded input"):
         F.unfold(vg.ones(1, 1, 3, 3), 5)
+
+
+def test_unique_and_unique_consecutive_match_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    cases = [(rng.integers(0, 5, size=(3, 4)), {"return_inverse": True, "return_counts": True}),
+             (np.array([2.5, -1.0, 2.5, 0.0, -1.0, np.nan, np.nan]), {"return_counts": True}),
+             (rng.integers(0, 2, size=(6, 3)), {"dim": 0, "return_inverse": True, "return_counts": True}),
+             (rng.integers(0, 2, size=(2, 6)), {"dim": 1, "return_inverse": True}),
+             (np.array([], dtype=np.int64), {"return_inverse": True, "return_counts": True}),
+             (np.array(3), {"return_inverse": True}), (np.zeros((0, 3)), {"dim": 0, "return_counts": True})]
+    for array, options in cases:
+        for name in ("unique", "unique_consecutive"):
+            ours, theirs = getattr(vg, name)(vg.tensor(array), **options), getattr(torch, name)(torch.tensor(array), **options)
+            assert isinstance(ours, tuple) and len(ours) == len(theirs), (name, options)
+            for mine, reference in zip(ours, theirs):
+                assert tuple(mine.shape) == tuple(reference.shape) and mine.dtype.name == str(reference.dtype)[6:]
+                np.testing.assert_array_equal(mine.numpy(), reference.numpy())
+    assert vg.tensor([3, 1, 3]).unique().tolist() == [1, 3] and not vg.unique(vg.ones(2, requires_grad=True)).requires_grad
+    with pytest.raises(ShapeError, match="unique: dim=0 of a 0-d tensor"):
+        vg.unique(vg.tensor(1.0), dim=0)

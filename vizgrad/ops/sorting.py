@@ -6,6 +6,9 @@ from (a scatter along the dim), and the indices have none. Sorting is stable: eq
 values keep their order, ascending or descending.
 """
 
+import builtins
+import math
+
 import numpy as np
 
 from .. import dtypes, return_types
@@ -257,3 +260,112 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     if not isinstance(input, Tensor) and (isinstance(input, bool) or not isinstance(input, (int, float))):
         raise not_a_tensor("bucketize", "input", input)
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+# --- unique, unique_consecutive --------------------------------------------------------------
+
+class Unique(Op):
+    """The distinct elements (or slices along ``axis``) in order, where each input one went
+    (``inverse``) and how many each stands for (``counts``); with ``consecutive``, runs of
+    equal neighbours only. Slices are ordered lexicographically: one stable argsort per
+    column, the last column first. NaNs are all distinct, as in PyTorch. No gradient."""
+
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, a, axis, consecutive):
+        xp = ctx.xp
+        moved = xp.reshape(a, (-1,)) if axis is None else xp.moveaxis(a, axis, 0)
+        rows = xp.reshape(moved, (moved.shape[0], math.prod(moved.shape[1:])))
+        count = rows.shape[0]
+        order = xp.arange(count, dtype=xp.int64)
+        if not consecutive:
+            for column in reversed(range(rows.shape[1])):
+                keys = xp.take(rows[:, column], order)
+                order = xp.take(order, xp.argsort(keys, stable=True))
+        ranked = xp.take(rows, order, axis=0)
+        starts = xp.concat([xp.ones((min(count, 1),), dtype=xp.bool),
+                            xp.any(ranked[1:, :] != ranked[:-1, :], axis=1)])
+        first, = xp.nonzero(starts)
+        group = xp.cumulative_sum(xp.astype(starts, xp.int64)) - 1           # each ranked row's group
+        inverse = xp.take(group, xp.argsort(order, stable=True))            # back in the input's order
+        counts = xp.concat([first[1:], xp.full((min(count, 1),), count, dtype=first.dtype)]) - first
+        values = xp.take(moved, xp.take(order, first), axis=0)
+        if axis is not None:
+            values = xp.moveaxis(values, 0, axis)
+        else:
+            inverse = xp.reshape(inverse, a.shape)
+        return values, xp.astype(inverse, xp.int64), xp.astype(counts, xp.int64)
+
+
+def _unique_reference(consecutive):
+    def reference(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
+        moved = x.reshape(-1) if dim is None else np.moveaxis(x, dim, 0)
+        rows = moved.reshape(moved.shape[0], -1)
+        keys = [tuple(row) for row in rows]
+        if consecutive:
+            starts = [i for i in range(len(keys)) if i == 0 or keys[i] != keys[i - 1]]
+            groups = np.cumsum([i in starts for i in range(len(keys))]) - 1
+            chosen = starts
+        else:
+            distinct = builtins.sorted(set(keys))         # (``sorted`` is PyTorch's argument here)
+            groups = np.array([distinct.index(key) for key in keys], dtype=np.int64)
+            chosen = [keys.index(key) for key in distinct]
+        values = np.take(moved, chosen, axis=0)
+        values = values if dim is None else np.moveaxis(values, 0, dim)
+        inverse = np.asarray(groups, dtype=np.int64).reshape(x.shape if dim is None else (-1,))
+        counts = np.bincount(np.asarray(groups, dtype=np.int64), minlength=len(chosen)).astype(np.int64)
+        return (values,) + ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
+    return reference
+
+
+def _unique_samples(rng):
+    yield Sample((rng.integers(0, 5, size=(3, 4)),), {"return_inverse": True, "return_counts": True}, name="integers")
+    yield Sample((np.array([2.5, -1.0, 2.5, 0.0, -1.0]),), {"return_counts": True}, name="floats")
+    yield Sample((rng.integers(0, 2, size=(5, 3)),), {"dim": 0, "return_inverse": True, "return_counts": True},
+                 name="rows")
+    yield Sample((rng.integers(0, 2, size=(2, 6)),), {"dim": 1, "return_inverse": True}, name="columns")
+
+
+def _unique_consecutive_samples(rng):
+    yield Sample((np.array([1, 1, 2, 2, 3, 1, 1, 2]),), {"return_inverse": True, "return_counts": True}, name="runs")
+    yield Sample((np.array([[1, 1], [1, 1], [0, 2], [1, 1]]),), {"dim": 0, "return_counts": True}, name="rows")
+
+
+def _distinct(op, input, return_inverse, return_counts, dim, consecutive):
+    if not isinstance(input, Tensor):
+        raise not_a_tensor(op, "input", input)
+    axis = None
+    if dim is not None:
+        axis = check_dim(op, as_int(op, "dim", dim), input.ndim)
+        if input.ndim == 0:
+            raise ShapeError(f"{op}: dim={dim} of a 0-d tensor: a 0-d tensor has no dims")
+    values_, inverse, counts = Unique.apply(input.detach(), axis=axis, consecutive=consecutive)
+    extra = ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
+    return (values_, *extra) if extra else values_
+
+
+@register(_unique_reference(False), _unique_samples, differentiable=False)
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct elements of ``input`` in ascending order (flattened), or its distinct
+    slices along ``dim`` in lexicographic order; with ``return_inverse`` also where each
+    element (slice) went, with ``return_counts`` how often each occurs, as a tuple in that
+    order (PyTorch's). NaNs are all distinct. No gradient.
+
+    Example::
+
+        vizgrad.unique(vizgrad.tensor([3, 1, 3, 2]), return_counts=True)   # (tensor([1, 2, 3]), tensor([1, 1, 2]))
+    """
+    return _distinct("unique", input, return_inverse, return_counts, dim, consecutive=False)
+
+
+@register(_unique_reference(True), _unique_consecutive_samples, differentiable=False)
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """:func:`unique` of runs: each group of equal consecutive elements (or slices along
+    ``dim``) becomes one, in the order they come (as ``itertools.groupby``). No gradient.
+
+    Example::
+
+        vizgrad.unique_consecutive(vizgrad.tensor([1, 1, 2, 2, 1]))   # tensor([1, 2, 1])
+    """
+    return _distinct("unique_consecutive", input, return_inverse, return_counts, dim, consecutive=True)
