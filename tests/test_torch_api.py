@@ -1013,3 +1013,30 @@ def test_unique_and_unique_consecutive_match_pytorch():
     assert vg.tensor([3, 1, 3]).unique().tolist() == [1, 3] and not vg.unique(vg.ones(2, requires_grad=True)).requires_grad
     with pytest.raises(ShapeError, match="unique: dim=0 of a 0-d tensor"):
         vg.unique(vg.tensor(1.0), dim=0)
+
+
+def test_diagonals_and_index_fill_match_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(12)
+    for arguments in ((0, 0, 1), (1, 2, 0), (-1, 1, 2), (5, 0, 1)):
+        (mine,), (reference,) = _pair(torch, [rng.standard_normal((2, 3, 4))])
+        ours, theirs = vg.diagonal(mine, *arguments), torch.diagonal(reference, *arguments)
+        assert tuple(ours.shape) == tuple(theirs.shape)
+        if ours.numel():
+            _same_values_and_gradients(ours, theirs, [mine], [reference])
+    for arguments in ((0,), (1,), (-2,), (2, 0, 2), (1, -1, 0)):
+        (mine,), (reference,) = _pair(torch, [rng.standard_normal((2, 3))])
+        _same_values_and_gradients(vg.diag_embed(mine, *arguments), torch.diag_embed(reference, *arguments),
+                                   [mine], [reference])
+    assert vg.diag(vg.tensor([1.0, 2.0]), 1).tolist() == torch.diag(torch.tensor([1.0, 2.0]), 1).tolist()
+    assert vg.arange(12.0).reshape(3, 4).diag(-1).tolist() == torch.arange(12.0).reshape(3, 4).diag(-1).tolist()
+    assert vg.diagflat(vg.tensor([[1.0, 2.0]]), -1).tolist() == torch.diagflat(torch.tensor([[1.0, 2.0]]), -1).tolist()
+    (mine, value), (reference, theirs_value) = _pair(torch, [rng.standard_normal((3, 4)), np.array(2.0)])
+    _same_values_and_gradients(mine.index_fill(1, vg.tensor([0, 2, 3]), value),
+                               reference.index_fill(1, torch.tensor([0, 2, 3]), theirs_value),
+                               [mine, value], [reference, theirs_value])
+    assert vg.tensor([[1.0, 2.0], [3.0, 4.0]]).index_fill(1, vg.tensor([-1]), 0.0).tolist() == [[1.0, 0.0], [3.0, 0.0]]
+    with pytest.raises(IndexError, match=r"index_fill: index \[3\] is out of range for dim 1 of size 3"):
+        vg.zeros(2, 3).index_fill(1, vg.tensor([3]), 1.0)
+    with pytest.raises(ArgumentError, match="diagonal: dim1 and dim2 must differ, got 1 and 1"):
+        vg.diagonal(vg.ones(2, 2), 0, 1, 1)

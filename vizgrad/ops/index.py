@@ -24,7 +24,7 @@ from ..autograd.function import Op
 from ..backends import backend_of
 from ..backends.base import is_array
 from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, IndexingError,
-                      not_a_tensor, as_number, DeviceError, check_dim)
+                      not_a_tensor, as_int, as_number, DeviceError, check_dim)
 from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import booleans, non_contiguous, values
@@ -991,3 +991,167 @@ def masked_fill(input, mask, value):
             raise ArgumentError(f"masked_fill: value {value!r} cannot be converted to {input.dtype.name} "
                                 "without overflow")
     return MaskedFill.apply(input, mask, value)
+
+
+# --- diagonals: diagonal, diag_embed, diag, diagflat; index_fill --------------------------------
+
+def _diagonal_reference(x, offset=0, dim1=0, dim2=1):
+    return np.diagonal(x, offset, dim1, dim2).copy()
+
+
+def _diagonal_samples(rng):
+    yield Sample((values(rng, (4, 5)),), name="matrix")
+    yield Sample((values(rng, (4, 5)), 2), name="above")
+    yield Sample((values(rng, (4, 5)), -3), name="below")
+    yield Sample((values(rng, (2, 3, 4)), 1, 2, 0), name="batch, dims 2 and 0")
+    yield Sample((values(rng, (3, 3)), 4), name="empty")
+
+
+@register(_diagonal_reference, _diagonal_samples)
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The diagonal of the matrices in dims ``dim1`` and ``dim2``, ``offset`` above the main
+    one (below when negative), as a new last dim: out[..., k] = x[..., k, k + offset] (a copy,
+    where PyTorch gives a view). Its gradient is placed back on that diagonal.
+
+    Example::
+
+        vizgrad.arange(9.0).reshape(3, 3).diagonal()   # tensor([0., 4., 8.])
+    """
+    from .shape import movedim
+    from ..creation import arange
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("diagonal", "input", input)
+    if input.ndim < 2:
+        raise ShapeError(f"diagonal: input must have at least 2 dims, got shape {format_shape(input.shape)}")
+    first, second = check_dim("diagonal", dim1, input.ndim), check_dim("diagonal", dim2, input.ndim)
+    if first == second:
+        raise ArgumentError(f"diagonal: dim1 and dim2 must differ, got {dim1} and {dim2}")
+    offset = as_int("diagonal", "offset", offset)
+    matrices = movedim(input, (first, second), (-2, -1))
+    rows, cols = matrices.shape[-2:]
+    length = max(0, min(rows + min(offset, 0), cols - max(offset, 0)))
+    steps = arange(length, device=input.device)
+    return matrices[..., steps + max(-offset, 0), steps + max(offset, 0)]
+
+
+def _diag_embed_reference(x, offset=0, dim1=-2, dim2=-1):
+    size = x.shape[-1] + abs(offset)
+    out = np.zeros(x.shape[:-1] + (size, size), dtype=x.dtype)
+    steps = np.arange(x.shape[-1])
+    out[..., steps + max(-offset, 0), steps + max(offset, 0)] = x
+    return np.moveaxis(out, (-2, -1), (dim1, dim2))
+
+
+def _diag_embed_samples(rng):
+    yield Sample((values(rng, (2, 3)),), name="batch")
+    yield Sample((values(rng, (4,)), -1), name="below")
+    yield Sample((values(rng, (2, 3)), 2, 0, 2), name="above, dims 0 and 2")
+
+
+@register(_diag_embed_reference, _diag_embed_samples)
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """Matrices with the last dim of ``input`` on their ``offset`` diagonal and zeros elsewhere,
+    in dims ``dim1`` and ``dim2`` of the output (one more dim than the input): the inverse of
+    :func:`diagonal`, whose gradient it is.
+
+    Example::
+
+        vizgrad.diag_embed(vizgrad.tensor([1.0, 2.0]))   # tensor([[1., 0.], [0., 2.]])
+    """
+    from .shape import movedim, pad
+    from ..creation import eye
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("diag_embed", "input", input)
+    if input.ndim < 1:
+        raise ShapeError("diag_embed: input must have at least 1 dim (the diagonals), got a 0-d tensor")
+    first, second = check_dim("diag_embed", dim1, input.ndim + 1), check_dim("diag_embed", dim2, input.ndim + 1)
+    if first == second:
+        raise ArgumentError(f"diag_embed: dim1 and dim2 must differ, got {dim1} and {dim2}")
+    offset = as_int("diag_embed", "offset", offset)
+    size = input.shape[-1]
+    square = input.unsqueeze(-1) * eye(size, dtype=input.dtype, device=input.device)       # (..., n, n)
+    above, below = max(offset, 0), max(-offset, 0)
+    square = pad(square, (above, below, below, above))      # the columns shift right, the rows down
+    return movedim(square, (-2, -1), (first, second))
+
+
+def _diag_reference(x, diagonal=0):
+    return np.diag(x, diagonal).copy()
+
+
+def _diag_samples(rng):
+    yield Sample((values(rng, (3,)),), name="vector to matrix")
+    yield Sample((values(rng, (3,)), -2), name="vector below")
+    yield Sample((values(rng, (3, 4)), 1), name="matrix to vector")
+
+
+@register(_diag_reference, _diag_samples)
+def diag(input, diagonal=0):
+    """A 1-D input as the ``diagonal`` of a square matrix (:func:`diag_embed`), a 2-D input's
+    ``diagonal`` as a vector (:func:`diagonal`).
+
+    Example::
+
+        vizgrad.diag(vizgrad.tensor([1.0, 2.0]))   # tensor([[1., 0.], [0., 2.]])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("diag", "input", input)
+    if input.ndim == 1:
+        return diag_embed(input, diagonal)
+    if input.ndim == 2:
+        return globals()["diagonal"](input, diagonal)
+    raise ShapeError(f"diag: input must be 1-D or 2-D, got shape {format_shape(input.shape)}")
+
+
+@register(lambda x, offset=0: np.diagflat(x, offset), lambda rng: iter([Sample((values(rng, (2, 2)), 1))]))
+def diagflat(input, offset=0):
+    """The flattened input on the ``offset`` diagonal of a square matrix.
+
+    Example::
+
+        vizgrad.diagflat(vizgrad.tensor([[1.0, 2.0]]))   # tensor([[1., 0.], [0., 2.]])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("diagflat", "input", input)
+    return diag_embed(input.reshape(-1), offset)
+
+
+def _index_fill_reference(x, dim, index, value):
+    out = x.copy()
+    key = [slice(None)] * x.ndim
+    key[dim] = index
+    out[tuple(key)] = value
+    return out
+
+
+def _index_fill_samples(rng):
+    yield Sample((values(rng, (3, 4)), 1, np.array([0, 2]), -1.5), name="columns")
+    yield Sample((values(rng, (3, 4)), 0, np.array([1, 1]), 2.0), name="a repeated row")
+
+
+@register(_index_fill_reference, _index_fill_samples)
+def index_fill(input, dim, index, value):
+    """``input`` with the slices at ``index`` (1-D int64) along ``dim`` set to ``value`` (a
+    number or a 0-d tensor, which then gets their gradient); the filled places pass no
+    gradient to ``input``.
+
+    Example::
+
+        vizgrad.zeros(2, 3).index_fill(1, vizgrad.tensor([0, 2]), 7.0)   # tensor([[7., 0., 7.], [7., 0., 7.]])
+    """
+    from ..creation import arange
+    from .binary import where
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("index_fill", "input", input)
+    axis = check_dim("index_fill", dim, max(input.ndim, 1))
+    if not isinstance(index, Tensor) or index.dtype.name != "int64" or index.ndim > 1:
+        raise ArgumentTypeError(f"index_fill: index must be a 1-D int64 tensor, got "
+                                f"{index.dtype.name + ' tensor of shape ' + format_shape(index.shape) if isinstance(index, Tensor) else repr(index)}")
+    if isinstance(value, Tensor) and value.ndim:
+        raise ShapeError(f"index_fill: value must be a number or a 0-d tensor, got shape {format_shape(value.shape)}")
+    size = input.shape[axis] if input.ndim else 1
+    if index.numel() and not bool(((index >= -size) & (index < size)).all()):
+        raise IndexingError(f"index_fill: index {index.tolist()} is out of range for dim {dim} of size {size}")
+    chosen = (arange(size, device=input.device).unsqueeze(1) == (index.reshape(1, -1) % max(size, 1))).any(1)
+    mask = chosen.reshape((size,) + (1,) * (input.ndim - axis - 1)) if input.ndim else chosen.reshape(())
+    return where(mask, value, input)
