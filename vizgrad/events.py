@@ -199,7 +199,7 @@ def tensor_stats(tensor, bins=16):
     return TensorStats(shape, mean, std, low, high, norm, nan_count, inf_count, counts, edges)
 
 
-_BATCH_VALUES = 1 << 16    # values per pass of tensor_stats_many (its comparisons take values x bins booleans)
+_BATCH_VALUES = 1 << 16    # values per pass of tensor_stats_many (bounds its float64 copies)
 
 
 def tensor_stats_many(tensors, bins=16):
@@ -213,16 +213,12 @@ def tensor_stats_many(tensors, bins=16):
     for position, values in enumerate(hosts):
         if (values.dtype == np.float32 or values.dtype == np.float64) and 0 < values.size <= SUM_BLOCK:
             small.setdefault(values.dtype, []).append(position)
-    for positions in small.values():
-        chunk, size = [], 0
-        for position in positions + [None]:
-            if position is None or size + hosts[position].size > _BATCH_VALUES:
-                for index, stats in zip(chunk, _small_stats([hosts[p] for p in chunk], bins)):
-                    results[index] = stats
-                chunk, size = [], 0
-            if position is not None:
-                chunk.append(position)
-                size += hosts[position].size
+    for positions in small.values():        # in passes of about _BATCH_VALUES values
+        ends = np.cumsum([hosts[p].size for p in positions])
+        for chunk in np.split(np.asarray(positions), np.flatnonzero(np.diff(ends // _BATCH_VALUES)) + 1):
+            chunk = chunk.tolist()
+            for position, stats in zip(chunk, _small_stats([hosts[p] for p in chunk], bins)):
+                results[position] = stats
     return [stats if stats is not None else tensor_stats(values, bins) for stats, values in zip(results, hosts)]
 
 
@@ -260,8 +256,9 @@ def _small_stats(arrays, bins):
         edges = np.arange(bins + 1) * ((upper - lower) / bins)[:, None] + lower[:, None]
         edges[:, -1] = upper
         edges = edges.astype(values.dtype)
-    owner = np.repeat(np.arange(len(arrays)), sizes)
-    position = _bin_positions(values, owner, edges, (wide - lower[owner]) / ((upper - lower) / bins)[owner])
+        owner = np.repeat(np.arange(len(arrays)), sizes)
+        estimate = (wide - lower[owner]) / ((upper - lower) / bins)[owner]    # (an array with an inf: NaN)
+    position = _bin_positions(values, owner, edges, estimate)
     counts = np.bincount(owner * bins + position, minlength=len(arrays) * bins).reshape(len(arrays), bins)
     columns = zip(usable.tolist(), mean.tolist(), std.tolist(), low.tolist(), high.tolist(), norm.tolist(),
                   counts.tolist(), edges.tolist())
@@ -277,16 +274,15 @@ def _bin_positions(values, owner, edges, estimate):
     bins = edges.shape[1] - 1
     padded = edges.copy()
     padded[:, 0], padded[:, -1] = -np.inf, np.inf             # the outer edges hold everything
-    with np.errstate(invalid="ignore"):
-        position = np.clip(np.nan_to_num(np.floor(estimate)), 0, bins - 1).astype(np.intp)
+    position = np.clip(np.nan_to_num(np.floor(estimate)), 0, bins - 1).astype(np.intp)
     row = owner * (bins + 1)
     flat = padded.reshape(-1)
-    while True:
-        down = values < flat[row + position]
+    while True:      # (an inf stays in the last bin: its array's statistics are taken one by one)
         up = values >= flat[row + position + 1]
-        if not (down.any() or up.any()):
+        moved = np.clip(position + up.astype(np.intp) - (values < flat[row + position]), 0, bins - 1)
+        if np.array_equal(moved, position):
             return position
-        position += up.astype(np.intp) - down
+        position = moved
 
 
 def host_values(tensor):

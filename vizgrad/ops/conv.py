@@ -684,15 +684,16 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
         raise ShapeError(f"unfold: expected a 3-D (unbatched) or 4-D (batched) input, got shape "
                          f"{format_shape(input.shape)}")
     _no_integers("unfold", input)
-    if input.ndim == 3:
-        return unfold(input.unsqueeze(0), kernel_size, dilation, padding, stride).squeeze(0)
     kernel, dilation, pads, stride = _window_arguments("unfold", kernel_size, dilation, padding, stride)
-    size = tuple(input.shape[2:])
+    size = tuple(input.shape[-2:])
     out = window_count("unfold", size, kernel, stride, pads, dilation)
     windows = Windows(kernel, stride, dilation, pads, size, out, (2, 3))
-    blocks = Unfold.apply(input, windows=windows)                          # (N, C, oH, oW, kH, kW)
-    batch, channels = input.shape[:2]
-    return blocks.permute(0, 1, 4, 5, 2, 3).reshape(batch, channels * math.prod(kernel), math.prod(out))
+
+    def columns(images):
+        blocks = Unfold.apply(images, windows=windows)                          # (N, C, oH, oW, kH, kW)
+        batch, channels = images.shape[:2]
+        return blocks.permute(0, 1, 4, 5, 2, 3).reshape(batch, channels * math.prod(kernel), math.prod(out))
+    return _batched("unfold", input, 2, columns)
 
 
 def _fold_reference(x, output_size, kernel_size, dilation=1, padding=0, stride=1):
@@ -732,17 +733,18 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
         raise ShapeError(f"fold: expected a 2-D (unbatched) or 3-D (batched) input of columns, got shape "
                          f"{format_shape(input.shape)}")
     _no_integers("fold", input)
-    if input.ndim == 2:
-        return fold(input.unsqueeze(0), output_size, kernel_size, dilation, padding, stride).squeeze(0)
     size = spatial_tuple("fold", "output_size", output_size, 2)
     check_positive("fold", "output_size", size)
     kernel, dilation, pads, stride = _window_arguments("fold", kernel_size, dilation, padding, stride)
     out = window_count("fold", size, kernel, stride, pads, dilation)
-    batch, rows, blocks = input.shape
+    rows, blocks = input.shape[-2:]
     if rows % math.prod(kernel) or blocks != math.prod(out):
         raise ShapeError(f"fold: input of shape {format_shape(input.shape)} must be (N, C·{math.prod(kernel)}, "
                          f"{math.prod(out)}): C times the kernel's {math.prod(kernel)} taps rows, and one column for "
                          f"each of the {format_shape(out)} blocks of output_size {format_shape(size)}")
-    channels = rows // math.prod(kernel)
-    columns = input.reshape(batch, channels, *kernel, *out).permute(0, 1, 4, 5, 2, 3)    # (N, C, oH, oW, kH, kW)
-    return Fold.apply(columns, windows=Windows(kernel, stride, dilation, pads, size, out, (2, 3)))
+
+    def image(columns):
+        columns = columns.reshape(columns.shape[0], rows // math.prod(kernel), *kernel, *out)
+        return Fold.apply(columns.permute(0, 1, 4, 5, 2, 3),                   # (N, C, oH, oW, kH, kW)
+                          windows=Windows(kernel, stride, dilation, pads, size, out, (2, 3)))
+    return _batched("fold", input, 1, image)       # (columns: one "spatial" dim, the blocks)

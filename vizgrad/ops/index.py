@@ -282,6 +282,26 @@ def _zeros(xp, shape, like):
     return xp.zeros(shape, dtype=like.dtype, device=like.device)
 
 
+class TakenAlong(Op):
+    """Base of the ops whose values are taken from ``indices`` along ``ctx.axis`` of their
+    input (sort, topk, cummax, cummin): forward ends with :meth:`taken`, which keeps the
+    indices (they have no gradient); the gradient of the values is added back where each
+    came from, zeros elsewhere."""
+
+    @staticmethod
+    def taken(ctx, out, indices):
+        ctx.save_for_backward(indices)
+        ctx.mark_non_differentiable(indices)
+        return out, indices
+
+    @staticmethod
+    def backward(ctx, grad, grad_indices):
+        indices, = ctx.saved_tensors
+        if len(ctx.shape) == 0:
+            return grad
+        return ctx.xp.scatter_add(_zeros(ctx.xp, ctx.shape, grad), ctx.axis, indices, grad)
+
+
 # --- x[key] ----------------------------------------------------------------
 class GetItem(Op):
     @staticmethod

@@ -465,8 +465,14 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 # --- inverse, det, slogdet, logdet, solve: square matrices ------------------------------------
 
-def _square(op, name, a):
+def _matrix_name(op):
+    """What ``op`` calls its matrix argument: ``A`` in ``linalg``, ``input`` at the top level (as PyTorch)."""
+    return "A" if op.startswith("linalg.") else "input"
+
+
+def _square(op, a):
     """``a`` must be a floating point (batch of) square matrix."""
+    name = _matrix_name(op)
     if not isinstance(a, Tensor):
         raise not_a_tensor(op, name, a)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
@@ -574,9 +580,8 @@ def _square_samples(rng):
 
 
 def _inverse(op, a):
-    name = "A" if op.startswith("linalg.") else "input"
-    _square(op, name, a)
-    return Inverse.apply(a, op=op, name=name)
+    _square(op, a)
+    return Inverse.apply(a, op=op, name=_matrix_name(op))
 
 
 @register(np.linalg.inv, _square_samples)
@@ -604,7 +609,7 @@ def det(input):
 
 def determinant(op, a):
     """:func:`det` for ``op`` (``det`` or ``linalg.det``), whose name its errors use."""
-    _square(op, "A" if op.startswith("linalg.") else "input", a)
+    _square(op, a)
     return Det.apply(a)
 
 
@@ -628,7 +633,7 @@ def slogdet(input):
 
 def log_determinant(op, a):
     """:func:`slogdet` for ``op`` (``slogdet`` or ``linalg.slogdet``), whose name its errors use."""
-    _square(op, "A" if op.startswith("linalg.") else "input", a)
+    _square(op, a)
     return return_types.slogdet(*Slogdet.apply(a))
 
 
@@ -657,7 +662,7 @@ def logdet(input):
 
 def solve_system(op, a, b, left=True):
     """X with A X = B (``left``) or X A = B: :func:`vizgrad.linalg.solve`, named ``op`` in errors."""
-    _square(op, "A", a)
+    _square(op, a)
     if not isinstance(b, Tensor):
         raise not_a_tensor(op, "B", b)
     if b.dtype is not a.dtype:

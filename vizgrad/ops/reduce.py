@@ -23,6 +23,7 @@ from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, Argum
 from ..tensor import Tensor
 from . import binary
 from .conversion import to_dtype
+from .index import TakenAlong
 from .registry import Sample, register
 from .samples import non_contiguous, values
 
@@ -910,11 +911,23 @@ class Cumsum(Op):
     def backward(ctx, grad):
         # out_j = Σ_{i<=j} x_i, so d/dx_i collects the gradients of every j >= i:
         # a cumulative sum taken from the far end
-        axis = ctx.axis
-        if axis is None:
+        if ctx.axis is None:
             return grad
-        xp = ctx.xp
-        return xp.flip(xp.cumulative_sum(xp.flip(grad, axis=axis), axis=axis), axis=axis)
+        return _reversed_cumsum(ctx.xp, grad, ctx.axis)
+
+
+def _reversed_cumsum(xp, value, axis):
+    """The running sum along ``axis`` taken from the far end: Σ_{j≥i} valueⱼ."""
+    return xp.flip(xp.cumulative_sum(xp.flip(value, axis=axis), axis=axis), axis=axis)
+
+
+def _cumulative_axis(op, input, dim):
+    """The axis a cumulative op (cumsum, cumprod, cummax, ...) runs along; errors name ``op``."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor(op, "input", input)
+    if not _is_int(dim):
+        raise ArgumentTypeError(f"{op}: dim must be an int, got {dim!r}")
+    return check_dim(op, int(dim), input.ndim)
 
 
 def _cumsum_reference(x, dim, dtype=None):
@@ -940,15 +953,12 @@ def cumsum(input, dim, *, dtype=None):
 
         vizgrad.tensor([1.0, 2.0, 3.0]).cumsum(dim=0)   # tensor([1., 3., 6.])
     """
-    if not isinstance(input, Tensor):
-        raise not_a_tensor("cumsum", "input", input)
-    if not _is_int(dim):
-        raise ArgumentTypeError(f"cumsum: dim must be an int, got {dim!r}")
-    axis = check_dim("cumsum", int(dim), input.ndim)
+    axis = _cumulative_axis("cumsum", input, dim)
     return Cumsum.apply(_cast(input, dtype), axis=axis if input.ndim else None)
 
 
 # --- cumprod, cummax, cummin, logcumsumexp ----------------------------------------------------
+
 
 class Cumprod(Op):
     """Running product: outⱼ = Π_{i≤j} xᵢ. Its gradient d/dxᵢ = Σ_{j≥i} gⱼ Π_{k≤j, k≠i} xₖ is
@@ -973,17 +983,14 @@ class Cumprod(Op):
             return grad
         a, out = ctx.saved_tensors
         xp = ctx.xp
-
-        def reversed_sum(value):
-            return xp.flip(xp.cumulative_sum(xp.flip(value, axis=axis), axis=axis), axis=axis)
         zero = a == 0
         seen = xp.cumulative_sum(xp.astype(zero, a.dtype), axis=axis)    # zeros up to each place
         before = seen == 0
         first = xp.logical_and(zero, seen == 1)
         safe = xp.where(before, a, 1.0)
         after_first = xp.cumulative_prod(xp.where(first, 1.0, a), axis=axis)
-        return xp.where(before, reversed_sum(grad * out) / safe,
-                        xp.where(first, reversed_sum(grad * after_first), 0.0))
+        return xp.where(before, _reversed_cumsum(xp, grad * out, axis) / safe,
+                        xp.where(first, _reversed_cumsum(xp, grad * after_first, axis), 0.0))
 
 
 def _cumulative_samples(rng):
@@ -1007,15 +1014,11 @@ def cumprod(input, dim, *, dtype=None):
 
         vizgrad.tensor([1.0, 2.0, 3.0]).cumprod(dim=0)   # tensor([1., 2., 6.])
     """
-    if not isinstance(input, Tensor):
-        raise not_a_tensor("cumprod", "input", input)
-    if not _is_int(dim):
-        raise ArgumentTypeError(f"cumprod: dim must be an int, got {dim!r}")
-    axis = check_dim("cumprod", int(dim), input.ndim)
+    axis = _cumulative_axis("cumprod", input, dim)
     return Cumprod.apply(_cast(input, dtype), axis=axis if input.ndim else None)
 
 
-class RunningExtremum(Op):
+class RunningExtremum(TakenAlong):
     """Running maximum (or minimum) along ``axis`` and the index it came from: the latest
     index among equal values, a NaN once met staying (as PyTorch). Found by a doubling scan
     (log₂ n passes of the Array API). The gradient goes back to those indices."""
@@ -1043,17 +1046,7 @@ class RunningExtremum(Op):
                 indices = xp.concat([indices[..., :step], merged_indices], axis=-1)
                 step *= 2
             out, indices = xp.moveaxis(out, -1, axis), xp.moveaxis(indices, -1, axis)
-        ctx.save_for_backward(indices)
-        ctx.mark_non_differentiable(indices)
-        return out, indices
-
-    @staticmethod
-    def backward(ctx, grad, grad_indices):
-        indices, = ctx.saved_tensors
-        xp = ctx.xp
-        if len(ctx.shape) == 0:
-            return grad
-        return xp.scatter_add(xp.zeros_like(grad), ctx.axis, indices, grad)
+        return TakenAlong.taken(ctx, out, indices)
 
 
 def _running_reference(largest):
@@ -1079,13 +1072,9 @@ def _running_samples(rng):
 
 
 def _running(op, input, dim, largest):
-    if not isinstance(input, Tensor):
-        raise not_a_tensor(op, "input", input)
-    if not _is_int(dim):
-        raise ArgumentTypeError(f"{op}: dim must be an int, got {dim!r}")
+    axis = _cumulative_axis(op, input, dim)
     if input.dtype is dtypes.bool_:
         raise DTypeError(f"{op}: input must be a number tensor, got dtype bool; convert it first, e.g. x.int()")
-    axis = check_dim(op, int(dim), input.ndim)
     result = return_types.cummax if largest else return_types.cummin
     return result(*RunningExtremum.apply(input, axis=axis if input.ndim else 0, largest=largest,
                                          floating=input.is_floating_point()))
@@ -1135,13 +1124,9 @@ def logcumsumexp(input, dim):
         vizgrad.tensor([0.0, 0.0, 0.0]).logcumsumexp(dim=0)   # tensor([0.0000, 0.6931, 1.0986])
     """
     from .shape import cat, narrow
-    if not isinstance(input, Tensor):
-        raise not_a_tensor("logcumsumexp", "input", input)
-    if not _is_int(dim):
-        raise ArgumentTypeError(f"logcumsumexp: dim must be an int, got {dim!r}")
+    axis = _cumulative_axis("logcumsumexp", input, dim)
     if not input.is_floating_point():
         raise DTypeError(f"logcumsumexp: input must be a floating point tensor, got {input.dtype.name}")
-    axis = check_dim("logcumsumexp", int(dim), input.ndim)
     if input.ndim == 0:
         return input.clone()
     out, size, step = input, input.shape[axis], 1

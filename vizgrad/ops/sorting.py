@@ -15,7 +15,7 @@ from .. import dtypes, return_types
 from ..autograd.function import Op
 from ..errors import ArgumentError, DTypeError, ShapeError, as_int, check_dim, format_shape, not_a_tensor
 from ..tensor import Tensor
-from .index import _zeros
+from .index import TakenAlong
 from .registry import Sample, register
 from .samples import values
 
@@ -31,7 +31,7 @@ def _order(xp, a, axis, descending):
     return last - xp.flip(xp.argsort(xp.flip(a, axis=axis), axis=axis, stable=True), axis=axis)
 
 
-class Sort(Op):
+class Sort(TakenAlong):
     """The values along ``axis`` in order, and where each came from (the first ``k`` when
     ``k`` is given). d values / d a: the gradient returns to the positions ``indices`` names."""
 
@@ -47,17 +47,7 @@ class Sort(Op):
             if k is not None:
                 indices = indices[(slice(None),) * axis + (slice(0, k), Ellipsis)]
             out = xp.take_along_axis(a, indices, axis=axis)
-        ctx.save_for_backward(indices)
-        ctx.mark_non_differentiable(indices)
-        return out, indices
-
-    @staticmethod
-    def backward(ctx, grad, grad_indices):
-        indices, = ctx.saved_tensors
-        xp = ctx.xp
-        if len(ctx.shape) == 0:
-            return grad
-        return xp.scatter_add(_zeros(xp, ctx.shape, grad), ctx.axis, indices, grad)
+        return TakenAlong.taken(ctx, out, indices)
 
 
 class Topk(Sort):
