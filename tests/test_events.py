@@ -498,3 +498,33 @@ def test_tensor_stats_many_gives_each_tensor_what_tensor_stats_gives_it():
                 math.isnan(x) for x in (getattr(got, name), getattr(want, name))), name
         for name in ("mean", "std", "norm"):
             assert getattr(got, name) == pytest.approx(getattr(want, name), rel=1e-12, abs=1e-300, nan_ok=True), name
+
+
+def test_graph_statistics_in_batches_are_each_tensors_own():
+    """The Graph JSON's statistics of many tensors at once (``stats_dicts``, by shape and
+    dtype) are what ``stats_dict`` gives each alone: samples, heatmaps, histograms and edges
+    exactly, means and deviations to float64 rounding; non-finite values, vanishing
+    gradients, big, integer and 0-d tensors included."""
+    from vizgrad.trace.recorder import stats_dict, stats_dicts
+    rng = np.random.default_rng(1)
+    arrays = []
+    for i in range(400):
+        shape = [(8, 8), (8,), (20, 3), (1,), (3, 40), (2, 2, 2), ()][i % 7]
+        values = (rng.standard_normal(shape) * 10.0 ** rng.integers(-3, 4)).astype(np.float32 if i % 2 else np.float64)
+        if i % 9 == 0:
+            values = values * values.dtype.type(1e-20)     # a vanishing gradient: squares rescaled
+        if i % 13 == 0 and values.ndim:
+            values.reshape(-1)[-1] = [np.nan, np.inf, -np.inf][i % 3]
+        if i % 11 == 0:
+            values = values + values.dtype.type(1000)
+        arrays.append(values)
+    arrays += [np.zeros((0, 3), np.float32), np.arange(12).reshape(3, 4), np.full((70, 70), 0.5, np.float32),
+               vg.tensor([[1.0, 2.0]]), np.float64(1e308) * np.ones((4, 4))]
+    for got, values in zip(stats_dicts(arrays), arrays):
+        want = stats_dict(values)
+        assert got.keys() == want.keys()
+        for key in got:
+            if key in ("mean", "std", "norm") and want[key] is not None:
+                assert got[key] == pytest.approx(want[key], rel=1e-12, abs=1e-300), key
+            else:
+                assert got[key] == want[key], key

@@ -148,7 +148,7 @@ def test_json_validates_and_round_trips_losslessly():
     tr, _, _ = traced_program()
     graph = tr.graph
     data = validate(graph)
-    assert data["schema"] == "vizgrad.graph" and data["version"] == 2
+    assert data["schema"] == "vizgrad.graph" and data["version"] == 3
     text = graph.to_json()
     again = Graph.from_json(text)
     assert again.to_json() == text
@@ -163,8 +163,22 @@ def test_two_runs_of_the_same_program_give_identical_json():
 def test_from_json_refuses_foreign_or_newer_data():
     with pytest.raises(ValueError, match="not a vizgrad graph"):
         Graph.from_dict({"schema": "other", "nodes": [], "edges": []})
-    with pytest.raises(ValueError, match="schema version 3"):
-        Graph.from_dict({"schema": "vizgrad.graph", "version": 3, "nodes": [], "edges": []})
+    with pytest.raises(ValueError, match="schema version 4"):
+        Graph.from_dict({"schema": "vizgrad.graph", "version": 4, "nodes": [], "edges": []})
+
+
+def test_version_2_graphs_with_bin_edges_still_read_and_validate():
+    """Version 3 stopped writing the statistics' bin_edges (they follow from min, max and the
+    number of bins) and writes heatmaps flat; saved version 2 graphs still validate and read."""
+    jsonschema = pytest.importorskip("jsonschema", reason="jsonschema validates the Graph JSON against its schema")
+    data = validate(traced_program()[0].graph)
+    position, stats = next((i, node["value"]) for i, node in enumerate(data["nodes"]) if node["value"])
+    assert "bin_edges" not in stats
+    low, high, bins = stats["min"], stats["max"], len(stats["histogram"])
+    edges = [low + (high - low) * i / bins for i in range(bins + 1)]
+    data["version"], data["nodes"][position]["value"] = 2, {**stats, "bin_edges": edges, "matrix": [[0.5, 1.0]]}
+    jsonschema.Draft202012Validator(Graph.schema()).validate(data)          # (version 2's matrix: its rows)
+    assert Graph.from_dict(data).nodes[position].value["bin_edges"] == edges
 
 
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")

@@ -287,7 +287,8 @@ def test_the_graph_trait_follows_the_published_schema(closing):
     closing.append(view)
     jsonschema.Draft202012Validator(Graph.schema()).validate(view.graph)
     weight = next(n for n in view.graph["nodes"] if n["name"] == "0.weight")
-    assert weight["value"]["matrix_rows"] == [0, 1, 2, 3] and len(weight["value"]["matrix"]) == 4
+    assert len(weight["value"]["matrix"]) == 4 * 3 and weight["value"]["shape"] == [4, 3]   # row by row
+    assert "matrix_rows" not in weight["value"] and "bin_edges" not in weight["value"]      # every row; v3
     assert weight["grad"]["matrix"] is not None and len(weight["grad"]["sample"]) == 6
     # the optimizer/mark history is left to the other closing
     assert view.graph["steps"] == []
@@ -299,11 +300,13 @@ def test_stats_keep_a_few_values_and_a_small_evenly_spaced_matrix():
     values[0, 0] = np.nan
     stats = stats_dict(vg.tensor(values))
     assert stats["sample"] == [None, 1.0, 2.0, 3.0, 4.0, 5.0]
-    assert len(stats["matrix"]) == 16 and len(stats["matrix"][0]) == 16
+    assert len(stats["matrix"]) == 16 * 16 and len(stats["matrix_rows"]) == len(stats["matrix_cols"]) == 16
     assert stats["matrix_rows"][0] == 0 and stats["matrix_rows"][-1] == 99
     assert stats["matrix_cols"][-1] == 39
-    assert stats["matrix"][0][0] is None
-    assert stats["matrix"][-1][-1] == pytest.approx(99 * 40 + 39, rel=1e-3)
+    assert stats["matrix"][0] is None
+    row, col = stats["matrix_rows"][1], stats["matrix_cols"][2]                  # row by row
+    assert stats["matrix"][16 + 2] == pytest.approx(row * 40 + col, rel=1e-3)
+    assert stats["matrix"][-1] == pytest.approx(99 * 40 + 39, rel=1e-3)
     assert "matrix" not in stats_dict(vg.ones(3, 4, 5))
     json.dumps(stats, allow_nan=False)
 

@@ -199,87 +199,110 @@ def tensor_stats(tensor, bins=16):
     return TensorStats(shape, mean, std, low, high, norm, nan_count, inf_count, counts, edges)
 
 
-_BATCH_VALUES = 1 << 16    # values per pass of tensor_stats_many (bounds its float64 copies)
+_BATCH_VALUES = 1 << 16    # values per pass of the batched statistics (bounds their float64 copies)
 
 
 def tensor_stats_many(tensors, bins=16):
     """:func:`tensor_stats` of each of ``tensors``: the small finite float ones (at most
-    SUM_BLOCK values each, the parameters of a big graph) together, in a few NumPy passes over
-    all of them instead of a dozen calls each; the others one by one. The numbers are those
-    :func:`tensor_stats` gives each alone (sums in float64 either way, in another order)."""
+    SUM_BLOCK values each, the parameters of a big graph) in blocks of one size and dtype, a
+    few NumPy passes per block instead of a dozen calls each (:func:`stats_rows`); the others
+    one by one. The numbers are those :func:`tensor_stats` gives each alone (sums in float64
+    either way, in another order)."""
     hosts = [host_values(tensor) for tensor in tensors]
     results = [None] * len(hosts)
-    small = {}
-    for position, values in enumerate(hosts):
-        if (values.dtype == np.float32 or values.dtype == np.float64) and 0 < values.size <= SUM_BLOCK:
-            small.setdefault(values.dtype, []).append(position)
-    for positions in small.values():        # in passes of about _BATCH_VALUES values
-        ends = np.cumsum([hosts[p].size for p in positions])
-        for chunk in np.split(np.asarray(positions), np.flatnonzero(np.diff(ends // _BATCH_VALUES)) + 1):
-            chunk = chunk.tolist()
-            for position, stats in zip(chunk, _small_stats([hosts[p] for p in chunk], bins)):
-                results[position] = stats
+    for positions, block in small_blocks(hosts):
+        usable, *numbers, edges = stats_rows(block, bins)
+        for position, ok, *row, counts, row_edges in zip(positions, usable, *numbers, edges.tolist()):
+            if ok:
+                results[position] = TensorStats(tuple(hosts[position].shape), *row, 0, 0, tuple(counts),
+                                                tuple(row_edges))
     return [stats if stats is not None else tensor_stats(values, bins) for stats, values in zip(results, hosts)]
 
 
-def _small_stats(arrays, bins):
-    """TensorStats of small float arrays of one dtype, or None for one whose values are not all
-    finite or whose squares need rescaling (:func:`tensor_stats` handles those)."""
-    sizes = np.array([a.size for a in arrays])
-    starts = np.zeros(len(arrays), dtype=np.int64)
-    np.cumsum(sizes[:-1], out=starts[1:])
-    values = np.concatenate([a.reshape(-1) for a in arrays])
-    low, high = np.minimum.reduceat(values, starts), np.maximum.reduceat(values, starts)
+def small_blocks(hosts, by_shape=False):
+    """``(positions, block)`` for the small float arrays among ``hosts`` (NumPy arrays of at
+    most SUM_BLOCK float32 or float64 values): those of one size and dtype (of one shape, with
+    ``by_shape``) stacked into blocks of about _BATCH_VALUES values, one row (or one stacked
+    array) each."""
+    kinds = {}
+    for position, values in enumerate(hosts):
+        kind = values.dtype.char                     # (float32 "f", float64 "d")
+        if (kind == "f" or kind == "d") and 0 < values.size <= SUM_BLOCK:
+            kinds.setdefault((values.shape if by_shape else values.size, kind), []).append(position)
+    for positions in kinds.values():
+        size = hosts[positions[0]].size
+        per_block = max(1, _BATCH_VALUES // size)
+        for first in range(0, len(positions), per_block):
+            chunk = positions[first:first + per_block]
+            yield chunk, np.array([hosts[p] if by_shape else hosts[p].reshape(size) for p in chunk])
+
+
+def stats_rows(block, bins):
+    """The statistics of each row of ``block`` (a float32 or float64 array, one tensor per
+    row of at most SUM_BLOCK values) as columns, the way :func:`tensor_stats` computes them
+    for one: ``(usable, mean, std, min, max, norm, histogram, bin_edges)``, lists of Python
+    numbers (histogram: a list per row) but ``bin_edges``, an array of a row per tensor. ``usable`` is False for the rows whose
+    values are not all finite, or whose numbers are not (leave those to tensor_stats)."""
+    count, size = block.shape[0], block[0].size
+    values = block.reshape(count, size)
+    low, high = values.min(axis=1), values.max(axis=1)
     wide_low, wide_high = low.astype(np.float64), high.astype(np.float64)
     extent = np.maximum(-wide_low, wide_high)
-    usable = np.isfinite(wide_low) & np.isfinite(wide_high) & ~_rescaled(sizes, extent)
-    # mean and variance from float64 sums; where the mean dwarfs the spread, about the mean
-    # rounded to the values' type (the corrected two-pass formula of _mean_std)
-    wide = values.astype(np.float64)
-    with np.errstate(invalid="ignore", over="ignore"):
-        mean = np.add.reduceat(wide, starts) / sizes
-        variance = np.add.reduceat(wide * wide, starts) / sizes - mean * mean
+    usable = np.isfinite(wide_low) & np.isfinite(wide_high)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        # in units of the largest size where squares could overflow or underflow, as _mean_std
+        rescaled = usable & _rescaled(size, extent)
+        unit = np.where(rescaled, extent, 1.0)
+        scaled = values / unit.astype(values.dtype)[:, None] if rescaled.any() else values
+        # mean and variance from float64 sums; where the mean dwarfs the spread, about the mean
+        # rounded to the values' type (the corrected two-pass formula of _mean_std)
+        unscaled = values.astype(np.float64)
+        wide = unscaled if scaled is values else scaled.astype(np.float64)
+        mean = wide.sum(axis=1) / size
+        variance = np.einsum("ij,ij->i", wide, wide) / size - mean * mean
         recentre = variance < mean * mean
         if recentre.any():
             shift = mean.astype(values.dtype)
-            offsets = (values - np.repeat(shift, sizes)).astype(np.float64)
-            offset = np.add.reduceat(offsets, starts) / sizes
+            offsets = (scaled - shift[:, None]).astype(np.float64)
+            offset = offsets.sum(axis=1) / size
             mean = np.where(recentre, shift.astype(np.float64) + offset, mean)
-            variance = np.where(recentre, np.add.reduceat(offsets * offsets, starts) / sizes - offset * offset,
+            variance = np.where(recentre, np.einsum("ij,ij->i", offsets, offsets) / size - offset * offset,
                                 variance)
         std = np.sqrt(np.maximum(variance, 0.0))
-        norm = np.sqrt(sizes) * np.hypot(mean, std)
-        # histograms: _histogram's edges for every array at once; a value's bin is the number
-        # of inner edges at or below it, compared in the values' type
+        mean, std = mean * unit, std * unit
+        norm = math.sqrt(size) * np.hypot(mean, std)
+        usable &= np.isfinite(mean) & np.isfinite(std) & np.isfinite(norm)
+        # histograms: _histogram's edges for every row at once
         lower = np.where(wide_low == wide_high, wide_low - 0.5, wide_low)
         upper = np.where(wide_low == wide_high, wide_high + 0.5, wide_high)
-        edges = np.arange(bins + 1) * ((upper - lower) / bins)[:, None] + lower[:, None]
+        width = (upper - lower) / bins
+        edges = np.arange(bins + 1) * width[:, None] + lower[:, None]
         edges[:, -1] = upper
         edges = edges.astype(values.dtype)
-        owner = np.repeat(np.arange(len(arrays)), sizes)
-        estimate = (wide - lower[owner]) / ((upper - lower) / bins)[owner]    # (an array with an inf: NaN)
-    position = _bin_positions(values, owner, edges, estimate)
-    counts = np.bincount(owner * bins + position, minlength=len(arrays) * bins).reshape(len(arrays), bins)
-    columns = zip(usable.tolist(), mean.tolist(), std.tolist(), low.tolist(), high.tolist(), norm.tolist(),
-                  counts.tolist(), edges.tolist())
-    return [TensorStats(tuple(array.shape), m, d, lo, hi, n, 0, 0, tuple(c), tuple(e)) if ok else None
-            for array, (ok, m, d, lo, hi, n, c, e) in zip(arrays, columns)]
+        estimate = (unscaled - lower[:, None]) / width[:, None]    # (a row with an inf: NaN)
+    position = _bin_positions(values, edges, estimate) + (np.arange(count) * bins)[:, None]
+    counts = np.bincount(position.reshape(-1), minlength=count * bins).reshape(count, bins)
+    return (usable.tolist(), mean.tolist(), std.tolist(), low.tolist(), high.tolist(), norm.tolist(),
+            counts.tolist(), edges)
 
 
-def _bin_positions(values, owner, edges, estimate):
-    """The bin of each of ``values``: how many inner edges of its array (``edges[owner]``,
-    in the values' type) lie at or below it. Found from ``estimate`` (the bin as arithmetic
-    puts it, off by rounding) and moved until the edges each side agree: a few gathers per
-    value rather than a comparison with every edge."""
+def _bin_positions(values, edges, estimate):
+    """The bin of each of ``values`` (a row per array): how many inner edges of its row of
+    ``edges`` (in the values' type) lie at or below it. Found from ``estimate`` (the bin as
+    arithmetic puts it, off by rounding) and moved until the edges each side agree: a few
+    gathers per value rather than a comparison with every edge."""
     bins = edges.shape[1] - 1
     padded = edges.copy()
     padded[:, 0], padded[:, -1] = -np.inf, np.inf             # the outer edges hold everything
-    position = np.clip(np.nan_to_num(np.floor(estimate)), 0, bins - 1).astype(np.intp)
-    row = owner * (bins + 1)
     flat = padded.reshape(-1)
+    row = (np.arange(len(edges)) * (bins + 1))[:, None]
+    with np.errstate(invalid="ignore"):                        # (NaN, in a row with an inf, casts to anything)
+        position = np.floor(estimate).astype(np.intp)
+    np.clip(position, 0, bins - 1, out=position)
     while True:      # (an inf stays in the last bin: its array's statistics are taken one by one)
-        up = values >= flat[row + position + 1]
-        moved = np.clip(position + up.astype(np.intp) - (values < flat[row + position]), 0, bins - 1)
+        at = row + position
+        moved = position + (values >= flat.take(at + 1)) - (values < flat.take(at))
+        np.clip(moved, 0, bins - 1, out=moved)
         if np.array_equal(moved, position):
             return position
         position = moved
@@ -316,7 +339,7 @@ def _rescaled(size, extent):
 
 
 def _small_sums(values):
-    """Σx and Σx² of at most SUM_BLOCK float values, in float64 (what :func:`tensor_stats_many`
+    """Σx and Σx² of at most SUM_BLOCK float values, in float64 (what :func:`stats_rows`
     computes for many such tensors at once)."""
     wide = values.astype(np.float64)
     return float(np.add.reduce(wide)), float(np.dot(wide, wide))

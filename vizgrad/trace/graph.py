@@ -20,7 +20,7 @@ import contextlib
 import gc
 import json
 import os
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Optional
 
 try:                       # vizgrad[widgets] brings orjson: Jupyter's messages use it too
@@ -28,7 +28,7 @@ try:                       # vizgrad[widgets] brings orjson: Jupyter's messages 
 except ImportError:
     orjson = None
 
-SCHEMA_VERSION = 2     # 2 added groups, node group/uses, constants and backward; 1 still reads
+SCHEMA_VERSION = 3     # 2: groups, node group and uses, constants, backward; 3: no bin_edges, flat matrices (1, 2 read)
 SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "graph.schema.json")
 NODE_KINDS = ("leaf", "parameter", "constant", "op", "output")
 
@@ -163,9 +163,8 @@ class Graph:
         """The Graph JSON as Python data: one new dict per node, edge and group (a shallow
         copy: their ``value``, ``grad``, ``source`` and ``repeat`` dicts are shared, not copied,
         so that sending a graph of thousands of nodes stays cheap)."""
-        return {**self._envelope(), "nodes": [_fields_of(n, _NODE_FIELDS) for n in self.nodes],
-                "edges": [_fields_of(e, _EDGE_FIELDS) for e in self.edges],
-                "groups": [_fields_of(g, _GROUP_FIELDS) for g in self.groups]}
+        return {**self._envelope(), "nodes": [_fields_of(n) for n in self.nodes],
+                "edges": [_fields_of(e) for e in self.edges], "groups": [_fields_of(g) for g in self.groups]}
 
     def to_json_bytes(self, **fields):
         """The Graph JSON as compact UTF-8 bytes (what a widget sends), ``fields`` replacing
@@ -242,15 +241,11 @@ class Graph:
     # graph (the bundle's summary picture needs no Graphviz, so there is always a picture)
 
 
-_NODE_FIELDS = tuple(f.name for f in fields(GraphNode))
-_EDGE_FIELDS = tuple(f.name for f in fields(GraphEdge))
-_GROUP_FIELDS = tuple(f.name for f in fields(GraphGroup))
-
-
-def _fields_of(item, names):
+def _fields_of(item):
     """A node's, edge's or group's fields as a dict (what ``dataclasses.asdict`` gives, without
-    its deep copy of every statistic: a live view converts its graph many times a second)."""
-    return {name: getattr(item, name) for name in names}
+    its deep copy of every statistic: a live view converts its graph many times a second).
+    Their ``__dict__`` holds exactly their fields, in order (orjson encodes it the same way)."""
+    return item.__dict__.copy()
 
 
 def json_bytes(data):

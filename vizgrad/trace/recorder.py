@@ -52,52 +52,55 @@ def stats_dict(tensor, bins=16, detail=True):
     host = events.host_values(tensor)
     data = _json_stats(events.tensor_stats(host, bins))
     if detail:
-        data.update(_details([host])[0])
+        data["sample"] = _finite_lists(host.reshape(-1)[:SAMPLE_SIZE])
+        if host.ndim == 2 and host.size:
+            data.update(_heatmap_fields(host[None])[0])
     return data
 
 
 def stats_dicts(tensors, bins=16):
-    """:func:`stats_dict` of each of ``tensors``, computed together: the statistics by
-    :func:`vizgrad.events.tensor_stats_many`, the samples and heatmaps of tensors of one shape
-    and dtype in one pass (the many small parameters of a big graph)."""
+    """:func:`stats_dict` of each of ``tensors``, the small float ones of one shape and dtype
+    computed together (:func:`vizgrad.events.stats_rows`, the many small parameters of a big
+    graph): statistics, samples and heatmaps in a few NumPy passes per shape, and each dict
+    made once from those columns. The others, and any with a value that is not finite, one by one."""
     hosts = [events.host_values(tensor) for tensor in tensors]
-    dicts = [_json_stats(stats) for stats in events.tensor_stats_many(hosts, bins)]
-    for data, details in zip(dicts, _details(hosts)):
-        data.update(details)
-    return dicts
+    dicts = [None] * len(hosts)
+    for positions, block in events.small_blocks(hosts, by_shape=True):
+        shape = list(block.shape[1:])
+        flat = block.reshape(len(positions), -1)
+        samples = flat[:, :SAMPLE_SIZE].astype(np.float64).tolist()
+        heatmap = _heatmap_fields(block) if block.ndim == 3 else None
+        columns = zip(positions, *events.stats_rows(flat, bins)[:-1], samples, heatmap or samples)
+        for position, usable, mean, std, low, high, norm, counts, sample, matrix in columns:
+            if usable:
+                data = dicts[position] = {
+                    "shape": list(shape), "mean": mean, "std": std, "min": low, "max": high, "norm": norm,
+                    "nan_count": 0, "inf_count": 0, "histogram": counts, "sample": sample}
+                if heatmap is not None:
+                    data.update(matrix)
+    return [data if data is not None else stats_dict(host, bins) for data, host in zip(dicts, hosts)]
 
 
 def _json_stats(stats):
-    data = stats.to_dict()
-    for key in ("mean", "std", "min", "max", "norm"):
-        if not math.isfinite(data[key]):
-            data[key] = None
-    return data
+    """TensorStats as Graph JSON: non-finite numbers None, and no bin edges (the histogram's
+    bins divide [min, max] evenly, see ``graph.schema.json``)."""
+    numbers = [value if math.isfinite(value) else None
+               for value in (stats.mean, stats.std, stats.min, stats.max, stats.norm)]
+    return {"shape": list(stats.shape), **dict(zip(("mean", "std", "min", "max", "norm"), numbers)),
+            "nan_count": stats.nan_count, "inf_count": stats.inf_count, "histogram": list(stats.histogram)}
 
 
-def _details(hosts):
-    """The ``sample`` of each of ``hosts`` (NumPy arrays) and, for 2-D ones, the heatmap fields
-    (``matrix``, ``matrix_rows``, ``matrix_cols``); arrays of one shape and dtype together."""
-    details = [None] * len(hosts)
-    kinds = {}
-    for position, host in enumerate(hosts):
-        kinds.setdefault((host.shape, host.dtype), []).append(position)
-    for (shape, _), positions in kinds.items():
-        group = [hosts[position] for position in positions]
-        samples = _finite_lists(np.stack([host.flat[:SAMPLE_SIZE] for host in group]))
-        if len(shape) != 2 or not group[0].size:
-            for position, sample in zip(positions, samples):
-                details[position] = {"sample": sample}
-            continue
-        rows, cols = _spaced(shape[0]), _spaced(shape[1])
-        whole = len(rows) == shape[0] and len(cols) == shape[1]
-        matrices = _heatmaps(np.stack(group if whole else [host.take(rows, axis=0).take(cols, axis=1)
-                                                           for host in group]))
-        rows, cols = rows.tolist(), cols.tolist()
-        for position, sample, matrix in zip(positions, samples, matrices):
-            details[position] = {"sample": sample, "matrix": matrix, "matrix_rows": list(rows),
-                                 "matrix_cols": list(cols)}
-    return details
+def _heatmap_fields(matrices):
+    """The heatmap fields of each of ``matrices`` (an array of 2-D tensors of one shape):
+    ``matrix``, at most MATRIX_SIZE evenly spaced rows and columns of its values, row by row
+    in one flat list (rounded, see :func:`_heatmaps`), and ``matrix_rows`` / ``matrix_cols``,
+    which ones (absent when it shows them all)."""
+    rows, cols = _spaced(matrices.shape[1]), _spaced(matrices.shape[2])
+    if len(rows) == matrices.shape[1] and len(cols) == matrices.shape[2]:
+        return [{"matrix": matrix} for matrix in _heatmaps(matrices)]
+    rows, cols = rows.tolist(), cols.tolist()
+    return [{"matrix": matrix, "matrix_rows": list(rows), "matrix_cols": list(cols)}
+            for matrix in _heatmaps(matrices.take(rows, axis=1).take(cols, axis=2))]
 
 
 def summary_dict(tensor):
@@ -137,12 +140,13 @@ def _spaced(length):
 
 
 def _heatmaps(cells):
-    """Matrices ``cells[i]`` as nested lists of floats, each rounded to about four significant
-    digits of its largest size (short JSON; a heatmap shows no more), None where not finite."""
-    cells = np.asarray(cells, dtype=np.float64)
+    """Matrices ``cells[i]`` as flat lists of floats, row by row, each rounded to about four
+    significant digits of its largest size (short JSON; a heatmap shows no more), None where
+    not finite."""
+    cells = np.asarray(cells, dtype=np.float64).reshape(len(cells), -1)
     finite = np.isfinite(cells)
     every = finite.all()
-    largest = np.abs(cells if every else np.where(finite, cells, 0.0)).max(axis=(1, 2), keepdims=True)
+    largest = np.abs(cells if every else np.where(finite, cells, 0.0)).max(axis=1, keepdims=True)
     # np.round(x, d) per matrix: rint(x * 10**d) / 10**d, or rint(x / 10**-d) * 10**-d when d < 0;
     # left alone when subnormal (10**d would overflow)
     decimals = 3 - np.floor(np.log10(np.where(largest > 1e-300, largest, 1.0)))
@@ -1258,30 +1262,38 @@ class Recorder:
         revision = (frame.revision, self._step_count)
         if cached is not None and cached[0] == revision and cached[1] is structure:
             return cached[2]
-        nodes = []
+        # a node or edge this frame changes is copied; the others are shared with the structure
+        # when no hierarchy writes into them (a tensor's history, as recorded: no copies at all)
+        nodes, shared = [], hierarchy is None
         for node in structure.nodes:
+            array, number, grad = frame.values.get(node.id), frame.numbers.get(node.id), frame.grads.get(node.id)
+            index = frame.order.get(node.id) if frame.order or node.backward_index is not None else None
+            output = node.kind == "op" and node.id in frame.roots
+            if (shared and array is None and number is None and grad is None and index == node.backward_index
+                    and node.label is not None and not output):
+                nodes.append(node)
+                continue
             node = shallow_copy(node)
-            array = frame.values.get(node.id)
             if array is not None:
                 node.value = frame.statistics(array, "full")
-            number = frame.numbers.get(node.id)
             if number is not None:
                 node.value = frame.number_statistics(number)
             if node.label is None:           # a scalar constant: labelled with this iteration's value
                 if number is None and array is not None:
                     number = array.item()
                 node.label = "" if number is None else _number_text(number)
-            grad = frame.grads.get(node.id)
             if grad is not None:
                 node.grad = frame.statistics(grad, "full")
-            if frame.order or node.backward_index is not None:
-                node.backward_index = frame.order.get(node.id)
-            if node.kind == "op" and node.id in frame.roots:
+            node.backward_index = index
+            if output:
                 node.kind = "output"
             nodes.append(node)
         edges = []
         for edge in structure.edges:
             grad = frame.edge_grads.get(id(edge))
+            if grad is None and shared:
+                edges.append(edge)
+                continue
             edge = shallow_copy(edge)
             if grad is not None:
                 if self._consumers.get(edge.source) == 1 or frame.grads.get(edge.source) is grad:
@@ -1402,25 +1414,33 @@ def _history(tensor, values, names=None):
     from ..autograd.engine import run_order
     from ..autograd.function import AccumulateGrad
     result = Graph()
-    ids = {}
+    nodes, ids = result.nodes, {}
+    devices = {}    # backend -> its device's name (for backends of one device: worked out once)
 
-    def add(key, **fields):
-        node_id = f"n{len(result.nodes)}"
-        ids[key] = node_id
-        result.nodes.append(GraphNode(id=node_id, **fields))
-        return node_id
+    def add(key, kind, label, shape, dtype, device, op=None, name=None, requires_grad=True, value=None,
+            grad=None):
+        node_id = ids[key] = f"n{len(nodes)}"
+        node = GraphNode(node_id, kind, label, shape, dtype, device, op, name, "", None, requires_grad, value, grad)
+        nodes.append(node)
+        return node
 
     pending = []    # (node, "value" or "grad", tensor): the leaves' statistics, computed together at the end
 
     def add_leaf(key, leaf):
         kind = _leaf_kind(leaf)
-        add(key, kind=kind, label=_leaf_label(leaf, kind), name=leaf.name, shape=list(leaf.shape),
-            dtype=leaf.dtype.name, device=str(leaf.device), requires_grad=leaf.requires_grad)
-        node = result.nodes[-1]
+        backend = leaf._backend()
+        device = devices.get(backend)
+        if device is None:
+            device = str(leaf.device)
+            if not backend.multi_device:
+                devices[backend] = device
+        node = add(key, kind, _leaf_label(leaf, kind), list(leaf.shape), leaf.dtype.name, device,
+                   name=leaf.name, requires_grad=leaf.requires_grad)
         if values or not leaf.ndim:
             pending.append((node, "value", leaf))
-        if leaf.grad is not None:
-            pending.append((node, "grad", leaf.grad))
+        grad = leaf.grad
+        if grad is not None:
+            pending.append((node, "grad", grad))
 
     def fill_statistics():
         for (node, field, _), data in zip(pending, stats_dicts([tensor for *_, tensor in pending])):
@@ -1452,31 +1472,33 @@ def _history(tensor, values, names=None):
             if edge is not None and meta is not None:
                 name = dtype_names.get(meta[1])
                 if name is None:
-                    name = dtype_names[meta[1]] = str(meta[1])
+                    name = dtype_names[meta[1]] = str(meta[1]).rpartition(".")[2]
                 shapes[edge[0]] = (list(meta[0]), name)
-    shapes[tensor.grad_fn] = (list(tensor.shape), tensor.dtype.name)
+    root = tensor.grad_fn
+    shapes[root] = (list(tensor.shape), tensor.dtype.name)
     device = str(tensor.device)
+    edges = result.edges      # by target in node order, then by input index
     for node in order:
-        shape, dtype = shapes.get(node, ([], ""))
         if type(node) is AccumulateGrad:
             add_leaf(node, node.variable)
+            continue
+        shape, dtype = shapes.get(node, ([], ""))
+        op = node.op.__name__
+        if node is root:
+            target = add(node, "output", tensor.name or op, shape, dtype, device, op,
+                         value=stats_dict(tensor) if values or not tensor.ndim else None, grad=_retained_grad(node))
         else:
-            is_root = node is tensor.grad_fn
-            add(node, kind="output" if is_root else "op", label=(tensor.name if is_root and tensor.name else
-                                                                 node.op.__name__),
-                op=node.op.__name__, shape=shape, dtype=dtype.rpartition(".")[2],
-                device=device, requires_grad=True,
-                value=stats_dict(tensor) if is_root and (values or not tensor.ndim) else None,
-                grad=_retained_grad(node))
+            target = add(node, "op", op, shape, dtype, device, op,
+                         grad=_retained_grad(node) if node.retained_grads else None)
+        for index, edge in enumerate(node.next_edges):     # (inputs come first: they have their ids)
+            if edge is not None:
+                edges.append(GraphEdge(ids[edge[0]], target.id, index, shapes.get(edge[0], ([], ""))[0]))
     fill_statistics()
-    for node in order:      # by target in node order, then by input index: the order edges are kept in
-        for index, edge in enumerate(node.next_edges):
-            if edge is not None and edge[0] in ids:
-                result.edges.append(GraphEdge(ids[edge[0]], ids[node], index, shapes.get(edge[0], ([], ""))[0]))
     if _backward_ran(order):
-        result.backward_order = [ids[node] for node in run_order([tensor.grad_fn])]
+        backward = run_order([root])
+        result.backward_order = [ids[node] for node in backward]
         for index, node_id in enumerate(result.backward_order):
-            result.nodes[int(node_id[1:])].backward_index = index       # ids are "n" and the position
+            nodes[int(node_id[1:])].backward_index = index       # ids are "n" and the position
         result.backward = {"source": "graph", "note": BACKWARD_NOTE}
     _name_history(result, ids, tensors)
     return result, ids, _group_history(result, order, ids, modules)

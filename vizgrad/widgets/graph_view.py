@@ -79,7 +79,7 @@ class GraphView(VizgradWidget):
     steps_per_second = traitlets.Float(2.0).tag(sync=True)
     selected = traitlets.Unicode(None, allow_none=True).tag(sync=True)
     collapsed = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    modules = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    modules = traitlets.List().tag(sync=True)       # module names (str): set by Python only, as timeline
     revision = traitlets.Int(0).tag(sync=True)
     live = traitlets.Bool(False).tag(sync=True)
     status = traitlets.Unicode("").tag(sync=True)

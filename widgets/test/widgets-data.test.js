@@ -5,7 +5,7 @@ import { curveCharts, histogramStats, latestValue, ratioLines, wantsLog } from "
 import {
   divergingRgb, flaggedLayers, flagText, flowPixels, heatmapCell, flowPosition, flowSummary, healthyBand, moduleGroups, rowHeightFor, rowLabels,
 } from "../src/widgets/grad-flow.js";
-import { divergingColour, matrixLimit } from "../src/widgets/heatmap.js";
+import { divergingColour, matrixCells, matrixLimit } from "../src/widgets/heatmap.js";
 import { floats, jsonTrait, onChange, seriesColumns } from "../src/widgets/model.js";
 
 /** float32 bytes as ipywidgets hands them over: a DataView. */
@@ -143,6 +143,18 @@ test("heatmap colours diverge from white at 0 to blue and red, grey for missing"
   assert.equal(divergingColour(null, 1), "rgb(160,160,160)");
   assert.equal(divergingColour(3, 0), "rgb(247,247,247)");
   assert.equal(matrixLimit([[1, -4], [null, 2]]), 4);
+});
+
+test("heatmap cells: Graph JSON 3's flat matrix row by row, and versions 1 and 2's rows", () => {
+  const whole = matrixCells({ shape: [2, 3], matrix: [1, 2, 3, 4, null, 6] });
+  assert.deepEqual(whole, { cells: [[1, 2, 3], [4, null, 6]], rowIndex: [0, 1], colIndex: [0, 1, 2] });
+  const spaced = matrixCells({ shape: [100, 40], matrix: [1, 2, 3, 4], matrix_rows: [0, 99], matrix_cols: [0, 39] });
+  assert.deepEqual(spaced, { cells: [[1, 2], [3, 4]], rowIndex: [0, 99], colIndex: [0, 39] });
+  const nested = matrixCells({ shape: [2, 2], matrix: [[1, 2], [3, 4]], matrix_rows: [0, 1], matrix_cols: [0, 1] });
+  assert.deepEqual(nested.cells, [[1, 2], [3, 4]]);
+  assert.equal(matrixCells({ shape: [2, 3], matrix: [1, 2, 3, 4] }), null);      // not whole rows
+  assert.equal(matrixCells({ shape: [3] }), null);
+  assert.equal(matrixCells(null), null);
 });
 
 test("the heatmap cell under the pointer: its layer, step and value", () => {

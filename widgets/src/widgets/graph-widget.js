@@ -15,7 +15,7 @@ import { stepText } from "../report-data.js";
 import { createTimeline } from "../timeline.js";
 import { chainRule } from "./chain-rule.js";
 import { createFrameScheduler, drivePlayback } from "./frame.js";
-import { heatmap } from "./heatmap.js";
+import { heatmap, matrixCells } from "./heatmap.js";
 import { jsonTrait, onChange, save } from "./model.js";
 import { button, icon, section, showError } from "./ui.js";
 
@@ -63,8 +63,9 @@ export function inspectorPanel(node, onClose) {
   const maps = [["value", node.value], ["gradient", node.grad]].map(([name, stats]) => {
     const picture = heatmap(stats, { label: `${name} heatmap` });
     if (!picture) return null;
-    const rows = stats.matrix_rows?.length ?? stats.matrix.length;
-    const cols = stats.matrix_cols?.length ?? stats.matrix[0].length;
+    const { cells } = matrixCells(stats);
+    const rows = cells.length;
+    const cols = cells[0].length;
     const sampled = rows < (stats.shape?.[0] ?? rows) || cols < (stats.shape?.[1] ?? cols);
     return h("div", { class: "vg-heatmap-box", "data-testid": `vg-heatmap-${name === "value" ? "value" : "grad"}` }, [
       h("div", { class: "vg-card-heading" }, `${name} heatmap ${sampled ? `(${rows}×${cols} of ${shapeText(stats.shape)}, evenly spaced)` : ""}`),

@@ -30,21 +30,43 @@ export function matrixLimit(matrix) {
   return limit;
 }
 
+/**
+ * The recorded cells of ``stats`` as ``{cells, rowIndex, colIndex}`` (cells: an array of
+ * rows), or null when it has none. Graph JSON 3 writes ``matrix`` flat, row by row, its
+ * rows ``matrix_rows`` and columns ``matrix_cols`` (every one of the tensor's when absent);
+ * versions 1 and 2 wrote an array of rows.
+ */
+export function matrixCells(stats) {
+  const matrix = stats?.matrix;
+  if (!Array.isArray(matrix) || matrix.length === 0) return null;
+  let cells = matrix;
+  if (!Array.isArray(matrix[0])) {
+    const cols = stats.matrix_cols?.length ?? stats.shape?.[1];
+    if (!(cols > 0) || matrix.length % cols) return null;
+    cells = Array.from({ length: matrix.length / cols }, (_, i) => matrix.slice(i * cols, (i + 1) * cols));
+  }
+  if (!cells[0].length) return null;
+  return {
+    cells,
+    rowIndex: stats.matrix_rows ?? cells.map((_, i) => i),
+    colIndex: stats.matrix_cols ?? cells[0].map((_, j) => j),
+  };
+}
+
 /** The heatmap of ``stats.matrix`` as SVG (null when the tensor has none). */
 export function heatmap(stats, { size = 200, label = "heatmap" } = {}) {
-  const matrix = stats?.matrix;
-  if (!Array.isArray(matrix) || matrix.length === 0 || !matrix[0].length) return null;
-  const rows = matrix.length;
-  const cols = matrix[0].length;
+  const found = matrixCells(stats);
+  if (!found) return null;
+  const { cells, rowIndex, colIndex } = found;
+  const rows = cells.length;
+  const cols = cells[0].length;
   const cell = size / Math.max(rows, cols);
-  const limit = matrixLimit(matrix);
+  const limit = matrixLimit(cells);
   const svg = s("svg", {
     class: "vg-heatmap", viewBox: `0 0 ${cols * cell} ${rows * cell}`, width: cols * cell, height: rows * cell,
     role: "img", "aria-label": `${label}: ${rows}×${cols} cells, ±${formatNumber(limit)}`, "data-testid": "vg-heatmap",
   });
-  const rowIndex = stats.matrix_rows ?? matrix.map((_, i) => i);
-  const colIndex = stats.matrix_cols ?? matrix[0].map((_, j) => j);
-  matrix.forEach((row, i) => row.forEach((value, j) => {
+  cells.forEach((row, i) => row.forEach((value, j) => {
     svg.append(s("rect", { x: j * cell, y: i * cell, width: cell + 0.2, height: cell + 0.2, fill: divergingColour(value, limit) },
       s("title", {}, `[${rowIndex[i]}, ${colIndex[j]}] = ${formatNumber(value)}`)));
   }));
