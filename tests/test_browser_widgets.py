@@ -461,6 +461,8 @@ def test_optimizer_race_at_the_default_speed_reaches_rosenbrocks_minimum_with_tr
     assert visible[1] > 50 and sum(visible) > 500, f"trail pixels visible: {visible}"
     for trail in drawn:
         assert _contrast(trail["colour"], outline) >= 3
+        if not trail["surface"]:          # wholly under later trails (the race's timing decides): nothing to read
+            continue
         worst = min(max(_contrast(trail["colour"], under), _contrast(outline, under)) for under in trail["surface"])
         assert worst >= 3, f"trail {trail['colour']} reaches a contrast of only {worst:.2f} against the surface"
     chart = view.locator('[data-testid="optimizer-value-chart"] path.vg-line:not(.vg-line-outline)')

@@ -6,9 +6,11 @@ updates, replay and collapse controls, and the recorder details it relies on
 Needs anywidget (``pip install 'vizgrad[widgets]'``) and the built bundle (``make build``).
 """
 
+import base64
 import gc
 import json
 import math
+import re
 import subprocess
 import sys
 import time
@@ -100,8 +102,11 @@ def test_every_widget_bundle_is_an_es_module_with_render_and_inlines_graphviz():
         assert "export" in code and "render" in code
         assert "</script" not in code.lower()
     graph = base.read_static("graph-widget.js")
-    assert "WebAssembly" in graph                          # Graphviz's wasm travels inside the module
-    assert "https://" not in graph.replace("https://graphviz.org", "")   # nothing fetched from a CDN
+    # Graphviz's layout worker, its wasm inside, travels inside the module (in base64)
+    worker = base64.b64decode(max(re.findall(r'"([A-Za-z0-9+/]{100000,}={0,2})"', graph), key=len)).decode()
+    assert "WebAssembly" in worker and "onmessage" in worker
+    for code in (graph, worker):
+        assert "https://" not in code.replace("https://graphviz.org", "")   # nothing fetched from a CDN
     css = base.read_static("widgets.css")
     assert ".vg-widget" in css and "body" not in css.split("{")[0]
 
@@ -574,3 +579,17 @@ def test_the_static_picture_needs_no_graphviz_in_the_kernel(closing, monkeypatch
     monkeypatch.setattr(svg, "layout_svg", unavailable)
     data, _ = view._repr_mimebundle_()
     assert data["image/svg+xml"].startswith("<svg") and "Tanh" in data["image/svg+xml"] and "text/html" not in data
+
+
+def test_widget_modules_travel_in_json_as_they_are():
+    """A widget's ES module goes out in the first message of every view the kernel opens.
+    Pure ASCII (Graphviz's WebAssembly in base64, no raw control or non-ASCII characters),
+    it is copied into the JSON as it is: no escape per byte, no re-encoding."""
+    import os
+    modules = [name for name in sorted(os.listdir(base.STATIC_DIR)) if name.endswith(".js")]
+    assert "graph-widget.js" in modules
+    for name in modules:
+        text = base.read_static(name)
+        assert text.isascii(), name
+        encoded = json.dumps(text)
+        assert len(encoded) < 1.05 * len(text) + 100, name      # (quotes and newlines escaped)

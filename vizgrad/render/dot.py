@@ -205,7 +205,8 @@ def to_dot(graph, collapse=None, max_nodes=300, show_grads=True, rankdir="TB", t
     groups, node_group = hierarchy_of(graph)
     drawing = _Drawing(groups, node_group, collapsed_groups(graph, collapse, collapse_above))
     boxes = drawing.boxes()
-    visible = [n for n in graph.nodes if drawing.place(n.id) is None]
+    placed = {node.id: drawing.place(node.id) for node in graph.nodes}     # the box each node is drawn in
+    visible = [n for n in graph.nodes if placed[n.id] is None]
     omitted = 0
     if len(visible) + len(boxes) > max_nodes:
         keep = max(1, max_nodes - len(boxes))
@@ -214,7 +215,7 @@ def to_dot(graph, collapse=None, max_nodes=300, show_grads=True, rankdir="TB", t
     visible_ids = {n.id for n in visible}
 
     def place(node_id):
-        box = drawing.place(node_id)
+        box = placed.get(node_id)
         if box is not None:
             return "m_" + box
         return node_id if node_id in visible_ids else None
@@ -231,7 +232,7 @@ def to_dot(graph, collapse=None, max_nodes=300, show_grads=True, rankdir="TB", t
     for group in groups:
         children.setdefault(group.parent, []).append(group.id)
 
-    ops_in = Counter(drawing.place(node.id) for node in graph.nodes if node.op)   # per collapsed box
+    ops_in = Counter(placed[node.id] for node in graph.nodes if node.op)   # per collapsed box
 
     def emit(parent, indent):
         lines.extend(indent + line for line in content.get(parent, ()))

@@ -116,30 +116,37 @@ def _group_field(group, name):
 
 def _summary_rows(graph):
     """(rows, edges, hidden): a row per node but scalar constants, or per top-level module once the graph passes
-    SUMMARY_MAX_ROWS nodes, in the order the forward pass made them; edges as row pairs."""
+    SUMMARY_MAX_ROWS nodes, in the order the forward pass made them; edges as row pairs. Only the
+    SUMMARY_MAX_ROWS rows nearest the output are kept (and made), ``hidden`` counts the others."""
     from .dot import module_of
-    labels = {_group_field(g, "name"): _group_field(g, "label") for g in (getattr(graph, "groups", None) or ())}
     nodes = [node for node in graph.nodes if node.kind != "constant" or node.shape]   # numbers stay with their ops
     grouped = len(nodes) > SUMMARY_MAX_ROWS
-    rows, row_of = [], {}
-    for node in nodes:
-        top = module_of(node).split(".")[0] if grouped else ""
-        key = f"module:{top}" if top else node.id
-        if key not in row_of:
-            row_of[key] = len(rows)
+    keys = [node.id for node in nodes]             # each node's row: itself, or its top-level module's
+    if grouped:
+        for index, node in enumerate(nodes):
+            top = module_of(node).partition(".")[0]
             if top:
-                rows.append({"kind": "group", "label": f"{top} · {labels[top]}" if labels.get(top) else top, "count": 0})
+                keys[index] = "module:" + top
+    order = list(dict.fromkeys(keys))              # the rows, in order of first appearance
+    hidden = max(0, len(order) - SUMMARY_MAX_ROWS)    # keep the rows nearest the output
+    row_of = {key: index for index, key in enumerate(order[hidden:])}
+    labels = {_group_field(g, "name"): _group_field(g, "label") for g in (getattr(graph, "groups", None) or ())}
+    rows = [None] * len(row_of)
+    for node, key in zip(nodes, keys):
+        index = row_of.get(key)
+        if index is None:
+            continue
+        if rows[index] is None:
+            if key.startswith("module:"):
+                top = key[len("module:"):]
+                rows[index] = {"kind": "group", "label": f"{top} · {labels[top]}" if labels.get(top) else top, "count": 0}
             else:
-                rows.append({"kind": node.kind, "node": node, "count": 1})
-        rows[row_of[key]]["count"] += top != ""
-        row_of[node.id] = row_of[key]
-    hidden = max(0, len(rows) - SUMMARY_MAX_ROWS)        # keep the rows nearest the output
-    for row in rows[hidden:]:                             # (only the rows kept are labelled)
-        if "node" in row:
-            row["label"] = _node_summary(row.pop("node"))
-    edges = {(row_of[e.source] - hidden, row_of[e.target] - hidden) for e in graph.edges
-             if e.source in row_of and e.target in row_of}
-    return rows[hidden:], sorted((a, b) for a, b in edges if a >= 0 and b >= 0 and a != b), hidden
+                rows[index] = {"kind": node.kind, "label": _node_summary(node), "count": 1}
+        if rows[index]["kind"] == "group":
+            rows[index]["count"] += 1
+    node_rows = {node.id: row_of.get(key) for node, key in zip(nodes, keys)}
+    edges = {(node_rows.get(e.source), node_rows.get(e.target)) for e in graph.edges}
+    return rows, sorted((a, b) for a, b in edges if a is not None and b is not None and a != b), hidden
 
 
 def _node_summary(node):

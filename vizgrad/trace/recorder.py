@@ -63,7 +63,8 @@ def stats_dicts(tensors, bins=16):
     computed together (:func:`vizgrad.events.stats_rows`, the many small parameters of a big
     graph): statistics, samples and heatmaps in a few NumPy passes per shape, and each dict
     made once from those columns. The others, and any with a value that is not finite, one by one."""
-    hosts = [events.host_values(tensor) for tensor in tensors]
+    hosts = [array if type(array) is np.ndarray else events.host_values(array)
+             for array in (getattr(tensor, "_array", tensor) for tensor in tensors)]
     dicts = [None] * len(hosts)
     for positions, block in events.small_blocks(hosts, by_shape=True):
         shape = list(block.shape[1:])
@@ -148,13 +149,19 @@ def _heatmaps(cells):
     every = finite.all()
     largest = np.abs(cells if every else np.where(finite, cells, 0.0)).max(axis=1, keepdims=True)
     # np.round(x, d) per matrix: rint(x * 10**d) / 10**d, or rint(x / 10**-d) * 10**-d when d < 0;
-    # left alone when subnormal (10**d would overflow)
-    decimals = 3 - np.floor(np.log10(np.where(largest > 1e-300, largest, 1.0)))
-    scale = 10.0 ** np.abs(decimals)
+    # left alone when zero or subnormal (10**d would overflow)
+    tiny = largest <= 1e-300
+    decimals = 3 - np.floor(np.log10(np.where(tiny, 1.0, largest)))
     with np.errstate(over="ignore", invalid="ignore"):
-        rounded = np.where(decimals >= 0, np.rint(cells * scale) / scale, np.rint(cells / scale) * scale)
-    cells = np.where(largest > 1e-300, rounded, cells)
-    return cells.tolist() if every else np.where(finite, cells, None).tolist()
+        if (decimals >= 0).all():                    # (no value of 10,000 or more: one way suffices)
+            scale = 10.0 ** decimals
+            rounded = np.rint(cells * scale) / scale
+        else:
+            scale = 10.0 ** np.abs(decimals)
+            rounded = np.where(decimals >= 0, np.rint(cells * scale) / scale, np.rint(cells / scale) * scale)
+    if tiny.any():
+        rounded = np.where(tiny, cells, rounded)
+    return rounded.tolist() if every else np.where(finite, rounded, None).tolist()
 
 
 def _finite_lists(values):
@@ -1495,8 +1502,7 @@ def _history(tensor, values, names=None):
                 edges.append(GraphEdge(ids[edge[0]], target.id, index, shapes.get(edge[0], ([], ""))[0]))
     fill_statistics()
     if _backward_ran(order):
-        backward = run_order([root])
-        result.backward_order = [ids[node] for node in backward]
+        result.backward_order = [ids[node] for node in run_order([root])]
         for index, node_id in enumerate(result.backward_order):
             nodes[int(node_id[1:])].backward_index = index       # ids are "n" and the position
         result.backward = {"source": "graph", "note": BACKWARD_NOTE}
@@ -1549,26 +1555,25 @@ def _group_history(result, order, ids, modules):
             for tensor in registry.values():
                 if tensor is not None:
                     owners.setdefault(id(tensor), path)
-    paths = {}            # autograd node -> the module path owning the leaf it accumulates into
-    parameter_paths = {}  # the same for parameters' nodes, None where no module owns the parameter
+    parameter_paths = {}  # parameters' autograd nodes -> the path of the module owning them, or None
     for node in order:
         if type(node) is not AccumulateGrad:
             continue
         leaf = node.variable
+        parameter = isinstance(leaf, Parameter)
         path = owners.get(id(leaf))
         if path is not None:
             for depth in range(1, path.count(".") + 2):       # parents first
                 prefix = ".".join(path.split(".")[:depth])
                 if prefix in modules:
                     hierarchy.module_group(modules[prefix], prefix)
-            paths[node] = path
-        elif leaf.name and "." in leaf.name and isinstance(leaf, Parameter):
-            paths[node] = leaf.name.rpartition(".")[0]
-            hierarchy.path_group(paths[node])
-        if node in paths:
-            hierarchy.members[ids[node]] = hierarchy.modules[paths[node]]
-        if isinstance(leaf, Parameter):
-            parameter_paths[node] = paths.get(node)
+        elif parameter and leaf.name and "." in leaf.name:
+            path = leaf.name.rpartition(".")[0]
+            hierarchy.path_group(path)
+        if path is not None:
+            hierarchy.members[ids[node]] = hierarchy.modules[path]
+        if parameter:
+            parameter_paths[node] = path
     for node in order:
         if type(node) is AccumulateGrad:
             continue

@@ -1,17 +1,25 @@
 // Graph layout in a Web Worker: `layoutSvg(dot)` resolves to Graphviz's SVG element for
 // the DOT source. One worker per page, started from a Blob holding the bundled worker
-// (src/layout-worker.js, inlined by build.mjs), so the report, the widgets and the
+// (src/layout-worker.js, inlined in base64 by build.mjs), so the report, the widgets and the
 // JupyterLab extension all lay out offline without blocking the page. A page whose
 // Content-Security-Policy forbids workers from blob: gets an error that says so.
 
-import { WORKER_SOURCE } from "./generated/layout-worker-source.js";
+import { WORKER_SOURCE_BASE64 } from "./generated/layout-worker-source.js";
 
 let worker = null;
 let nextId = 0;
 const pending = new Map();
 
+/** The worker's script: the bytes that WORKER_SOURCE_BASE64 spells. */
+function workerScript() {
+  const text = atob(WORKER_SOURCE_BASE64);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  return new Blob([bytes], { type: "text/javascript" });
+}
+
 function start() {
-  const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: "text/javascript" }));
+  const url = URL.createObjectURL(workerScript());
   try {
     worker = new Worker(url);
   } catch (error) {

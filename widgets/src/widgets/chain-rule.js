@@ -131,7 +131,7 @@ function compose(local) {
   if (local === "1") return "∂L/∂y";
   if (local === "−1") return "−∂L/∂y";
   const outside = local.replace(/\([^()]*\)/g, ""); // what is not already in parentheses
-  return /[\s+−]/.test(outside) ? `∂L/∂y ⊙ (${local})` : `∂L/∂y ⊙ ${local}`;
+  return /[\s+\u2212]/.test(outside) ? `∂L/∂y ⊙ (${local})` : `∂L/∂y ⊙ ${local}`;
 }
 
 /** The gradient formula for input ``index`` named ``name`` of ``op``. */
