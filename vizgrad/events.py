@@ -241,8 +241,9 @@ def stats_rows(block, bins):
     """The statistics of each row of ``block`` (a float32 or float64 array, one tensor per
     row of at most SUM_BLOCK values) as columns, the way :func:`tensor_stats` computes them
     for one: ``(usable, mean, std, min, max, norm, histogram, bin_edges)``, lists of Python
-    numbers (histogram: a list per row) but ``bin_edges``, an array of a row per tensor. ``usable`` is False for the rows whose
-    values are not all finite, or whose numbers are not (leave those to tensor_stats)."""
+    numbers (histogram: a list per row) but ``bin_edges``, an array with a row per tensor.
+    ``usable`` is False for the rows whose values are not all finite, or whose numbers are
+    not (leave those to tensor_stats)."""
     count, size = block.shape[0], block[0].size
     values = block.reshape(count, size)
     low, high = values.min(axis=1), values.max(axis=1)

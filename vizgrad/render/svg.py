@@ -139,7 +139,8 @@ def _summary_rows(graph):
         if rows[index] is None:
             if key.startswith("module:"):
                 top = key[len("module:"):]
-                rows[index] = {"kind": "group", "label": f"{top} · {labels[top]}" if labels.get(top) else top, "count": 0}
+                label = f"{top} · {labels[top]}" if labels.get(top) else top
+                rows[index] = {"kind": "group", "label": label, "count": 0}
             else:
                 rows[index] = {"kind": node.kind, "label": _node_summary(node), "count": 1}
         if rows[index]["kind"] == "group":
