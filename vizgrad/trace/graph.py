@@ -57,7 +57,8 @@ def shape_text(shape):
 @dataclass
 class GraphNode:
     """One tensor of the graph. ``value`` and ``grad`` are :class:`vizgrad.events.TensorStats`
-    dictionaries (or None when not recorded)."""
+    dictionaries (or None when not recorded). A graph's nodes, edges and statistics of one shape
+    may share one ``shape`` list (thousands of them, in a big graph): read it, never change it."""
 
     id: str
     kind: str

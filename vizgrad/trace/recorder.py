@@ -75,7 +75,7 @@ def stats_dicts(tensors, bins=16):
         for position, usable, mean, std, low, high, norm, counts, sample, matrix in columns:
             if usable:
                 data = dicts[position] = {
-                    "shape": list(shape), "mean": mean, "std": std, "min": low, "max": high, "norm": norm,
+                    "shape": shape, "mean": mean, "std": std, "min": low, "max": high, "norm": norm,
                     "nan_count": 0, "inf_count": 0, "histogram": counts, "sample": sample}
                 if heatmap is not None:
                     data.update(matrix)
@@ -1423,6 +1423,13 @@ def _history(tensor, values, names=None):
     result = Graph()
     nodes, ids = result.nodes, {}
     devices = {}    # backend -> its device's name (for backends of one device: worked out once)
+    shape_lists = {}    # one list per distinct shape, shared by the nodes and edges of that shape
+
+    def shape_list(shape):
+        found = shape_lists.get(shape)
+        if found is None:
+            found = shape_lists[shape] = list(shape)
+        return found
 
     def add(key, kind, label, shape, dtype, device, op=None, name=None, requires_grad=True, value=None,
             grad=None):
@@ -1441,7 +1448,7 @@ def _history(tensor, values, names=None):
             device = str(leaf.device)
             if not backend.multi_device:
                 devices[backend] = device
-        node = add(key, kind, _leaf_label(leaf, kind), list(leaf.shape), leaf.dtype.name, device,
+        node = add(key, kind, _leaf_label(leaf, kind), shape_list(leaf.shape), leaf.dtype.name, device,
                    name=leaf.name, requires_grad=leaf.requires_grad)
         if values or not leaf.ndim:
             pending.append((node, "value", leaf))
@@ -1480,9 +1487,9 @@ def _history(tensor, values, names=None):
                 name = dtype_names.get(meta[1])
                 if name is None:
                     name = dtype_names[meta[1]] = str(meta[1]).rpartition(".")[2]
-                shapes[edge[0]] = (list(meta[0]), name)
+                shapes[edge[0]] = (shape_list(meta[0]), name)
     root = tensor.grad_fn
-    shapes[root] = (list(tensor.shape), tensor.dtype.name)
+    shapes[root] = (shape_list(tensor.shape), tensor.dtype.name)
     device = str(tensor.device)
     edges = result.edges      # by target in node order, then by input index
     for node in order:
