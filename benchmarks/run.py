@@ -930,9 +930,11 @@ def graph_display():
             pack = _KernelComm.install()
             loss = make()
 
-            def step():                                  # vg.show in a notebook: the bundle, then display()
-                data, metadata = notebook.mimebundle(notebook.as_graph(loss))
+            def display(data, metadata, raw):            # IPython's display(): the output, packed
                 pack({"data": data, "metadata": metadata})
+
+            def step():                                  # vg.show in a notebook
+                notebook.display_graph(loss, display)
             return step
         return setup
 

@@ -120,6 +120,38 @@ def test_show_displays_graphs_tensors_and_traces_in_a_notebook(monkeypatch):
     assert [node["op"] for node in shown[2][0][MIME]["nodes"]] == [None, "Mul", "Sum"]
 
 
+def test_show_in_a_notebook_leaves_the_garbage_collector_nothing_to_walk():
+    """vg.show's output of a big graph (thousands of objects) is built, displayed and freed
+    while the cyclic collector is paused: no collection ever walks it. (A display that keeps
+    the output shows what a collection would otherwise walk.)"""
+    import gc
+    model = nn.Sequential(*[layer for _ in range(100) for layer in (nn.Linear(4, 4), nn.Tanh())])
+    loss = model(vg.randn(3, 4)).sum()
+    loss.backward()
+
+    def walked(display):
+        """The most objects one collection walked during display_graph and the work after it."""
+        counts = []
+
+        def watch(phase, info):
+            if phase == "start":
+                counts.append(len(gc.get_objects(generation=info["generation"])))
+        gc.collect()
+        gc.callbacks.append(watch)
+        try:
+            notebook.display_graph(loss, display)
+            gc.collect(0)                                   # what is left for the young generation
+        finally:
+            gc.callbacks.remove(watch)
+        return max(counts, default=0)
+
+    sizes, kept = [], []
+    notebook.display_graph(loss, lambda data, metadata, raw: None)       # (what a first call imports and caches)
+    assert walked(lambda data, metadata, raw: sizes.append(len(json_bytes(data[MIME])))) < 1000
+    assert gc.isenabled() and sizes[0] > 100_000
+    assert walked(lambda data, metadata, raw: kept.append(data)) > 2000
+
+
 def test_show_outside_a_notebook_opens_the_page_in_the_browser(monkeypatch, tmp_path):
     opened = []
     monkeypatch.setattr(notebook, "_in_notebook", lambda: False)

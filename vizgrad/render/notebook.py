@@ -84,12 +84,11 @@ def show(obj, **dot_options):
         loss.backward()
         vizgrad.show(loss)
     """
-    graph = as_graph(obj, names=sys._getframe(1).f_locals)
+    names = sys._getframe(1).f_locals
     if _in_notebook():
-        from IPython.display import display
-        data, metadata = mimebundle(graph, **dot_options)
-        display(data, metadata=metadata, raw=True)
+        display_graph(obj, names=names, **dot_options)
         return None
+    graph = as_graph(obj, names=names)
     import webbrowser
     from .html import to_html
     handle, path = tempfile.mkstemp(prefix="vizgrad-graph-", suffix=".html")
@@ -97,6 +96,22 @@ def show(obj, **dot_options):
     to_html(graph, path, **dot_options)
     webbrowser.open(Path(path).as_uri())
     return path
+
+
+def display_graph(obj, display=None, names=None, **dot_options):
+    """What :func:`show` does in a notebook: ``obj``'s graph output (see :func:`as_graph` and
+    :func:`mimebundle`) handed to ``display`` (IPython's by default: ``display(data,
+    metadata=..., raw=True)``).
+
+    The cyclic garbage collector stays paused until the output is sent and freed: the tens of
+    thousands of objects of a big graph die by reference counting before any collection walks
+    them (for a graph of 5,000 nodes, each walk would cost about 10 ms)."""
+    if display is None:
+        from IPython.display import display
+    with gc_paused():
+        data, metadata = mimebundle(as_graph(obj, names=names), **dot_options)
+        display(data, metadata=metadata, raw=True)
+        del data, metadata         # freed now, while the collector is paused
 
 
 def _in_notebook():
