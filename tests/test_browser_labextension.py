@@ -199,6 +199,14 @@ def test_a_saved_graph_output_is_interactive_with_no_kernel(page, lab, graph):
     inspector.wait_for()
     assert parameter.name in inspector.inner_text()
     screenshot(page, "saved-output-inspected.png")
+    # its value and gradient heatmaps: a cell per element, read row by row from the flat matrix
+    rows, cols = parameter.shape
+    heatmap = inspector.locator('[data-testid="vg-heatmap-value"]')
+    heatmap.scroll_into_view_if_needed()
+    titles = heatmap.locator("title").all_text_contents()
+    assert len(titles) == rows * cols and titles[cols].startswith("[1, 0] = ") and titles[-1].startswith(f"[{rows - 1}, {cols - 1}]")
+    assert inspector.locator('[data-testid="vg-heatmap-grad"] rect').count() == rows * cols
+    screenshot(page, "saved-output-heatmaps.png")
     assert lab.request("api/kernels") == []
 
 
