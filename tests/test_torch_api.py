@@ -610,18 +610,20 @@ def test_fmod_float_power_xlogy_and_heaviside_are_pytorchs():
         theirs = torch.float_power(torch.tensor(base), torch.tensor(exponent) if isinstance(exponent, list) else exponent)
         assert ours.dtype is vg.float64
         close(ours, theirs)
-    x, y = [0.0, 2.0, 0.0, -1.5], [0.0, 3.0, float("nan"), 0.5]
+    x, y = [0.0, 2.0, 0.0, -1.5, 0.0, 0.0], [0.0, 3.0, float("nan"), 0.5, 2.0, -1.0]
     ours_x, ours_y = vg.tensor(x, requires_grad=True), vg.tensor(y, requires_grad=True)
     theirs_x, theirs_y = torch.tensor(x, requires_grad=True), torch.tensor(y, requires_grad=True)
     ours, theirs = vg.xlogy(ours_x, ours_y), torch.xlogy(theirs_x, theirs_y)
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-6)
-    ours[[0, 1, 3]].sum().backward()
-    theirs[[0, 1, 3]].sum().backward()
-    # PyTorch's gradients are NaN at y = NaN (even where none flows) and y's at x = y = 0 (0/0);
-    # vizgrad's are 0 wherever x is 0, and PyTorch's elsewhere
-    np.testing.assert_allclose(ours_x.grad.numpy()[[0, 1, 3]], theirs_x.grad.numpy()[[0, 1, 3]], rtol=1e-6)
-    np.testing.assert_allclose(ours_y.grad.numpy()[[1, 3]], theirs_y.grad.numpy()[[1, 3]], rtol=1e-6)
-    assert ours_x.grad[2].item() == ours_y.grad[0].item() == ours_y.grad[2].item() == 0.0
+    assert ours[[0, 4, 5]].tolist() == [0.0, 0.0, 0.0] and not np.signbit(ours[[0, 4, 5]].detach().numpy()).any()
+    ours[[0, 1, 3, 4, 5]].sum().backward()
+    theirs[[0, 1, 3, 4, 5]].sum().backward()
+    # PyTorch's, NaN at y = NaN included (as 0 · NaN), and d/dx = log y at x = 0 where y > 0; but
+    # y's at x = y = 0, 0/0 in PyTorch, is 0
+    np.testing.assert_allclose(ours_x.grad.numpy(), theirs_x.grad.numpy(), rtol=1e-6)
+    assert ours_x.grad[4].item() == pytest.approx(np.log(2.0))
+    np.testing.assert_allclose(ours_y.grad.numpy()[1:], theirs_y.grad.numpy()[1:], rtol=1e-6)
+    assert np.isnan(theirs_y.grad[0].item()) and ours_y.grad[0].item() == 0.0
     assert vg.heaviside(vg.tensor([-1.0, 0.0, 2.0]), vg.tensor([0.5])).tolist() == [0.0, 0.5, 1.0]
 
 
@@ -1040,3 +1042,43 @@ def test_diagonals_and_index_fill_match_pytorch():
         vg.zeros(2, 3).index_fill(1, vg.tensor([3]), 1.0)
     with pytest.raises(ArgumentError, match="diagonal: dim1 and dim2 must differ, got 1 and 1"):
         vg.diagonal(vg.ones(2, 2), 0, 1, 1)
+
+
+def test_exp2_sinc_and_torch_special_match_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    points = np.concatenate([rng.standard_normal(9) * 2, [0.0, 1.0, -2.0, 0.5, 3.0]])
+    for name in ("exp2", "sinc"):
+        (mine,), (reference,) = _pair(torch, [points])
+        ours, theirs = getattr(vg, name)(mine), getattr(torch, name)(reference)
+        grad, = vg.autograd.grad(ours.sum(), mine, create_graph=True)           # first and second order,
+        theirs_grad, = torch.autograd.grad(theirs.sum(), reference, create_graph=True)   # sinc's at 0 included
+        close(ours, theirs, atol=1e-12)
+        close(grad, theirs_grad, atol=1e-12)
+        second, theirs_second = vg.autograd.grad(grad.sum(), mine)[0], torch.autograd.grad(theirs_grad.sum(), reference)[0]
+        if name == "sinc":      # at 0 PyTorch's is NaN; the true value is -π²/3
+            assert np.isnan(theirs_second[9].item()) and second[9].item() == pytest.approx(-np.pi ** 2 / 3)
+            second, theirs_second = second[points != 0], theirs_second[points != 0]
+        close(second, theirs_second, atol=1e-12)
+        assert str(getattr(vg.tensor([0.0, 3.0]), name)()) == str(getattr(torch.tensor([0.0, 3.0]), name)())
+    assert vg.exp2(vg.tensor([3])).tolist() == [8.0] and vg.exp2(vg.tensor([3])).dtype is vg.float32
+    # torch.special: the same names, the same values and gradients (xlog1py's 0 where x is 0, y = -1 included)
+    x, y = np.array([0.0, 2.0, -1.5, 0.0, 3.0]), np.array([-1.0, 3.0, 0.25, 2.0, np.nan])
+    (mx, my), (tx, ty) = _pair(torch, [x, y])
+    ours, theirs = vg.special.xlog1py(mx, my), torch.special.xlog1py(tx, ty)
+    close(ours, theirs)
+    (ours[:4] * vg.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    (theirs[:4] * torch.tensor([1.0, 2.0, 3.0, 4.0])).sum().backward()
+    close(mx.grad, tx.grad)
+    close(my.grad[1:], ty.grad[1:])
+    assert my.grad[0].item() == 0.0 and np.isnan(ty.grad[0].item())      # x = 0, y = -1: 0/0 in PyTorch, as xlogy
+    t = rng.standard_normal((3, 4))
+    for name, arguments in (("expit", ()), ("logit", ()), ("erf", ()), ("exp2", ()), ("expm1", ()), ("sinc", ()),
+                            ("softmax", (1,)), ("log_softmax", (0,)), ("logsumexp", (1,)), ("round", ())):
+        (mine,), (reference,) = _pair(torch, [np.abs(t) / 4 if name == "logit" else t])
+        _same_values_and_gradients(getattr(vg.special, name)(mine, *arguments),
+                                   getattr(torch.special, name)(reference, *arguments), [mine], [reference], atol=1e-9)
+    assert set(vg.special.__all__) <= set(dir(torch.special))
+    assert not hasattr(vg.special, "gammaln")
+    with pytest.raises(AttributeError, match="vizgrad.special has no 'gammaln': of torch.special, vizgrad computes erf"):
+        vg.special.gammaln

@@ -41,6 +41,7 @@ from . import serialization
 from . import events
 from . import return_types
 from . import linalg
+from . import special
 from . import trace as _trace_module
 from .trace import Graph, graph, trace
 from .serialization import load, save

@@ -392,20 +392,76 @@ def _xlogy_samples(rng):
     yield Sample((values(rng, (4,), away_from=0.0), values(rng, (3, 4), 0.5, 2.0)), name="broadcast")
 
 
+class XLogY(Op):
+    """``x · log(y)``, or ``x · log(1 + y)`` with ``shifted``: 0 where x is 0 (NaN where y is).
+    Where x is 0 and the log is -inf or NaN (y ≤ 0, or ≤ -1 shifted) the gradients are 0,
+    elsewhere d/dx = log(y) (at x = 0 too, as PyTorch) and d/dy = x / y."""
+
+    broadcasts = True
+    promotes = (0, 1)
+
+    @staticmethod
+    def forward(ctx, x, y, shifted):
+        xp = ctx.xp
+        ctx.shifted = shifted
+        ctx.save_for_backward(x, y)
+        _, safe = XLogY.defined(xp, x, y, shifted)
+        out = x * (xp.log1p(safe) if shifted else xp.log(safe))
+        return xp.where((x == 0) & ~xp.isnan(y), xp.zeros_like(out), out)     # +0 where x is 0, as PyTorch
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, y = ctx.saved_tensors
+        xp, shifted = ctx.xp, ctx.shifted
+        needs_x, needs_y = ctx.needs_input_grad
+        undefined, safe = XLogY.defined(xp, x, y, shifted)
+        grad_x = grad_y = None
+        if needs_x:
+            log = xp.log1p(safe) if shifted else xp.log(safe)
+            grad_x = grad * xp.where(undefined, xp.zeros_like(log), log)
+        if needs_y:
+            grad_y = grad * (x / (safe + 1 if shifted else safe))
+        return grad_x, grad_y
+
+    @staticmethod
+    def defined(xp, x, y, shifted):
+        """``(undefined, safe)``: where x is 0 and the log of y is not finite (y ≤ 0, or ≤ -1
+        shifted), and y with the log's neutral point there (1 for log, 0 for log1p)."""
+        neutral = 0.0 if shifted else 1.0
+        undefined = (x == 0) & (y <= neutral - 1)
+        return undefined, xp.where(undefined, xp.full_like(y, neutral), y)
+
+
 @register(_xlogy_reference, _xlogy_samples)
 def xlogy(input, other):
     """``input · log(other)``, and 0 where ``input`` is 0 (NaN where ``other`` is): the
-    entropy-style term. d/dx = log(y), d/dy = x / y (both 0 where x is 0).
+    entropy-style term. d/dx = log(y) (0 where x is 0 and y ≤ 0), d/dy = x / y.
 
     Example::
 
         vizgrad.xlogy(vizgrad.tensor([0.0, 2.0]), vizgrad.tensor([0.0, 3.0]))   # tensor([0.0000, 2.1972])
     """
     _require_floating("xlogy", input=input, other=other)
-    zero = input == 0
-    # log(1) where x is 0, so that neither the value nor either gradient meets log(0)
-    product = where(zero, 0.0, input * where(zero, 1.0, other).log())
-    return where(other.isnan(), other, product)
+    return XLogY.apply(input, other, shifted=False)
+
+
+def _xlog1py_reference(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(x == 0, 0.0, x * np.log1p(np.where(x == 0, 0.0, y)))
+    return np.where(np.isnan(y), y, out)
+
+
+@register(_xlog1py_reference, _xlogy_samples, method=False)
+def xlog1py(input, other):
+    """``input · log(1 + other)``, and 0 where ``input`` is 0 (NaN where ``other`` is):
+    ``torch.special.xlog1py``. d/dx = log(1 + y) (0 where x is 0 and y ≤ -1), d/dy = x / (1 + y).
+
+    Example::
+
+        vizgrad.special.xlog1py(vizgrad.tensor([0.0, 2.0]), vizgrad.tensor([-1.0, 3.0]))   # tensor([0.0000, 2.7726])
+    """
+    _require_floating("xlog1py", input=input, other=other)
+    return XLogY.apply(input, other, shifted=True)
 
 
 def _heaviside_samples(rng):

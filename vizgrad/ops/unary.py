@@ -208,6 +208,71 @@ def expm1(input):
     return Expm1.apply(input)
 
 
+_LN_2 = math.log(2.0)
+
+
+class Exp2(Op):
+    promotes, int_to_float = (0,), True   # integers give the default float dtype
+
+    @staticmethod
+    def forward(ctx, a):
+        out = ctx.xp.pow(2.0, a)           # (exact at integers, as PyTorch: 2^3 is 8, not e^(3 ln 2))
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out, = ctx.saved_tensors
+        return grad * (out * _LN_2)
+
+
+@register(np.exp2, unary(-3.0, 3.0))
+def exp2(input):
+    """Elementwise ``2^input``.  d(2^x)/dx = 2^x ln 2.
+
+    Example::
+
+        vizgrad.exp2(vizgrad.tensor([0.0, 3.0, -1.0]))   # tensor([1.0000, 8.0000, 0.5000])
+    """
+    return Exp2.apply(input)
+
+
+class Sinc(Op):
+    promotes, int_to_float = (0,), True   # integers give the default float dtype
+
+    @staticmethod
+    def forward(ctx, a):
+        xp = ctx.xp
+        zero = a == 0
+        angle = xp.where(zero, xp.ones_like(a), a) * math.pi      # (1 where a is 0: no 0/0)
+        out = xp.where(zero, xp.ones_like(a), xp.sin(angle) / angle)
+        ctx.save_for_backward(a, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, out = ctx.saved_tensors
+        xp = ctx.xp
+        zero = a == 0
+        safe = xp.where(zero, xp.ones_like(a), a)
+        # d/dx sin(πx)/(πx) = (cos(πx) - sinc(x)) / x; at 0 its Taylor term -π²x/3: 0, and the
+        # second derivative -π²/3 (where PyTorch's is NaN)
+        slope = (xp.cos(safe * math.pi) - out) / safe
+        return grad * xp.where(zero, a * (-math.pi ** 2 / 3), slope)
+
+
+@register(np.sinc, unary())
+def sinc(input):
+    """Elementwise normalized sinc, ``sin(π x) / (π x)`` (1 at 0).
+    d/dx = (cos(π x) - sinc(x)) / x (0 at 0, where the second derivative is -π²/3).
+
+    Example::
+
+        vizgrad.sinc(vizgrad.tensor([0.0, 0.5, 1.0]))   # tensor([1.0000, 0.6366, 0.0000])
+    """
+    return Sinc.apply(input)
+
+
 class Sqrt(Op):
     promotes, int_to_float = (0,), True   # integers give the default float dtype
 
