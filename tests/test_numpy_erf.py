@@ -70,3 +70,31 @@ def test_exact_gelu_matches_torch():
     np.testing.assert_allclose(vg.nn.GELU()(ours).detach().numpy(), torch.nn.GELU()(theirs).detach().numpy(),
                                rtol=1e-5, atol=5e-7)
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-5, atol=5e-7)
+
+
+def test_erfc_matches_math_erfc_to_rounding_far_into_its_tail():
+    """erfc keeps its relative accuracy where it is tiny (erfc(26) ≈ 6e-296, where 1 - erf is 0):
+    e^(-x²) from x² split in two, as Cody does."""
+    from vizgrad.backends.numpy_backend import erfc
+    x = np.concatenate([_grid(), np.linspace(8, 27, 20_001), [np.inf, -np.inf, np.nan]])
+    expected = np.vectorize(math.erfc, otypes=[np.float64])(x)
+    got = erfc(x)
+    finite = np.isfinite(x)
+    normal = finite & (expected >= np.finfo(np.float64).tiny)
+    ulps = np.abs(got[normal] - expected[normal]) / np.spacing(expected[normal])
+    assert ulps.max() <= 8                       # relative error below 2e-15, down to 1e-308
+    assert np.all(np.abs(got[finite & ~normal] - expected[finite & ~normal]) <= 1e-323)    # subnormal: 2 steps
+    np.testing.assert_array_equal(got[-3:-1], [0.0, 2.0])
+    assert np.isnan(got[-1])
+    x32 = _grid().astype(np.float32)
+    np.testing.assert_array_equal(erfc(x32), np.vectorize(math.erfc, otypes=[np.float64])(x32.astype(np.float64))
+                                  .astype(np.float32))
+
+
+def test_erfc_and_ndtr_gradients():
+    x = vg.tensor(np.linspace(-5, 5, 23), dtype=vg.float64, requires_grad=True)
+    assert gradcheck(vg.erfc, (x,))
+    assert gradgradcheck(vg.erfc, (x,))
+    assert gradcheck(vg.special.ndtr, (x,))
+    np.testing.assert_allclose(vg.special.ndtr(vg.tensor([-10.0, 0.0, 1.0], dtype=vg.float64)).numpy(),
+                               [7.619853024160527e-24, 0.5, 0.8413447460685429], rtol=1e-14)

@@ -1073,11 +1073,17 @@ def test_exp2_sinc_and_torch_special_match_pytorch():
     close(my.grad[1:], ty.grad[1:])
     assert my.grad[0].item() == 0.0 and np.isnan(ty.grad[0].item())      # x = 0, y = -1: 0/0 in PyTorch, as xlogy
     t = rng.standard_normal((3, 4))
-    for name, arguments in (("expit", ()), ("logit", ()), ("erf", ()), ("exp2", ()), ("expm1", ()), ("sinc", ()),
+    for name, arguments in (("expit", ()), ("logit", ()), ("erf", ()), ("erfc", ()), ("ndtr", ()), ("exp2", ()),
+                            ("expm1", ()), ("sinc", ()),
                             ("softmax", (1,)), ("log_softmax", (0,)), ("logsumexp", (1,)), ("round", ())):
         (mine,), (reference,) = _pair(torch, [np.abs(t) / 4 if name == "logit" else t])
         _same_values_and_gradients(getattr(vg.special, name)(mine, *arguments),
                                    getattr(torch.special, name)(reference, *arguments), [mine], [reference], atol=1e-9)
+    tail = np.array([-1.0, 3.0, 10.0, 26.0])
+    close(vg.erfc(vg.tensor(tail)), torch.erfc(torch.tensor(tail)), atol=0)      # erfc(26) ≈ 6e-296, to rounding
+    assert vg.tensor([0.5]).erfc().tolist() == torch.tensor([0.5]).erfc().tolist()
+    # ndtr's left tail: Φ(-10) ≈ 7.6e-24 (PyTorch's float64 ndtr gives 0 there)
+    assert vg.special.ndtr(vg.tensor([-10.0], dtype=vg.float64)).item() == pytest.approx(7.619853024160527e-24, rel=1e-13)
     assert set(vg.special.__all__) <= set(dir(torch.special))
     assert not hasattr(vg.special, "gammaln")
     with pytest.raises(AttributeError, match="vizgrad.special has no 'gammaln': of torch.special, vizgrad computes erf"):

@@ -37,12 +37,15 @@ def _arrays():
     yield np.zeros((2, 0), dtype=np.int64)
     yield (rng.standard_normal((3, 3)) * 1e9).astype(np.float32)
     yield np.array([1.0, 2.5], dtype=np.float16)
+    yield np.array([5e-319, 2.0])                                  # subnormal: no overflow in the choice of format
+    yield np.array([1e-320, 1e300])
 
 
 def _as_vizgrad_text(text):
     return text.replace("torch.", "vizgrad.")
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")
 @pytest.mark.parametrize("index", range(len(list(_arrays()))))
 def test_repr_matches_pytorch(index):
     torch = pytest.importorskip("torch")

@@ -89,7 +89,8 @@ class _Formatter:
                 magnitudes = np.abs(shown)
                 smallest, largest = magnitudes.min(), magnitudes.max()
                 self.int_mode = bool(np.all(shown == np.ceil(shown)))
-                self.sci_mode = bool(largest / smallest > 1000.0 or largest > 1.0e8 or smallest < 1.0e-4) \
+                # (largest > 1000 · smallest: largest / smallest overflows for subnormal smallest)
+                self.sci_mode = bool(largest > 1000.0 * smallest or largest > 1.0e8 or smallest < 1.0e-4) \
                     if PRINT_OPTS.sci_mode is None else PRINT_OPTS.sci_mode
                 if self.sci_mode:
                     pattern, extra = f"{{:.{precision}e}}", 0

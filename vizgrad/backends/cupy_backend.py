@@ -185,7 +185,8 @@ class CupyBackend(Backend):
     # CuPy's own functions predate the Array API standard in places (no device= on creation
     # functions, sort without descending=, no vecdot); array_api_compat gives them its names.
     xp = namespace(array_api_compat.cupy, {
-        "erf": cupyx.scipy.special.erf, "index_add": index_add, "scatter_add": scatter_add,
+        "erf": cupyx.scipy.special.erf, "erfc": cupyx.scipy.special.erfc, "index_add": index_add,
+        "scatter_add": scatter_add,
         "put_add": put_add, "pad": pad, "einsum": cupy.einsum, "sliding_windows": sliding_windows,
         "matmul": matmul, "mean": mean, "take_along_axis": take_along_axis})
 

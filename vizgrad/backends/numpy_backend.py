@@ -7,9 +7,9 @@ from .base import Backend, namespace
 # erf by W. J. Cody's rational Chebyshev approximations ("Rational Chebyshev approximations for
 # the error function", Math. Comp. 23 (1969) 631-637; the coefficients of his CALERF), one per
 # range of |x|: erf itself below 0.46875, erfc = e^(-x²) R(|x|) up to 4, and the asymptotic form
-# erfc = e^(-x²)/|x| (1/√π + R(1/x²)/x²) beyond. Evaluated in float64 to float64 rounding.
-# (Cody splits x² to compute e^(-x²) for erfc to full relative accuracy; erf = 1 - erfc needs
-# no such care: the rounding error of x² moves erfc by at most x² 2⁻⁵³ erfc, under half an ulp of erf.)
+# erfc = e^(-x²)/|x| (1/√π + R(1/x²)/x²) beyond. Evaluated in float64 to float64 rounding;
+# e^(-x²) with x² split in two (Cody's way), so that erfc keeps its relative accuracy where it
+# is tiny (erf = 1 - erfc would not need it).
 _ERF_SMALL_P = (3.16112374387056560e00, 1.13864154151050156e02, 3.77485237685302021e02,
                 3.20937758913846947e03, 1.85777706184603153e-1)
 _ERF_SMALL_Q = (2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03,
@@ -46,14 +46,64 @@ _ERF_BLOCK = 65536      # elements per pass: the float64 temporaries stay in cac
 
 def erf(x):
     """The error function, elementwise, in the dtype of ``x`` (computed in float64)."""
+    return _in_blocks(_erf_block, x)
+
+
+def erfc(x):
+    """The complementary error function 1 - erf(x), elementwise, in the dtype of ``x``
+    (computed in float64, to relative accuracy where it is tiny: erfc(10) ≈ 2e-45)."""
+    return _in_blocks(_erfc_block, x)
+
+
+def _in_blocks(block, x):
     x = np.asarray(x)
     if x.size <= _ERF_BLOCK:
-        return _erf_block(x).astype(x.dtype, copy=False)
+        return block(x).astype(x.dtype, copy=False)
     flat = np.ascontiguousarray(x).reshape(-1)
     out = np.empty_like(flat)
     for start in range(0, flat.size, _ERF_BLOCK):
-        out[start:start + _ERF_BLOCK] = _erf_block(flat[start:start + _ERF_BLOCK])
+        out[start:start + _ERF_BLOCK] = block(flat[start:start + _ERF_BLOCK])
     return out.reshape(x.shape)
+
+
+def _gaussian(y):
+    """e^(-y²) to relative accuracy: y² split as s² + (y - s)(y + s), s = y rounded down to
+    sixteenths (s² exact in float64), as Cody does for erfc."""
+    split = np.trunc(y * 16) / 16
+    with np.errstate(invalid="ignore"):                  # (inf - inf: the callers set erfc(inf) = 0)
+        return np.exp(-(split * split)) * np.exp(-((y - split) * (y + split)))
+
+
+def _erfc_tail(y):
+    """erfc(y) for y > 0.46875 (float64): Cody's e^(-y²) R(y) up to 4, his asymptotic form beyond."""
+    out = np.empty_like(y)
+    mid = y <= _ERFC_MID_END
+    large = ~mid                                         # nan goes here and stays nan
+    if mid.any():
+        ym = y[mid]
+        out[mid] = _gaussian(ym) * _rational(ym, _ERFC_MID_P, _ERFC_MID_Q)
+    if large.any():
+        yl = y[large]
+        inv_square = 1 / (yl * yl)
+        tail = inv_square * _rational(inv_square, _ERFC_LARGE_P, _ERFC_LARGE_Q)
+        out[large] = np.where(np.isinf(yl), 0.0, _gaussian(yl) * (_INV_SQRT_PI - tail) / yl)
+    return out
+
+
+def _erfc_block(x):
+    """erfc of x in float64: 1 - erf near 0, Cody's tail above, 2 - the tail of |x| below."""
+    x64 = np.asarray(x, dtype=np.float64)
+    out = np.empty_like(x64)
+    near = np.abs(x64) <= _ERF_SMALL_END
+    if near.any():
+        xs = x64[near]
+        out[near] = 1 - xs * _rational(xs * xs, _ERF_SMALL_P, _ERF_SMALL_Q)
+    far = ~near                                          # nan goes here and stays nan
+    if far.any():
+        xf = x64[far]
+        tail = _erfc_tail(np.abs(xf))
+        out[far] = np.where(xf < 0, 2 - tail, tail)
+    return out
 
 
 def _erf_block(x):
@@ -62,19 +112,11 @@ def _erf_block(x):
     y = np.minimum(np.abs(x64), _ERF_IS_ONE)            # ±inf becomes 6 (erf = ±1); nan stays nan
     out = np.empty_like(x64)
     small = y <= _ERF_SMALL_END
-    mid = (y > _ERF_SMALL_END) & (y <= _ERFC_MID_END)
-    large = ~(small | mid)                               # nan goes here and stays nan
     if small.any():
         ys = y[small]
         out[small] = ys * _rational(ys * ys, _ERF_SMALL_P, _ERF_SMALL_Q)
-    if mid.any():
-        ym = y[mid]
-        out[mid] = 1 - np.exp(-(ym * ym)) * _rational(ym, _ERFC_MID_P, _ERFC_MID_Q)
-    if large.any():
-        yl = y[large]
-        inv_square = 1 / (yl * yl)
-        tail = inv_square * _rational(inv_square, _ERFC_LARGE_P, _ERFC_LARGE_Q)
-        out[large] = 1 - np.exp(-(yl * yl)) * (_INV_SQRT_PI - tail) / yl
+    if not small.all():
+        out[~small] = 1 - _erfc_tail(y[~small])
     np.copysign(out, x64, out=out)                       # erf is odd (and erf(-0) = -0)
     return out
 
@@ -184,7 +226,7 @@ class NumpyBackend(Backend):
     device_type = "cpu"
     array_type = np.ndarray
     checks_index_bounds = True
-    xp = namespace(np, {"erf": erf, "index_add": index_add, "scatter_add": scatter_add,
+    xp = namespace(np, {"erf": erf, "erfc": erfc, "index_add": index_add, "scatter_add": scatter_add,
                         "put_add": put_add, "pad": pad, "einsum": np.einsum,
                         "sliding_windows": sliding_windows,
                         "sum": _reduction(np.add), "prod": _reduction(np.multiply), "mean": mean,
