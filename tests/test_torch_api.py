@@ -1085,6 +1085,35 @@ def test_exp2_sinc_and_torch_special_match_pytorch():
     # ndtr's left tail: Φ(-10) ≈ 7.6e-24 (PyTorch's float64 ndtr gives 0 there)
     assert vg.special.ndtr(vg.tensor([-10.0], dtype=vg.float64)).item() == pytest.approx(7.619853024160527e-24, rel=1e-13)
     assert set(vg.special.__all__) <= set(dir(torch.special))
-    assert not hasattr(vg.special, "gammaln")
-    with pytest.raises(AttributeError, match="vizgrad.special has no 'gammaln': of torch.special, vizgrad computes erf"):
-        vg.special.gammaln
+    assert not hasattr(vg.special, "zeta")
+    with pytest.raises(AttributeError, match="vizgrad.special has no 'zeta': of torch.special, vizgrad computes digamma"):
+        vg.special.zeta
+
+
+def test_lgamma_digamma_and_polygamma_match_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(12)
+    points = np.concatenate([rng.uniform(0.05, 30.0, 12), np.floor(rng.uniform(-6, 0, 8)) + rng.uniform(0.1, 0.9, 8),
+                             [1.0, 2.0, 0.5, 1e-6, 150.25]])
+    (mine,), (reference,) = _pair(torch, [points])
+    for ours, theirs in ((vg.lgamma(mine), torch.lgamma(reference)), (vg.special.gammaln(mine), torch.special.gammaln(reference)),
+                         (mine.digamma(), reference.digamma()), (vg.special.psi(mine), torch.special.psi(reference)),
+                         (vg.polygamma(1, mine), torch.polygamma(1, reference)), (mine.polygamma(3), reference.polygamma(3))):
+        close(ours, theirs, atol=1e-9)
+        grad, = vg.autograd.grad(ours.sum(), mine, create_graph=True)             # to second order
+        theirs_grad, = torch.autograd.grad(theirs.sum(), reference, create_graph=True)
+        close(grad, theirs_grad, atol=1e-7)
+        close(vg.autograd.grad(grad.sum(), mine)[0], torch.autograd.grad(theirs_grad.sum(), reference)[0], atol=1e-6)
+    # the poles and the infinities, as PyTorch
+    special = vg.tensor([0.0, -2.0, float("inf")], dtype=vg.float64)
+    assert vg.lgamma(special).tolist() == [float("inf")] * 3
+    digamma = vg.digamma(special).tolist()
+    assert digamma[0] == -float("inf") and np.isnan(digamma[1]) and digamma[2] == float("inf")
+    assert vg.polygamma(1, special).tolist()[:2] == [float("inf")] * 2 and vg.polygamma(2, special).tolist()[0] == -float("inf")
+    assert str(vg.lgamma(vg.tensor([3]))) == str(torch.lgamma(torch.tensor([3]))) == "tensor([0.6931])"
+    x = vg.tensor([0.5, 1.5])
+    assert x.clone().lgamma_().tolist() == vg.lgamma(x).tolist() and x.clone().polygamma_(2).tolist() == vg.polygamma(2, x).tolist()
+    with pytest.raises(vg.ArgumentError, match="polygamma: n must be a non-negative integer, got -1"):
+        vg.polygamma(-1, x)
+    with pytest.raises(vg.ArgumentTypeError, match="polygamma: n must be an int"):
+        vg.polygamma(1.5, x)

@@ -198,8 +198,21 @@ def _inplace_method(function, name):
 for _name in ("add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "clamp", "neg", "exp", "log", "sqrt",
               "abs", "tanh", "sigmoid", "relu", "sin", "cos", "reciprocal", "square", "floor", "ceil", "round", "sign",
               "trunc", "frac", "logit", "nan_to_num", "clamp_min", "clamp_max", "lerp", "addcmul", "addcdiv",
-              "index_put"):
+              "index_put", "exp2", "sinc", "erf", "erfc", "lgamma", "digamma"):
     setattr(Tensor, _name + "_", _inplace_method(getattr(ops, _name), _name + "_"))
+
+
+def polygamma(self, n):
+    """:func:`vizgrad.polygamma` of this tensor: ``x.polygamma(n)`` is ``polygamma(n, x)``."""
+    return ops.polygamma(n, self)
+
+
+def polygamma_(self, n):
+    """In-place :func:`vizgrad.polygamma`: changes this tensor and returns it."""
+    return apply_inplace(self, lambda target: ops.polygamma(n, target), "polygamma_")
+
+
+Tensor.polygamma, Tensor.polygamma_ = polygamma, polygamma_
 Tensor.__iadd__ = Tensor.add_
 Tensor.__isub__ = Tensor.sub_
 Tensor.__imul__ = Tensor.mul_

@@ -14,11 +14,13 @@ from .errors import public
 from .ops.activation import log_softmax, softmax
 from .ops.binary import xlog1py, xlogy
 from .ops.reduce import logsumexp
-from .ops.unary import erf, erfc, exp2, expm1, log1p, logit, round, sinc
+from .ops.unary import digamma, erf, erfc, exp2, expm1, log1p, logit, polygamma, round, sinc
+from .ops.unary import digamma as psi
+from .ops.unary import lgamma as gammaln
 from .ops.unary import sigmoid as expit
 
-__all__ = ["erf", "erfc", "exp2", "expit", "expm1", "log1p", "log_softmax", "logit", "logsumexp", "ndtr", "round",
-           "sinc", "softmax", "xlog1py", "xlogy"]
+__all__ = ["digamma", "erf", "erfc", "exp2", "expit", "expm1", "gammaln", "log1p", "log_softmax", "logit", "logsumexp",
+           "ndtr", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy"]
 
 
 @public("ndtr")
@@ -35,8 +37,8 @@ def ndtr(input):
 
 
 def __getattr__(name):
-    """torch.special's other functions (gammaln, digamma, erfc, the Bessel functions...) are not
-    computed by vizgrad: say so, and what it has."""
+    """torch.special's other functions (the Bessel functions, zeta, erfinv...) are not computed
+    by vizgrad: say so, and what it has."""
     if name.startswith("__"):
         raise AttributeError(f"module 'vizgrad.special' has no attribute {name!r}")
     raise AttributeError(f"vizgrad.special has no {name!r}: of torch.special, vizgrad computes "

@@ -28,13 +28,15 @@ STANDARD_NAMES = (
 # Kernels outside the standard; every backend implements each once:
 #   erf(x)                                  the error function, elementwise
 #   erfc(x)                                 1 - erf(x), to relative accuracy where it is tiny
+#   lgamma(x), digamma(x), polygamma(n, x)  log |Γ(x)| and its derivatives (n ≥ 0, a Python int)
 #   index_add(x, axis, index, values)       copy of x with values added at index along axis
 #   scatter_add(x, axis, index, src)        copy of x with src added at x[..index..] (torch.scatter_add)
 #   put_add(x, key, values)                 copy of x with values added at x[key]; repeated indices accumulate
 #   pad(x, widths, value)                   constant padding, widths a tuple of (before, after) per axis
 #   einsum(subscripts, *operands)
 #   sliding_windows(x, window, axes)        read-only view of windows over the given axes (for im2col)
-EXTRAS = ("erf", "erfc", "index_add", "scatter_add", "put_add", "pad", "einsum", "sliding_windows")
+EXTRAS = ("erf", "erfc", "lgamma", "digamma", "polygamma", "index_add", "scatter_add", "put_add", "pad", "einsum",
+          "sliding_windows")
 
 _by_array_type = {}
 _by_device_type = {}

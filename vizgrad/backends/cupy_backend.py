@@ -177,6 +177,11 @@ def _rows(x, dims):
     return math.prod(x.shape[:x.ndim - dims]), math.prod(x.shape[x.ndim - dims:])
 
 
+def polygamma(n, x):
+    """ψ⁽ⁿ⁾(x) with n a Python int (cupyx's polygamma takes n as an array)."""
+    return cupyx.scipy.special.polygamma(cupy.asarray(n, dtype=x.dtype), x)
+
+
 class CupyBackend(Backend):
     name = "cupy"
     device_type = "cuda"
@@ -185,7 +190,8 @@ class CupyBackend(Backend):
     # CuPy's own functions predate the Array API standard in places (no device= on creation
     # functions, sort without descending=, no vecdot); array_api_compat gives them its names.
     xp = namespace(array_api_compat.cupy, {
-        "erf": cupyx.scipy.special.erf, "erfc": cupyx.scipy.special.erfc, "index_add": index_add,
+        "erf": cupyx.scipy.special.erf, "erfc": cupyx.scipy.special.erfc, "lgamma": cupyx.scipy.special.gammaln,
+        "digamma": cupyx.scipy.special.digamma, "polygamma": polygamma, "index_add": index_add,
         "scatter_add": scatter_add,
         "put_add": put_add, "pad": pad, "einsum": cupy.einsum, "sliding_windows": sliding_windows,
         "matmul": matmul, "mean": mean, "take_along_axis": take_along_axis})

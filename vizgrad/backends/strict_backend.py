@@ -39,7 +39,8 @@ class StrictBackend(Backend):
     device_type = "strict"
     array_type = type(strict.asarray(0))
     xp = namespace(strict, {
-        "erf": _host(host.erf), "erfc": _host(host.erfc), "index_add": _host(host.index_add),
+        "erf": _host(host.erf), "erfc": _host(host.erfc), "lgamma": _host(host.lgamma),
+        "digamma": _host(host.digamma), "polygamma": _host(host.polygamma), "index_add": _host(host.index_add),
         "scatter_add": _host(host.scatter_add), "put_add": _put_add, "pad": _host(host.pad),
         "einsum": _einsum, "sliding_windows": _host(host.sliding_windows)})
 

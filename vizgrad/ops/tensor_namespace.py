@@ -33,7 +33,7 @@ def _tensor():
 # elementwise
 abs, exp, log, log1p, expm1, sqrt = unary.abs, unary.exp, unary.log, unary.log1p, unary.expm1, unary.sqrt
 sin, cos, tanh, sign, square, erf = unary.sin, unary.cos, unary.tanh, unary.sign, unary.square, unary.erf
-erfc = unary.erfc
+erfc, lgamma, digamma, polygamma = unary.erfc, unary.lgamma, unary.digamma, unary.polygamma
 negative = unary.neg
 add, subtract, multiply, divide, pow = binary.add, binary.sub, binary.mul, binary.div, binary.pow
 maximum, minimum = binary.maximum, binary.minimum

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..autograd.function import Op
 from ..dtypes import bool_, finfo
-from ..errors import DTypeError, as_int, as_number, not_a_tensor
+from ..errors import ArgumentError, DTypeError, as_int, as_number, not_a_tensor
 from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import unary, values
@@ -565,6 +565,102 @@ def erfc(input):
         vizgrad.erfc(vizgrad.tensor([0.0, 1.0]))   # tensor([1.0000, 0.1573])
     """
     return Erfc.apply(input)
+
+
+class Lgamma(Op):
+    promotes, int_to_float = (0,), True   # integers give the default float dtype
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return ctx.xp.lgamma(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * ctx.xp.digamma(a)
+
+
+class Polygamma(Op):
+    """ψ⁽ⁿ⁾(x) (n = 0: digamma); d/dx ψ⁽ⁿ⁾(x) = ψ⁽ⁿ⁺¹⁾(x)."""
+    promotes, int_to_float = (0,), True   # integers give the default float dtype
+
+    @staticmethod
+    def forward(ctx, a, n):
+        ctx.n = n
+        ctx.save_for_backward(a)
+        return ctx.xp.digamma(a) if n == 0 else ctx.xp.polygamma(n, a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * ctx.xp.polygamma(ctx.n + 1, a)
+
+
+def _scipy_special(name):
+    """A SciPy special function, the reference of the registry's tests (SciPy comes with
+    scikit-learn, a test dependency; vizgrad itself never imports it)."""
+    def reference(*args):
+        import scipy.special
+        return getattr(scipy.special, name)(*args)
+    return reference
+
+
+def _gamma_samples(rng):
+    yield from unary(0.2, 6.0)(rng)
+    # below 0: between the poles at the negative integers, at least 0.2 from each
+    between = np.floor(values(rng, (3, 4), -3.0, 0.0)) + values(rng, (3, 4), 0.2, 0.8)
+    yield Sample((between,), name="negative, between poles")
+
+
+@register(_scipy_special("gammaln"), _gamma_samples)
+def lgamma(input):
+    """Elementwise ``log |Γ(input)|`` (inf at 0 and the negative integers).  d/dx = ψ(x), the digamma function.
+
+    Example::
+
+        vizgrad.lgamma(vizgrad.tensor([1.0, 3.0, 0.5]))   # tensor([0.0000, 0.6931, 0.5724])
+    """
+    return Lgamma.apply(input)
+
+
+@register(_scipy_special("digamma"), _gamma_samples)
+def digamma(input):
+    """Elementwise digamma function ``ψ(x) = d/dx log Γ(x)`` (-inf at 0, NaN at the negative
+    integers).  dψ/dx = ψ⁽¹⁾(x), ``polygamma(1, x)``.
+
+    Example::
+
+        vizgrad.digamma(vizgrad.tensor([1.0, 2.0]))   # tensor([-0.5772,  0.4228])
+    """
+    return Polygamma.apply(input, n=0)
+
+
+def _polygamma_reference(n, x):
+    return _scipy_special("polygamma")(n, x)
+
+
+def _polygamma_samples(rng):
+    for n in (1, 2, 3):
+        for sample in _gamma_samples(rng):
+            yield Sample((n, *sample.args), name=f"n={n}, {sample.name}")
+
+
+@register(_polygamma_reference, _polygamma_samples, method=False)
+def polygamma(n, input):
+    """The ``n``-th derivative of the digamma function, ``ψ⁽ⁿ⁾(input)``, elementwise
+    (n = 0 is digamma).  d/dx ψ⁽ⁿ⁾(x) = ψ⁽ⁿ⁺¹⁾(x).
+
+    Example::
+
+        vizgrad.polygamma(1, vizgrad.tensor([1.0]))   # tensor([1.6449]), π²/6
+    """
+    n = as_int("polygamma", "n", n)
+    if n < 0:
+        raise ArgumentError(f"polygamma: n must be a non-negative integer, got {n}")
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("polygamma", "input", input)
+    return Polygamma.apply(input, n=n)
 
 
 class PiecewiseConstant(Op):
