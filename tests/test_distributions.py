@@ -9,7 +9,7 @@ import pytest
 
 import vizgrad as vg
 from vizgrad.autograd.gradcheck import gradcheck
-from vizgrad.distributions import Bernoulli, Categorical, Independent, Normal, kl_divergence
+from vizgrad.distributions import Bernoulli, Categorical, Exponential, Independent, Laplace, Normal, Uniform, kl_divergence
 from vizgrad.errors import ShapeError
 
 RNG = np.random.default_rng(3)
@@ -196,6 +196,63 @@ def test_values_and_gradients_match_pytorch():
                                torch.distributions.Bernoulli(probs=torch.tensor(p)).entropy().numpy(), rtol=1e-10)
 
 
+def _continuous(torch):
+    """(vizgrad's, PyTorch's, parameter arrays, values inside the support) of each new distribution."""
+    low, width = RNG.standard_normal(4), RNG.random(4) + 0.5
+    rate, loc, scale = RNG.random(4) + 0.3, RNG.standard_normal(4), RNG.random(4) + 0.5
+    return [(Uniform, torch.distributions.Uniform, (low, low + width), low + width * RNG.random(4)),
+            (Exponential, torch.distributions.Exponential, (rate,), RNG.random(4) * 3),
+            (Laplace, torch.distributions.Laplace, (loc, scale), RNG.standard_normal(4) * 2)]
+
+
+def test_uniform_exponential_and_laplace_match_pytorch():
+    torch = pytest.importorskip("torch")
+    for ours_type, theirs_type, parameters, x in _continuous(torch):
+        ours_parameters = [t(p, True) for p in parameters]
+        theirs_parameters = [torch.tensor(p, requires_grad=True) for p in parameters]
+        ours, theirs = ours_type(*ours_parameters), theirs_type(*theirs_parameters)
+        assert repr(ours_type(*[t(p[:1]) for p in parameters])) == repr(
+            theirs_type(*[torch.tensor(p[:1]) for p in parameters])).replace("torch.float64", "vizgrad.float64")
+        assert repr(ours_type(*[float(p[0]) for p in parameters])) == repr(theirs_type(*[float(p[0]) for p in parameters]))
+        quantiles = RNG.random(4) * 0.98 + 0.01
+        for name, argument in (("log_prob", x), ("cdf", x), ("icdf", quantiles)):
+            mine, reference = getattr(ours, name)(t(argument)), getattr(theirs, name)(torch.tensor(argument))
+            np.testing.assert_allclose(mine.detach().numpy(), reference.detach().numpy(), rtol=1e-12, err_msg=name)
+        total = ours.log_prob(t(x)).sum() + ours.entropy().sum() + ours.cdf(t(x)).sum()
+        theirs_total = theirs.log_prob(torch.tensor(x)).sum() + theirs.entropy().sum() + theirs.cdf(torch.tensor(x)).sum()
+        total.backward()
+        theirs_total.backward()
+        for mine, reference in zip(ours_parameters, theirs_parameters):
+            np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), rtol=1e-10)
+        for name in ("mean", "variance", "stddev"):
+            np.testing.assert_allclose(getattr(ours, name).detach().numpy(), getattr(theirs, name).detach().numpy(),
+                                       rtol=1e-12, err_msg=name)
+        other = [p * 1.5 + 0.1 if i else p - 0.2 for i, p in enumerate(parameters)]
+        np.testing.assert_allclose(kl_divergence(ours, ours_type(*[t(p) for p in other])).detach().numpy(),
+                                   torch.distributions.kl_divergence(theirs, theirs_type(*[torch.tensor(p) for p in other]))
+                                   .detach().numpy(), rtol=1e-10)
+        # samples: reparameterised (gradients reach the parameters), in the support, the right mean
+        vg.manual_seed(0)
+        sample = ours.rsample((20000,))
+        assert tuple(sample.shape) == (20000, 4) and ours.sample().requires_grad is False
+        np.testing.assert_allclose(sample.mean(0).detach().numpy(), ours.mean.detach().numpy(),
+                                   atol=0.05 * float(ours.stddev.max()) + 0.01)
+        assert bool(ours.log_prob(sample.detach()).isfinite().all())
+        sample.sum().backward()
+        assert all(p.grad is not None and bool(p.grad.isfinite().all()) for p in ours_parameters)
+    assert kl_divergence(Uniform(0.0, 2.0), Uniform(0.5, 3.0)).item() == math.inf     # p leaves q's interval
+    assert Uniform(0.0, 2.0, validate_args=False).log_prob(t(3.0)).item() == -math.inf
+    with pytest.raises(ValueError, match=r"Uniform.log_prob: expected value argument .* within the support "
+                                         r"\(Interval\(lower_bound=0.0, upper_bound=2.0\)\)"):
+        Uniform(0.0, 2.0).log_prob(t(3.0))
+    with pytest.raises(ValueError, match=r"low .* to satisfy the constraint LessThan\(upper_bound=1.0\)"):
+        Uniform(2.0, 1.0)
+    with pytest.raises(ValueError, match=r"GreaterThanEq\(lower_bound=0.0\)"):
+        Exponential(1.0).log_prob(t(-1.0))
+    with pytest.raises(ValueError, match=r"rate .* GreaterThan\(lower_bound=0.0\)"):
+        Exponential(t([1.0, 0.0]))
+
+
 def test_errors_say_what_is_wrong():
     with pytest.raises(ValueError, match="either `probs` or `logits` must be specified, but not both"):
         Categorical(probs=t([0.5, 0.5]), logits=t([0.0, 0.0]))
@@ -239,3 +296,8 @@ def test_distributions_run_on_every_backend(backend):
     assert coin.sample().device == logits.device
     np.testing.assert_allclose(coin.entropy().detach().cpu().numpy(),
                                Bernoulli(logits=t([[0.0, 1.0, 2.0]])).entropy().numpy(), rtol=1e-12)
+    for made in (Uniform(loc, loc + scale), Exponential(scale), Laplace(loc, scale)):
+        z = made.rsample((3,))
+        assert z.device == loc.device and tuple(z.shape) == (3, 2)
+        (made.log_prob(z).sum() + made.entropy().sum() + made.cdf(z.detach()).sum()).backward()
+    assert np.isfinite(scale.grad.cpu().numpy()).all()

@@ -4,10 +4,9 @@ import numpy as np
 
 from .. import creation
 from ..autograd.grad_mode import no_grad
-from ..errors import ArgumentError, format_shape
 from ..ops.loss import binary_cross_entropy_with_logits
 from .categorical import clamp_probs, probs_or_logits
-from .distribution import Distribution, check_values, lazy_property
+from .distribution import Distribution, check_support, check_values, lazy_property
 
 
 class Bernoulli(Distribution):
@@ -74,11 +73,7 @@ class Bernoulli(Distribution):
     def log_prob(self, value):
         self._check_value_shape(value)
         if self._validate_args:
-            with no_grad():
-                if not bool(((value == 0) | (value == 1)).all()):
-                    raise ArgumentError(f"{type(self).__name__}.log_prob: expected value argument (Tensor of shape {format_shape(value.shape)}) to "
-                                        f"be within the support (Boolean()) of the distribution {self!r}, but found "
-                                        f"invalid values:\n{value}")
+            check_support(self, value, (value == 0) | (value == 1), "Boolean()")
         logits = self.logits
         value = value.to(logits.dtype)
         shape = np.broadcast_shapes(tuple(value.shape), tuple(logits.shape))

@@ -8,7 +8,7 @@ from .. import creation
 from ..autograd.grad_mode import no_grad
 from ..ops import activation, compare
 from ..errors import ArgumentError, ShapeError, format_shape
-from .distribution import Distribution, as_parameter, check_values, lazy_property
+from .distribution import Distribution, as_parameter, check_support, check_values, lazy_property
 
 
 def probs_or_logits(owner, probs, logits):
@@ -103,12 +103,8 @@ class Categorical(Distribution):
             check_values(repr(self), "value", value, value == value.floor(), "IntegerInterval")
         value = value.long()
         if self._validate_args:
-            inside = compare.logical_and(value >= 0, value < self._num_events)
-            if not bool(inside.all()):
-                raise ArgumentError(f"{type(self).__name__}.log_prob: expected value argument (Tensor of shape {format_shape(value.shape)}) to be "
-                                    f"within the support (IntegerInterval(lower_bound=0, upper_bound="
-                                    f"{self._num_events - 1})) of the distribution {self!r}, but found invalid "
-                                    f"values:\n{value}")
+            check_support(self, value, compare.logical_and(value >= 0, value < self._num_events),
+                          f"IntegerInterval(lower_bound=0, upper_bound={self._num_events - 1})")
         index = value.unsqueeze(-1)
         shape = np.broadcast_shapes(tuple(index.shape), self._batch_shape + (1,))
         logits = self.logits.expand(*shape[:-1], self._num_events)

@@ -63,6 +63,16 @@ def check_values(owner, name, tensor, valid, constraint):
                                 f"values:\n{tensor.detach()}")
 
 
+def check_support(distribution, value, valid, support):
+    """Raise PyTorch's ValueError where the boolean tensor ``valid`` says a value given to
+    ``distribution.log_prob`` lies outside its ``support`` (a constraint's repr)."""
+    with no_grad():
+        if not bool(valid.all()):
+            raise ArgumentError(f"{type(distribution).__name__}.log_prob: expected value argument (Tensor of shape "
+                                f"{format_shape(value.shape)}) to be within the support ({support}) of the "
+                                f"distribution {distribution!r}, but found invalid values:\n{value}")
+
+
 class Distribution:
     """A family of distributions over events of ``event_shape``, batched over ``batch_shape``.
 
@@ -146,5 +156,8 @@ class Distribution:
 
     @staticmethod
     def _describe(value):
-        """As PyTorch shows a parameter: its value when it has one element, else its size."""
-        return repr(value.item()) if value.numel() == 1 else f"torch.Size({list(value.shape)})"
+        """As PyTorch shows a parameter: its value when it has one element (a number for a 0-d
+        tensor, else the tensor), else its size."""
+        if value.numel() != 1:
+            return f"torch.Size({list(value.shape)})"
+        return repr(value.item()) if value.ndim == 0 else str(value)

@@ -6,8 +6,11 @@ from ..ops import binary
 from ..ops.activation import softplus
 from .bernoulli import Bernoulli
 from .categorical import Categorical
+from .exponential import Exponential
 from .independent import Independent, sum_rightmost
+from .laplace import Laplace
 from .normal import Normal
+from .uniform import Uniform
 
 _KL = {}
 
@@ -65,3 +68,25 @@ def _kl_independent_independent(p, q):
         raise NotImplementedError("kl_divergence: Independent distributions with different "
                                   "reinterpreted_batch_ndims")
     return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p, q):
+    """λq/λp - 1 - log(λq/λp)."""
+    ratio = q.rate / p.rate
+    return ratio - 1 - ratio.log()
+
+
+@register_kl(Uniform, Uniform)
+def _kl_uniform_uniform(p, q):
+    """log((high_q - low_q) / (high_p - low_p)), ∞ where p's interval leaves q's."""
+    result = ((q.high - q.low) / (p.high - p.low)).log()
+    return binary.where((q.low > p.low) | (q.high < p.high), math.inf, result)
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p, q):
+    """-log(bp/bq) + |μp - μq|/bq + (bp/bq) e^(-|μp - μq|/bp) - 1."""
+    ratio = p.scale / q.scale
+    distance = (p.loc - q.loc).abs()
+    return -ratio.log() + distance / q.scale + ratio * (-distance / p.scale).exp() - 1
