@@ -161,3 +161,26 @@ class Distribution:
         if value.numel() != 1:
             return f"torch.Size({list(value.shape)})"
         return repr(value.item()) if value.ndim == 0 else str(value)
+
+
+class LocationScale(Distribution):
+    """Base of the distributions of a location μ and a scale σ > 0 (Normal, Laplace): their
+    parameters, broadcast together and checked, and μ as mean and mode."""
+
+    has_rsample = True
+    _parameter_names = ("loc", "scale")
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = broadcast_all(type(self).__name__, loc=loc, scale=scale)
+        super().__init__(tuple(self.loc.shape), validate_args=validate_args)
+        if self._validate_args:
+            check_values(repr(self), "loc", self.loc, self.loc == self.loc, "Real()")
+            check_values(repr(self), "scale", self.scale, self.scale > 0, "GreaterThan(lower_bound=0.0)")
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc

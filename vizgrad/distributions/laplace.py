@@ -3,10 +3,10 @@
 import math
 
 from .. import creation, dtypes
-from .distribution import Distribution, broadcast_all, check_values
+from .distribution import LocationScale
 
 
-class Laplace(Distribution):
+class Laplace(LocationScale):
     """The Laplace distribution of location μ and scale b, batched over its parameters' shape.
 
     log p(x) = -log 2b - |x - μ| / b;  H = 1 + log 2b;  ``rsample`` = μ - b sign(u) log(1 - |u|)
@@ -16,24 +16,6 @@ class Laplace(Distribution):
 
         Laplace(0.0, 1.0).log_prob(vizgrad.tensor(1.0))   # tensor(-1.6931)
     """
-
-    has_rsample = True
-    _parameter_names = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all("Laplace", loc=loc, scale=scale)
-        super().__init__(tuple(self.loc.shape), validate_args=validate_args)
-        if self._validate_args:
-            check_values(repr(self), "loc", self.loc, self.loc == self.loc, "Real()")
-            check_values(repr(self), "scale", self.scale, self.scale > 0, "GreaterThan(lower_bound=0.0)")
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def stddev(self):

@@ -4,12 +4,12 @@ import math
 
 from .. import creation
 from ..ops import unary
-from .distribution import Distribution, broadcast_all, check_values
+from .distribution import LocationScale
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
-class Normal(Distribution):
+class Normal(LocationScale):
     """The normal distribution N(loc, scale²), batched over the broadcast shape of its parameters.
 
     log p(x) = -(x - μ)² / 2σ² - log σ - ½ log 2π;  H = ½ + ½ log 2π + log σ;
@@ -22,24 +22,6 @@ class Normal(Distribution):
         z = q.rsample()                 # differentiable in mu and logvar
         q.log_prob(z).sum()
     """
-
-    has_rsample = True
-    _parameter_names = ("loc", "scale")
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all("Normal", loc=loc, scale=scale)
-        super().__init__(tuple(self.loc.shape), validate_args=validate_args)
-        if self._validate_args:
-            check_values(repr(self), "loc", self.loc, self.loc == self.loc, "Real()")
-            check_values(repr(self), "scale", self.scale, self.scale > 0, "GreaterThan(lower_bound=0.0)")
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def stddev(self):
