@@ -471,10 +471,11 @@ def test_hook_events_name_the_tensor_and_the_module():
     assert [(e.target, e.name) for e in seen] == [("module", "Linear: forward hook"), ("tensor", "x")]
 
 
-def test_tensor_stats_many_gives_each_tensor_what_tensor_stats_gives_it():
-    """Many small float arrays at once (the parameters of a big graph): the same histograms,
-    edges, minima and maxima exactly, means and deviations to float64 rounding; the arrays it
-    cannot take together (non-finite, needing rescaling, large, integer) one by one."""
+def test_statistics_in_blocks_are_what_tensor_stats_gives_each_tensor():
+    """Many small float arrays at once (the parameters of a big graph, by small_blocks and
+    stats_rows): the same histograms, edges, minima and maxima exactly, means and deviations
+    to float64 rounding, rescaled squares included; the rows it declines are those with a
+    non-finite value, and the large and integer arrays are left out of the blocks."""
     rng = np.random.default_rng(0)
     arrays = []
     for i in range(600):
@@ -491,8 +492,21 @@ def test_tensor_stats_many_gives_each_tensor_what_tensor_stats_gives_it():
             values = values * values.dtype.type(1e-14)     # squares that need rescaling
         arrays.append(values)
     arrays += [np.arange(5000, dtype=np.float32), np.arange(6), vg.tensor([1.0, -2.0, 4.0])]
-    for got, values in zip(events.tensor_stats_many(arrays), arrays):
-        want = events.tensor_stats(values)
+    hosts = [events.host_values(values) for values in arrays]
+    results, declined = {}, set()
+    for positions, block in events.small_blocks(hosts):
+        usable, mean, std, low, high, norm, counts, edges = events.stats_rows(block, 16)
+        for row, position in enumerate(positions):
+            if usable[row]:
+                results[position] = events.TensorStats(tuple(hosts[position].shape), mean[row], std[row], low[row],
+                                                       high[row], norm[row], 0, 0, tuple(counts[row]),
+                                                       tuple(edges[row].tolist()))
+            else:
+                declined.add(position)
+    assert declined == {p for p, h in enumerate(hosts[:600]) if not np.isfinite(h).all()}
+    assert set(results) | declined == set(range(600)) | {602}     # not in a block: the large and the integer one
+    for position, got in results.items():
+        want = events.tensor_stats(arrays[position])
         for name in ("shape", "nan_count", "inf_count", "histogram", "bin_edges", "min", "max"):
             assert getattr(got, name) == getattr(want, name) or all(
                 math.isnan(x) for x in (getattr(got, name), getattr(want, name))), name

@@ -202,26 +202,10 @@ def tensor_stats(tensor, bins=16):
 _BATCH_VALUES = 1 << 16    # values per pass of the batched statistics (bounds their float64 copies)
 
 
-def tensor_stats_many(tensors, bins=16):
-    """:func:`tensor_stats` of each of ``tensors``: the small finite float ones (at most
-    SUM_BLOCK values each, the parameters of a big graph) in blocks of one size and dtype, a
-    few NumPy passes per block instead of a dozen calls each (:func:`stats_rows`); the others
-    one by one. The numbers are those :func:`tensor_stats` gives each alone (sums in float64
-    either way, in another order)."""
-    hosts = [host_values(tensor) for tensor in tensors]
-    results = [None] * len(hosts)
-    for positions, block in small_blocks(hosts):
-        usable, *numbers, edges = stats_rows(block, bins)
-        for position, ok, *row, counts, row_edges in zip(positions, usable, *numbers, edges.tolist()):
-            if ok:
-                results[position] = TensorStats(tuple(hosts[position].shape), *row, 0, 0, tuple(counts),
-                                                tuple(row_edges))
-    return [stats if stats is not None else tensor_stats(values, bins) for stats, values in zip(results, hosts)]
-
-
 def small_blocks(hosts, by_shape=False):
     """``(positions, block)`` for the small float arrays among ``hosts`` (NumPy arrays of at
-    most SUM_BLOCK float32 or float64 values): those of one size and dtype (of one shape, with
+    most SUM_BLOCK float32 or float64 values), whose statistics :func:`stats_rows` computes
+    together (the parameters of a big graph): those of one size and dtype (of one shape, with
     ``by_shape``) stacked into blocks of about _BATCH_VALUES values, one row (or one stacked
     array) each."""
     kinds = {}
