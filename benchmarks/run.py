@@ -40,7 +40,7 @@ HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results" / "latest.json"
 
 SETTINGS = {
-    "default": ("glibc default malloc", {}),
+    "default": ("glibc malloc as vizgrad leaves it (its thresholds raised at import)", {}),
     "malloc_tuned": ("MALLOC_MMAP_THRESHOLD_=32 MiB, MALLOC_TRIM_THRESHOLD_=64 MiB",
                      {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "67108864"}),
 }

@@ -10,9 +10,11 @@ Tensors, so a backward written once also records its own graph when
 
 from . import base
 from .base import Backend, EXTRAS, STANDARD_NAMES, backend_for_device, backend_of, register
+from .host_memory import keep_freed_memory
 from .numpy_backend import NumpyBackend
 
 register(NumpyBackend())
+keep_freed_memory()     # NumPy's step temporaries reuse the heap instead of fresh pages from the kernel
 
 try:  # optional backends register themselves when their library is importable
     from .cupy_backend import CupyBackend

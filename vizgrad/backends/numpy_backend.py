@@ -1,5 +1,6 @@
 """NumPy behind device "cpu"."""
 
+import functools
 import math
 
 import numpy as np
@@ -281,14 +282,62 @@ def sliding_windows(x, window, axes):
     return np.lib.stride_tricks.sliding_window_view(x, window, axis=axes)
 
 
-def _reduction(ufunc):
-    """The Array API reduction ``sum``/``prod`` as the ufunc's own reduce:
-    what np.sum and friends compute, without their Python dispatch (half their cost on the
-    small arrays of a training step)."""
-    def reduce(x, /, *, axis=None, dtype=None, keepdims=False):
-        return ufunc.reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
-    reduce.__name__ = ufunc.__name__ + ".reduce"
-    return reduce
+_BLAS_SUM_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_BLAS_SUM_MIN_SIZE = 4096      # below this NumPy's reduce costs less than calling BLAS
+_BLAS_SUM_MAX_ROW = 1024       # longer rows keep NumPy's pairwise summation (its error grows as log n)
+
+
+@functools.cache
+def _ones(n, dtype):
+    ones = np.ones(n, dtype)
+    ones.flags.writeable = False
+    return ones
+
+
+def _blas_sum(x, axis, keepdims):
+    """Σ over the leading and/or trailing axes of a row-major float32/float64 array (a layer
+    norm's features, a bias gradient's rows, a batch norm's (N, H, W)), as matrix-vector
+    products with ones; None where that does not apply. BLAS runs the rows (or columns) side
+    by side: four to six times faster than NumPy's reduce there. Along rows the result agrees
+    with NumPy's to rounding; down columns both add in order."""
+    if (x.dtype not in _BLAS_SUM_DTYPES or axis is None or x.ndim < 2 or x.size < _BLAS_SUM_MIN_SIZE
+            or not x.flags.c_contiguous):
+        return None
+    axes = sorted(a % x.ndim for a in (axis if isinstance(axis, tuple) else (axis,)))
+    if not axes or len(axes) == x.ndim or len(set(axes)) != len(axes):
+        return None
+    lead = next(i for i in range(len(axes) + 1) if i == len(axes) or axes[i] != i)   # axes 0 .. lead-1
+    trail = len(axes) - lead                                                         # the last `trail` axes
+    if axes[lead:] != list(range(x.ndim - trail, x.ndim)):
+        return None                                      # an axis in the middle, between kept ones
+    total = x
+    if trail:                                            # a dot per row
+        row = math.prod(x.shape[x.ndim - trail:])
+        if row > _BLAS_SUM_MAX_ROW:
+            return None
+        total = np.matmul(x.reshape(-1, row), _ones(row, x.dtype)).reshape(x.shape[:x.ndim - trail])
+    if lead:                                             # rows added in order
+        rows = math.prod(x.shape[:lead])
+        total = np.matmul(_ones(rows, x.dtype), total.reshape(rows, -1)).reshape(total.shape[lead:])
+    if keepdims:
+        total = total.reshape(tuple(1 if d in axes else n for d, n in enumerate(x.shape)))
+    return total
+
+
+def _sum(x, /, *, axis=None, dtype=None, keepdims=False):
+    """The Array API ``sum`` as np.add's own reduce (what np.sum computes, without its Python
+    dispatch: half its cost on a training step's small arrays), through BLAS where
+    :func:`_blas_sum` applies."""
+    if dtype is None or dtype == x.dtype:
+        total = _blas_sum(x, axis, keepdims)
+        if total is not None:
+            return total
+    return np.add.reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _product(x, /, *, axis=None, dtype=None, keepdims=False):
+    """The Array API ``prod`` as np.multiply's own reduce, without np.prod's Python dispatch."""
+    return np.multiply.reduce(x, axis=axis, dtype=dtype, keepdims=keepdims)
 
 
 def _extremum(ufunc):
@@ -312,7 +361,8 @@ def mean(x, /, *, axis=None, keepdims=False):
     """np.mean as the sum's ufunc reduce over the count (what np.mean computes, float16 summed
     in float32 as there), without its Python dispatch: a third of the cost on small arrays."""
     half = x.dtype == np.float16
-    total = np.add.reduce(x, axis=axis, dtype=np.float32 if half else None, keepdims=keepdims)
+    total = np.add.reduce(x, axis=axis, dtype=np.float32, keepdims=keepdims) if half else _sum(
+        x, axis=axis, keepdims=keepdims)
     count = x.size // max(total.size, 1)   # (a NumPy scalar has .size too)
     result = total / count
     return result.astype(np.float16) if half else result
@@ -352,7 +402,7 @@ class NumpyBackend(Backend):
                         "index_add": index_add, "scatter_add": scatter_add,
                         "put_add": put_add, "pad": pad, "einsum": np.einsum,
                         "sliding_windows": sliding_windows,
-                        "sum": _reduction(np.add), "prod": _reduction(np.multiply), "mean": mean,
+                        "sum": _sum, "prod": _product, "mean": mean,
                         "max": _extremum(np.maximum), "min": _extremum(np.minimum),
                         "astype": astype, "ones_like": ones_like,
                         "matrix_transpose": matrix_transpose, "reshape": reshape})
