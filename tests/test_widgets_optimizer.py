@@ -109,6 +109,26 @@ def test_a_racing_optimizer_follows_vizgrad_optim_exactly(name, cls, hyper):
         np.testing.assert_array_equal(got[key], value)
 
 
+@pytest.mark.parametrize("name, cls, hyper", [
+    ("Adamax", optim.Adamax, {"betas": (0.9, 0.999)}),
+    ("NAdam", optim.NAdam, {"betas": (0.9, 0.999)}),
+    ("Rprop", optim.Rprop, {}),
+])
+def test_the_later_adaptive_optimizers_race_as_vizgrad_optim_steps(name, cls, hyper):
+    race = OptimizerRace("rosenbrock", optimizers=(name,))
+    assert race.step(30) == 30
+    lr = race.runners[0].hyper["lr"]
+    expected, state = run_directly(get_surface("rosenbrock"), race.start_point, cls, 30, lr=lr, **hyper)
+    np.testing.assert_array_equal(race.paths[name], expected)
+    assert not np.array_equal(expected[-1], expected[0])
+    rows = race.state_rows()[0]
+    labelled = {vector["key"]: vector["label"] for vector in rows["vectors"]}
+    for key in state:
+        if key != "step" and np.ndim(state[key]) == 1:
+            assert labelled[key] != key                    # every state buffer has a label in the panel
+    assert "effective_lr" in labelled
+
+
 def test_plain_gradient_descent_steps_against_the_closed_form_gradient():
     race = OptimizerRace("rosenbrock", optimizers=("SGD",), lr=1e-3)
     race.step(5)

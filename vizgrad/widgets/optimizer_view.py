@@ -35,6 +35,9 @@ PRESETS = {
     "RMSprop": ("RMSprop", "adaptive", {"alpha": 0.99}),
     "Adagrad": ("Adagrad", "adaptive", {}),
     "Adadelta": ("Adadelta", None, {"lr": 1.0}),
+    "Adamax": ("Adamax", "adaptive", {"betas": (0.9, 0.999)}),
+    "NAdam": ("NAdam", "adaptive", {"betas": (0.9, 0.999)}),
+    "Rprop": ("Rprop", "adaptive", {}),
 }
 
 #: Hyperparameters the front end edits, with their allowed ranges (low, high, high included).
@@ -56,6 +59,10 @@ LABELS = {
     "grad_avg": "ḡ (mean of g)",
     "sum": "s (sum of g²)",
     "acc_delta": "u (mean of Δ²)",
+    "exp_inf": "u (decayed max of |g|)",
+    "mu_product": "Πμ (momentum schedule)",
+    "prev": "g of the last step (sign)",
+    "step_size": "|Δp| per coordinate (Rprop)",
     "effective_lr": "step size per coordinate",
 }
 
@@ -251,7 +258,8 @@ class OptimizerRace:
     Args:
         function: a name in :data:`~vizgrad.widgets.surfaces.SURFACES` or a ``Surface``.
         optimizers: names of presets (``"SGD"``, ``"Momentum"``, ``"Nesterov"``, ``"Adam"``,
-            ``"AdamW"``, ``"RMSprop"``, ``"Adagrad"``, ``"Adadelta"``) or dicts
+            ``"AdamW"``, ``"RMSprop"``, ``"Adagrad"``, ``"Adadelta"``, ``"Adamax"``, ``"NAdam"``,
+            ``"Rprop"``) or dicts
             ``{"name": ..., "kind": <vizgrad.optim class>, **hyperparameters}``.
         start: the start point ``(x, y)``; default: the surface's.
         lr: one learning rate for all, a dict ``{name: lr}``, or None for the surface's
