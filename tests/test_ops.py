@@ -3,11 +3,13 @@
 For each entry of :data:`vizgrad.ops.registry.OPS` and each of its samples, on every
 device (see ``conftest.py``):
 
-* ``test_value``: the result matches the NumPy ``reference`` (values, shapes, dtypes),
+* ``test_value``: the result matches the NumPy ``reference`` (values, shapes, dtypes; both
+  through the op's ``gauge`` where it has one),
   stays an array of the device's own library (on ``strict`` this proves the op used
   only the portable Array API), leaves its inputs untouched, and carries
   ``requires_grad`` only where a gradient can exist;
-* ``test_gradcheck``: backward matches central finite differences (differentiable ops);
+* ``test_gradcheck``: backward matches central finite differences (differentiable ops;
+  through the op's ``gradcheck_wrapper`` where it has one);
 * ``test_gradgradcheck``: so do second derivatives (smooth ops);
 * ``test_float32``: float32 inputs give float32 outputs (Python scalars do not widen a
   tensor's dtype, as in PyTorch) with values close to the reference.
@@ -173,8 +175,16 @@ def _outputs_and_expected(info, sample, result, float_dtype="float64"):
     return outputs, expected
 
 
-def _assert_values(info, position, output, expected, atol, rtol):
-    actual = _host(output)
+def _compared(info, outputs, expected):
+    """``(actual, expected)``: the outputs on the host and the reference's, both through the
+    op's ``gauge`` when it has one (singular vectors' signs are each library's choice)."""
+    actual = [_host(output) for output in outputs]
+    if info.gauge is None or expected is None:
+        return actual, expected
+    return [np.asarray(a) for a in info.gauge(actual)], [np.asarray(e) for e in info.gauge(expected)]
+
+
+def _assert_values(info, position, actual, expected, atol, rtol):
     where = f"{info.name} output {position}"
     assert actual.shape == expected.shape, f"{where}: shape {actual.shape}, reference {expected.shape}"
     if expected.dtype == bool or actual.dtype == bool:
@@ -199,17 +209,21 @@ def test_value(case, backend, as_tensors):
         assert type(output._array) is array_type, (
             f"{where} holds a {type(output._array).__module__}.{type(output._array).__name__}, "
             f"not an array of the {backend} backend")
-        if expected is not None:
-            _assert_values(info, position, output, expected[position], info.atol, info.rtol)
-            if expected[position].dtype.name in ("float64", "bool", "int64"):
-                assert output.dtype.name == expected[position].dtype.name, (
-                    f"{where}: dtype {output.dtype.name}, reference {expected[position].dtype.name}")
-        if output.requires_grad:
+        if expected is not None and expected[position].dtype.name in ("float64", "bool", "int64"):
+            assert output.dtype.name == expected[position].dtype.name, (
+                f"{where}: dtype {output.dtype.name}, reference {expected[position].dtype.name}")
+        if position in info.constant_outputs:
+            assert not output.requires_grad, f"{where} requires grad though {info.name} gives it none"
+        elif output.requires_grad:
             assert output.is_floating_point(), f"{where} is {output.dtype.name} but requires grad"
             assert info.differentiable, f"{where} requires grad though {info.name} is not differentiable"
         else:
             assert not (info.differentiable and inputs_need_grad and output.is_floating_point()), (
                 f"{where} does not require grad although {info.name} is differentiable and its inputs do")
+    if expected is not None:
+        actual, expected = _compared(info, outputs, expected)
+        for position, (value, reference) in enumerate(zip(actual, expected)):
+            _assert_values(info, position, value, reference, info.atol, info.rtol)
     for tensor, original in zip(inputs, _leaves((sample.args, sample.kwargs), _is_array)):
         np.testing.assert_array_equal(_host(tensor), original, err_msg=f"{info.name} changed an input")
 
@@ -226,6 +240,8 @@ def _checkable(info, sample, backend, as_tensors):
     def function(*tensors):
         replacements = iter(tensors)
         call_args, call_kwargs = _map((args, kwargs), _is_tensor, lambda _: next(replacements))
+        if info.gradcheck_wrapper is not None:
+            return info.gradcheck_wrapper(info.function, *call_args, **call_kwargs)
         return info.function(*call_args, **call_kwargs)
     return function, tuple(leaves)
 
@@ -262,5 +278,7 @@ def test_float32(case, backend, as_tensors):
         if output.is_floating_point():
             assert output.dtype is vizgrad.float32, (
                 f"{info.name} output {position} is {output.dtype.name} for float32 inputs")
-        if expected is not None:
-            _assert_values(info, position, output, expected[position], max(info.atol, 1e-5), max(info.rtol, 1e-4))
+    if expected is not None:
+        actual, expected = _compared(info, outputs, expected)
+        for position, (value, reference) in enumerate(zip(actual, expected)):
+            _assert_values(info, position, value, reference, max(info.atol, 1e-5), max(info.rtol, 1e-4))

@@ -48,7 +48,7 @@ from .serialization import load, save
 from .render.notebook import show
 from . import _tensor_methods  # noqa: F401  (operators and methods that are not registered ops)
 
-globals().update({name: info.function for name, info in _OPS.items()})
+globals().update({name: info.function for name, info in _OPS.items() if "." not in name})   # linalg.*: vizgrad.linalg
 globals().update({alias: _OPS[name].function for alias, name in _ops.registry.ALIASES.items()})
 # PyTorch's out= on the functions of this namespace (not on Tensor methods, as in PyTorch)
 globals().update({name: _creation.accepts_out(globals()[name]) for name in (

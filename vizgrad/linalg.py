@@ -1,6 +1,10 @@
 """``vizgrad.linalg``: PyTorch's ``torch.linalg``: norms built from vizgrad's reductions
-(so their gradients are those of :func:`vizgrad.norm`, :func:`vizgrad.amax` and the rest),
-the cross product, and inverses, determinants and linear systems of square matrices.
+(so their gradients are those of :func:`vizgrad.norm`, :func:`vizgrad.amax` and the rest;
+the spectral and nuclear norms from :func:`svdvals`), the cross product, inverses,
+determinants and linear systems of square matrices, and the decompositions with what is
+built on them (:mod:`vizgrad.ops.decompositions`): ``cholesky``, ``qr``, ``eigh``, ``svd``,
+``pinv``, ``lstsq``, ``solve_triangular``, ``matrix_exp``, ``matrix_power``, ``cond``,
+``matrix_rank`` and the rest, each differentiable to any order.
 
 Example::
 
@@ -14,9 +18,16 @@ import numbers
 from .errors import ArgumentError, LinAlgError, ShapeError, format_shape, not_a_tensor, public
 from .ops.conversion import to_dtype
 from .ops.reduce import amax, amin, norm as _norm, sum as _sum
+from .ops.decompositions import (cholesky, cholesky_ex, cond, diagonal, eigh, eigvalsh, inv_ex, lstsq, matmul,
+                                 matrix_power, matrix_rank, multi_dot, pinv, qr, solve_ex, solve_triangular, svd,
+                                 svdvals, tensorinv, tensorsolve, vander, vecdot)
+from .ops.decompositions import linalg_matrix_exp as matrix_exp
 from .tensor import Tensor
 
-__all__ = ["LinAlgError", "cross", "det", "inv", "matrix_norm", "norm", "slogdet", "solve", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
+           "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
+           "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv",
+           "tensorsolve", "vander", "vecdot", "vector_norm"]
 
 
 @public("vector_norm")
@@ -37,8 +48,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """The matrix norm of ``A`` over the two dims ``dim``: ``'fro'`` (the square root of
     the sum of squares), 1 / -1 (the largest / smallest column sum of |A|), ``inf`` /
-    ``-inf`` (the largest / smallest row sum). The norms made of singular values ('nuc',
-    2, -2) need a singular value decomposition, which vizgrad does not compute.
+    ``-inf`` (the largest / smallest row sum), and those made of the singular values:
+    ``'nuc'`` (their sum), 2 / -2 (the largest / smallest).
 
     Example::
 
@@ -54,12 +65,15 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         A = to_dtype(A, dtype)
     if ord == "fro":
         return _norm(A, p=2, dim=tuple(dim), keepdim=keepdim)
-    if ord in ("nuc", 2, -2):
-        raise ArgumentError(f"matrix_norm: ord {ord!r} is made of singular values, which vizgrad does not compute; "
-                            "use 'fro', 1, -1, inf or -inf")
-    if ord not in (1, -1, math.inf, -math.inf):
-        raise ArgumentError(f"matrix_norm: ord must be 'fro', 1, -1, inf or -inf, got {ord!r}")
+    if isinstance(ord, bool) or ord not in ("nuc", 2, -2, 1, -1, math.inf, -math.inf):
+        raise ArgumentError(f"matrix_norm: ord must be 'fro', 'nuc', 2, -2, 1, -1, inf or -inf, got {ord!r}")
     rows, columns = (d % A.ndim for d in dim)
+    if rows == columns:
+        raise ArgumentError(f"matrix_norm: dim must name two different dims, got {dim!r}")
+    if ord in ("nuc", 2, -2):
+        values = svdvals(A.movedim((rows, columns), (-2, -1)))
+        result = _sum(values, -1) if ord == "nuc" else (amax if ord == 2 else amin)(values, -1)
+        return result.unsqueeze(min(rows, columns)).unsqueeze(max(rows, columns)) if keepdim else result
     summed, across = (rows, columns) if abs(ord) == 1 else (columns, rows)   # column sums, or row sums
     sums = _sum(A.abs(), summed, keepdim=True)
     extreme = (amax if ord > 0 else amin)(sums, across, keepdim=True)

@@ -35,8 +35,19 @@ STANDARD_NAMES = (
 #   pad(x, widths, value)                   constant padding, widths a tuple of (before, after) per axis
 #   einsum(subscripts, *operands)
 #   sliding_windows(x, window, axes)        read-only view of windows over the given axes (for im2col)
+# and the linear algebra the standard's linalg extension lacks (batched over leading dims; see
+# backends/linalg_kernels.py, written once for NumPy and CuPy):
+#   solve_triangular(a, b, upper, unitriangular=False)
+#                                           X with T X = B, T the upper or lower triangle of a (unit
+#                                           diagonal if asked), batch dims broadcast; inf/NaN if singular
+#   cholesky_ex(a)                          (L, info): lower Cholesky factor from a's lower triangle;
+#                                           info (int32) 0, or the order of the first leading minor
+#                                           that is not positive-definite
+#   inv_ex(a), solve_ex(a, b)               (inverse or X, info): info 0, or the 1-based index of the
+#                                           first zero pivot of LU with partial pivoting (singular A)
+#   matrix_exp(a)                           e^A
 EXTRAS = ("erf", "erfc", "lgamma", "digamma", "polygamma", "index_add", "scatter_add", "put_add", "pad", "einsum",
-          "sliding_windows")
+          "sliding_windows", "solve_triangular", "cholesky_ex", "inv_ex", "solve_ex", "matrix_exp")
 
 _by_array_type = {}
 _by_device_type = {}

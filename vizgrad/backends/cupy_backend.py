@@ -4,9 +4,11 @@ import math
 
 import array_api_compat.cupy
 import cupy
+import cupyx
 import cupyx.scipy.special
 import numpy as np
 
+from . import linalg_kernels
 from .base import Backend, namespace
 
 
@@ -194,7 +196,9 @@ class CupyBackend(Backend):
         "digamma": cupyx.scipy.special.digamma, "polygamma": polygamma, "index_add": index_add,
         "scatter_add": scatter_add,
         "put_add": put_add, "pad": pad, "einsum": cupy.einsum, "sliding_windows": sliding_windows,
-        "matmul": matmul, "mean": mean, "take_along_axis": take_along_axis})
+        "matmul": matmul, "mean": mean, "take_along_axis": take_along_axis,
+        # cupy.linalg reports singular and indefinite matrices only inside this errstate
+        **linalg_kernels.extras(cupy, lambda: cupyx.errstate(linalg="raise"))})
 
     def asarray(self, data, dtype, device_index):
         with cupy.cuda.Device(device_index):

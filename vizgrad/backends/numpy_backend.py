@@ -5,6 +5,7 @@ import math
 
 import numpy as np
 
+from . import linalg_kernels
 from .base import Backend, namespace
 
 # erf by W. J. Cody's rational Chebyshev approximations ("Rational Chebyshev approximations for
@@ -405,7 +406,8 @@ class NumpyBackend(Backend):
                         "sum": _sum, "prod": _product, "mean": mean,
                         "max": _extremum(np.maximum), "min": _extremum(np.minimum),
                         "astype": astype, "ones_like": ones_like,
-                        "matrix_transpose": matrix_transpose, "reshape": reshape})
+                        "matrix_transpose": matrix_transpose, "reshape": reshape,
+                        **linalg_kernels.extras(np)})
 
     def asarray(self, data, dtype, device_index):
         if hasattr(data, "__cuda_array_interface__"):

@@ -19,6 +19,15 @@ def _host(function):
     return kernel
 
 
+def _host_many(function):
+    """A NumPy kernel returning a tuple of arrays, over array_api_strict arrays."""
+    def kernel(*args, **kwargs):
+        args = [np.from_dlpack(a) if type(a) is StrictBackend.array_type else a for a in args]
+        return tuple(strict.asarray(np.array(out, order="C")) for out in function(*args, **kwargs))
+    kernel.__name__ = function.__name__
+    return kernel
+
+
 def _einsum(subscripts, *operands):
     return strict.asarray(np.einsum(subscripts, *(np.from_dlpack(a) for a in operands)))
 
@@ -42,7 +51,11 @@ class StrictBackend(Backend):
         "erf": _host(host.erf), "erfc": _host(host.erfc), "lgamma": _host(host.lgamma),
         "digamma": _host(host.digamma), "polygamma": _host(host.polygamma), "index_add": _host(host.index_add),
         "scatter_add": _host(host.scatter_add), "put_add": _put_add, "pad": _host(host.pad),
-        "einsum": _einsum, "sliding_windows": _host(host.sliding_windows)})
+        "einsum": _einsum, "sliding_windows": _host(host.sliding_windows),
+        "solve_triangular": _host(host.NumpyBackend.xp.solve_triangular),
+        "matrix_exp": _host(host.NumpyBackend.xp.matrix_exp),
+        "cholesky_ex": _host_many(host.NumpyBackend.xp.cholesky_ex), "inv_ex": _host_many(host.NumpyBackend.xp.inv_ex),
+        "solve_ex": _host_many(host.NumpyBackend.xp.solve_ex)})
 
     def asarray(self, data, dtype, device_index):
         if isinstance(data, (np.ndarray, np.generic)):

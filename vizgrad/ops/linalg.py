@@ -670,7 +670,7 @@ def solve_system(op, a, b, left=True):
     if not left:              # X A = B  ⇔  Aᵀ Xᵀ = Bᵀ
         return solve_system(op, a.mT, b.mT).mT
     size = a.shape[-1]
-    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and tuple(b.shape[:-1]) == tuple(a.shape[:-2]))
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1]))   # (*, n), as PyTorch
     column = b.unsqueeze(-1) if vector else b
     if column.ndim < 2 or column.shape[-2] != size:
         raise ShapeError(f"{op}: B must have {size} rows to match A of shape {format_shape(a.shape)}, got shape "

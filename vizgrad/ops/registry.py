@@ -37,6 +37,15 @@ class OpInfo:
         differentiable: False for comparisons and the like: only values are tested.
         strict: False when the op cannot run on the portable Array API backend.
         atol, rtol: tolerances of the value test.
+        gradcheck_wrapper: ``wrapper(function, *args, **kwargs)``, what gradcheck and
+            gradgradcheck differentiate instead of ``function(*args, **kwargs)``: an input made
+            symmetric for ops that read one triangle (cholesky, eigh), or outputs made
+            gauge-invariant (the signs of singular vectors), as PyTorch's own tests do.
+        gauge: ``gauge(outputs)`` maps the NumPy arrays of the op's outputs (and of the
+            reference's) to what the value test compares: ``|U|`` for singular vectors, whose
+            signs each library chooses its own way.
+        constant_outputs: positions of floating outputs that never carry a gradient (as in
+            PyTorch: the singular values ``linalg.lstsq`` reports).
     """
 
     name: str
@@ -49,6 +58,9 @@ class OpInfo:
     atol: float = 1e-6
     rtol: float = 1e-6
     extra: Any = None
+    gradcheck_wrapper: Optional[Callable] = None
+    gauge: Optional[Callable] = None
+    constant_outputs: tuple = ()
 
 
 OPS = {}
@@ -56,14 +68,18 @@ ALIASES = {}  # alias -> public name, e.g. "subtract" -> "sub"
 
 
 def register(reference=None, samples=None, *, smooth=True, differentiable=True, method=True,
-             aliases=(), strict=True, atol=1e-6, rtol=1e-6, name=None):
-    """Register a public op (see the module docstring)."""
+             aliases=(), strict=True, atol=1e-6, rtol=1e-6, name=None, gradcheck_wrapper=None, gauge=None,
+             constant_outputs=()):
+    """Register a public op (see the module docstring). ``name`` may be dotted
+    (``"linalg.svd"``): such an op lives in its namespace (``vizgrad.linalg.svd``), not at the
+    top level, and is bound to no Tensor method."""
     def decorate(function):
         op_name = name or function.__name__
         OPS[op_name] = OpInfo(op_name, function, reference, samples, smooth, differentiable,
-                              strict, atol, rtol)
+                              strict, atol, rtol, gradcheck_wrapper=gradcheck_wrapper, gauge=gauge,
+                              constant_outputs=tuple(constant_outputs))
         public(op_name)(function)
-        if method:
+        if method and "." not in op_name:
             bind_method(op_name, function)
         for alias in aliases:
             ALIASES[alias] = op_name

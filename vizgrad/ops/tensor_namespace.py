@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import dtypes
 from . import binary, compare, conversion, index, reduce, shape, unary
+from . import decompositions as _decompositions
 from . import linalg as _linalg
 
 
@@ -216,9 +217,22 @@ def einsum(subscripts, *operands):
     return _linalg.einsum(subscripts, *operands)
 
 
+def solve_triangular(a, b, upper, unitriangular=False):
+    return _decompositions.triangular_solve(a, b, upper, unitriangular)
+
+
+def matrix_exp(a):
+    return _decompositions.matrix_exp(a)
+
+
+def _svd(x, full_matrices=True):
+    return _decompositions.svd(x, full_matrices=full_matrices)
+
+
 # the Array API's linalg extension, as far as backwards use it
 linalg = types.SimpleNamespace(inv=_linalg.inverse, det=_linalg.det,
-                               solve=functools.partial(_linalg.solve_system, "linalg.solve"))
+                               solve=functools.partial(_linalg.solve_system, "linalg.solve"),
+                               eigh=_decompositions.eigh, svd=_svd)
 
 
 pi, e, inf, nan = np.pi, np.e, np.inf, np.nan
