@@ -167,8 +167,38 @@ def test_conv_argument_errors():
         nn.Conv2d(3, 6, 3, stride=2, padding="same")
     with pytest.raises(ValueError, match="'valid', 'same'"):
         nn.Conv2d(3, 6, 3, padding="full")
-    with pytest.raises(NotImplementedError, match="padding_mode"):
-        nn.Conv2d(3, 6, 3, padding_mode="reflect")
+    with pytest.raises(ValueError, match=r"padding_mode must be one of \['zeros', 'reflect', 'replicate', "
+                                         r"'circular'\], but got padding_mode='mirror'"):
+        nn.Conv2d(3, 6, 3, padding_mode="mirror")
+    with pytest.raises(ValueError, match="ConvTranspose2d: only \"zeros\" padding mode"):
+        nn.ConvTranspose2d(3, 6, 3, padding_mode="reflect")
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("layer, kwargs, shape", [
+    ("Conv2d", dict(kernel_size=3, padding=1), (2, 3, 9, 8)),
+    ("Conv2d", dict(kernel_size=(3, 5), padding=(2, 1), stride=2), (2, 3, 9, 8)),
+    ("Conv2d", dict(kernel_size=4, padding="same", dilation=(1, 2)), (1, 3, 9, 10)),
+    ("Conv2d", dict(kernel_size=3, padding="valid"), (2, 3, 6, 6)),
+    ("Conv1d", dict(kernel_size=5, padding=2), (2, 3, 11)),
+    ("Conv1d", dict(kernel_size=4, padding="same"), (3, 12)),
+])
+def test_conv_padding_modes_are_pytorchs(mode, layer, kwargs, shape):
+    torch = pytest.importorskip("torch")
+    ours = getattr(nn, layer)(3, 4, padding_mode=mode, **kwargs).double()
+    theirs = getattr(torch.nn, layer)(3, 4, padding_mode=mode, **kwargs).double()
+    with torch.no_grad():
+        theirs.weight.copy_(torch.from_numpy(ours.weight.detach().numpy()))
+        theirs.bias.copy_(torch.from_numpy(ours.bias.detach().numpy()))
+    x = np.random.default_rng(0).standard_normal(shape)
+    x_ours, x_theirs = vg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    out_ours, out_theirs = ours(x_ours), theirs(x_theirs)
+    np.testing.assert_allclose(out_ours.detach().numpy(), out_theirs.detach().numpy(), rtol=1e-12, atol=1e-12)
+    (out_ours * out_ours).sum().backward()
+    (out_theirs * out_theirs).sum().backward()
+    np.testing.assert_allclose(x_ours.grad.numpy(), x_theirs.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ours.weight.grad.numpy(), theirs.weight.grad.numpy(), rtol=1e-10, atol=1e-12)
+    assert repr(ours) == repr(theirs)
 
 
 @pytest.mark.parametrize("kwargs, shape_in, shape_out", [

@@ -1,7 +1,7 @@
 """Activation layers: one module per functional activation (no parameters), as PyTorch."""
 
 from ..creation import full
-from ..errors import ArgumentError
+from ..errors import ArgumentError, ShapeError, format_shape
 from . import functional as F
 from .init import constant_
 from .module import Module, Parameter
@@ -264,6 +264,22 @@ class Softmax(Module):
 
     def extra_repr(self):
         return f"dim={self.dim}"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels of (N, C, H, W) or (C, H, W) inputs, at every position
+    (``softmax`` along dim -3).
+
+    Example::
+
+        nn.Softmax2d()(vizgrad.randn(2, 3, 4, 4)).sum(dim=1)    # ones, shape (2, 4, 4)
+    """
+
+    def forward(self, input):
+        if input.ndim not in (3, 4):
+            raise ShapeError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead (shape "
+                             f"{format_shape(input.shape)})")
+        return F.softmax(input, -3, _stacklevel=5)
 
 
 class LogSoftmax(Module):

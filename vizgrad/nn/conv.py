@@ -16,6 +16,10 @@ from .linear import uniform_bias_
 from .module import Module, Parameter
 
 
+#: Conv*d's padding modes: zeros inside the convolution, the others through F.pad first.
+PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
 def _tuple(layer, value, d, name, minimum=1):
     """``value`` as ``d`` ints, each at least ``minimum``, or an error naming the layer."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -48,9 +52,11 @@ class _ConvNd(Module):
             raise ArgumentError(f"{layer}: in_channels ({in_channels}) must be divisible by groups ({groups})")
         if out_channels % groups:
             raise ArgumentError(f"{layer}: out_channels ({out_channels}) must be divisible by groups ({groups})")
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"padding_mode={padding_mode!r} is not supported by vizgrad; "
-                                      "only 'zeros'")
+        if padding_mode not in PADDING_MODES:
+            raise ArgumentError(f"{layer}: padding_mode must be one of {list(PADDING_MODES)}, but got "
+                                f"padding_mode={padding_mode!r}")
+        if self._transposed and padding_mode != "zeros":
+            raise ArgumentError(f'{layer}: only "zeros" padding mode is supported, got padding_mode={padding_mode!r}')
         if isinstance(padding, str):
             if padding not in ("valid", "same"):
                 raise ArgumentError(f"{layer}: invalid padding string {padding!r}, should be one of "
@@ -87,6 +93,21 @@ class _ConvNd(Module):
             fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
             uniform_bias_(self.bias, fan_in)
 
+    def _padded(self, input):
+        """(input, padding for the convolution): with a padding mode other than zeros, the
+        input padded by F.pad in that mode (PyTorch's (left, right) per dim, last dim first;
+        'same' splits the kernel's reach as PyTorch does, the extra element on the right)
+        and no padding left for the convolution."""
+        if self.padding_mode == "zeros" or self.padding == "valid":
+            return input, self.padding
+        if self.padding == "same":
+            reach = [dil * (k - 1) for dil, k in zip(self.dilation, self.kernel_size)]
+            sides = [(total // 2, total - total // 2) for total in reach]
+        else:
+            sides = [(p, p) for p in self.padding]
+        pad = tuple(side for pair in reversed(sides) for side in pair)
+        return F.pad(input, pad, mode=self.padding_mode), 0
+
     def extra_repr(self):
         d = self._dims
         text = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
@@ -122,7 +143,8 @@ class Conv1d(_ConvNd):
                          padding_mode, device=device, dtype=dtype)
 
     def forward(self, input):
-        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        input, padding = self._padded(input)
+        return F.conv1d(input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
 
 
 class Conv2d(_ConvNd):
@@ -140,7 +162,8 @@ class Conv2d(_ConvNd):
                          padding_mode, device=device, dtype=dtype)
 
     def forward(self, input):
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+        input, padding = self._padded(input)
+        return F.conv2d(input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
 
 
 class _ConvTransposeNd(_ConvNd):

@@ -1,4 +1,5 @@
-"""``Dropout``: random zeroing in training mode, the identity in evaluation mode."""
+"""``Dropout`` and its channel-wise forms ``Dropout1d/2d/3d``: random zeroing in training mode, the
+identity in evaluation mode."""
 
 from ..errors import ArgumentError, as_number
 from . import functional as F
@@ -30,3 +31,42 @@ class Dropout(Module):
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout1d(Dropout):
+    """Zero whole channels of (N, C, L) or (C, L) inputs with probability ``p`` during training
+    (see :func:`vizgrad.nn.functional.dropout1d`); the identity after ``.eval()``.
+
+    Example::
+
+        nn.Dropout1d(0.5)(vizgrad.ones(2, 4, 3))     # each (sample, channel) row all 0 or all 2
+    """
+
+    def forward(self, input):
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(Dropout):
+    """Zero whole feature maps of (N, C, H, W) inputs with probability ``p`` during training
+    (see :func:`vizgrad.nn.functional.dropout2d`); the identity after ``.eval()``.
+
+    Example::
+
+        nn.Dropout2d(0.2)(vizgrad.randn(8, 16, 5, 5)).shape    # (8, 16, 5, 5)
+    """
+
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(Dropout):
+    """Zero whole volumes of (N, C, D, H, W) or (C, D, H, W) inputs with probability ``p`` during
+    training (see :func:`vizgrad.nn.functional.dropout3d`); the identity after ``.eval()``.
+
+    Example::
+
+        nn.Dropout3d(0.1)(vizgrad.randn(2, 4, 3, 3, 3)).shape    # (2, 4, 3, 3, 3)
+    """
+
+    def forward(self, input):
+        return F.dropout3d(input, self.p, self.training, self.inplace)

@@ -17,7 +17,9 @@ from ..ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, 
                         huber_loss, kl_div, l1_loss, mse_loss, nll_loss, pairwise_distance, smooth_l1_loss)
 from ..ops.normalization import batch_norm, group_norm, instance_norm, layer_norm, normalize
 from ..ops.registry import OPS as _OPS
-from ..ops.shape import pad
+from ..ops.activation import dropout1d, dropout2d, dropout3d
+from ..ops.normalization import rms_norm
+from ..ops.shape import channel_shuffle, pad
 from ..ops.unary import sigmoid, tanh
 from .attention import scaled_dot_product_attention
 
@@ -27,7 +29,7 @@ __all__ = ["batch_norm", "bilinear", "binary_cross_entropy", "binary_cross_entro
            "leaky_relu", "linear", "log_softmax", "logsigmoid", "mish", "mse_loss", "nll_loss", "normalize",
            "one_hot", "pad", "pairwise_distance", "prelu", "relu", "relu6", "scaled_dot_product_attention", "selu", "sigmoid", "silu",
            "smooth_l1_loss", "softmax", "softmin", "softplus", "softshrink", "softsign", "tanh", "tanhshrink",
-           "threshold"]
+           "threshold", "channel_shuffle", "dropout1d", "dropout2d", "dropout3d", "rms_norm"]
 
 
 def relu(input, inplace=False):
@@ -58,6 +60,6 @@ def _export(family):
             __all__.append(item)
 
 
-for _family in ("conv", "pooling"):   # conv1d, conv2d, conv_transpose2d, max_pool2d, avg_pool2d, ...
+for _family in ("conv", "pooling", "loss"):   # conv1d, conv2d, max_pool2d, avg_pool2d, every loss, ...
     _export(_family)
 __all__.sort()

@@ -1,4 +1,5 @@
-"""Normalization layers: ``BatchNorm1d/2d/3d``, ``InstanceNorm1d/2d/3d``, ``LayerNorm``, ``GroupNorm``."""
+"""Normalization layers: ``BatchNorm1d/2d/3d``, ``InstanceNorm1d/2d/3d``, ``LayerNorm``, ``GroupNorm``,
+``RMSNorm``."""
 
 import warnings
 
@@ -252,3 +253,37 @@ class GroupNorm(Module):
     def extra_repr(self):
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
+
+
+class RMSNorm(Module):
+    """Root-mean-square normalization over the last dims ``normalized_shape``, then an
+    elementwise scale (weight ones); see :func:`vizgrad.nn.functional.rms_norm`. ``eps=None``
+    uses the input dtype's machine epsilon.
+
+    Example::
+
+        norm = nn.RMSNorm(16)
+        norm(vizgrad.randn(8, 16)).pow(2).mean(dim=-1)    # ~1 for every row
+    """
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, int) or not hasattr(normalized_shape, "__iter__"):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = check_sizes("RMSNorm", tuple(normalized_shape), "normalized_shape")
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        if elementwise_affine:                   # a scale and no shift (no bias at all, as PyTorch)
+            self.weight = Parameter(creation.ones(self.normalized_shape, device=device, dtype=dtype))
+        else:
+            self.register_parameter("weight", None)
+
+    def reset_parameters(self):
+        if self.weight is not None:
+            init.ones_(self.weight)
+
+    def forward(self, input):
+        return F.rms_norm(input, self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self):
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"

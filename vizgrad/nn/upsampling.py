@@ -1,4 +1,5 @@
-"""Resampling layers: ``Upsample`` (and its fixed-mode forms), ``PixelShuffle``, ``PixelUnshuffle``."""
+"""Resampling layers: ``Upsample`` (and its fixed-mode forms), ``PixelShuffle``, ``PixelUnshuffle``, and
+``ChannelShuffle``, which reorders channels."""
 
 from . import functional as F
 from .module import Module
@@ -93,3 +94,23 @@ class PixelUnshuffle(Module):
 
     def extra_repr(self):
         return f"downscale_factor={self.downscale_factor}"
+
+
+class ChannelShuffle(Module):
+    """Interleave the channels of (N, C, *) inputs across ``groups`` (ShuffleNet's shuffle; see
+    :func:`vizgrad.nn.functional.channel_shuffle`).
+
+    Example::
+
+        nn.ChannelShuffle(2)(vizgrad.arange(4.0).view(1, 4, 1)).flatten()   # tensor([0., 2., 1., 3.])
+    """
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"

@@ -902,6 +902,102 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return Dropout.apply(input, uniform, p=p)
 
 
+def _channel_dropout(op, input, p, training, inplace, channel_dims):
+    """Zero whole channels: one draw per (sample, channel) — the first ``channel_dims`` dims —
+    shared by every position of that channel (PyTorch's feature dropout)."""
+    if not training or p == 0.0 or input.numel() == 0:
+        return input
+    if 0.0 < p < 1.0 and input.ndim < 2 and channel_dims == 2:
+        raise ShapeError(f"{op}: channel-wise dropout needs at least 2 dims (N, C, ...) in the input, got shape "
+                         f"{format_shape(input.shape)}")
+    from ..creation import rand
+    kept = min(channel_dims, input.ndim)
+    uniform = rand(tuple(input.shape[:kept]) + (1,) * (input.ndim - kept), dtype=input.dtype, device=input.device)
+    if inplace:
+        return _inplace(input, lambda t: Dropout.apply(t, uniform, p=p), op + "_")
+    return Dropout.apply(input, uniform, p=p)
+
+
+def _check_dropout(op, input, p):
+    _check_floating(op, input)
+    if not 0.0 <= as_number(op, "p", p) <= 1.0:
+        raise ArgumentError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _channel_dropout_samples(shape_):
+    def samples(rng):
+        yield Sample((values(rng, shape_),), {"p": 0.5, "training": False}, name="eval")
+        yield Sample((values(rng, shape_),), {"p": 0.0}, name="p=0")
+        yield Sample((values(rng, shape_),), {"p": 1.0}, name="p=1")
+    return samples
+
+
+@register(_dropout_reference, _channel_dropout_samples((2, 3, 4)), method=False)
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout of (N, C, L) or (C, L) inputs: each channel of each sample is zeroed
+    with probability ``p`` (all its L entries together), the rest scaled by 1/(1-p); the
+    identity when not ``training``. Suits features that are correlated along L.
+
+    Example::
+
+        F.dropout1d(vizgrad.ones(1, 4, 3))     # whole rows of zeros, the others 2.0
+    """
+    _check_dropout("dropout1d", input, p)
+    if input.ndim not in (2, 3):
+        raise ShapeError(f"dropout1d: expected a 2D (C, L) or 3D (N, C, L) input, but received a {input.ndim}D input "
+                         f"of shape {format_shape(input.shape)}")
+    return _channel_dropout("dropout1d", input, p, training, inplace, 2 if input.ndim == 3 else 1)
+
+
+@register(_dropout_reference, _channel_dropout_samples((2, 3, 4, 2)), method=False)
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout of (N, C, H, W) inputs: each (H, W) feature map is zeroed with
+    probability ``p``, the rest scaled by 1/(1-p); the identity when not ``training``.
+    As PyTorch, a 3D input is read as (N, C, L) (with a warning) and other ranks warn.
+
+    Example::
+
+        F.dropout2d(vizgrad.ones(2, 4, 3, 3)).sum(dim=(2, 3))   # each entry 0 or 18
+    """
+    _check_dropout("dropout2d", input, p)
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will result "
+                      "in an error in a future release. To retain the behavior and silence this warning, please use "
+                      "dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
+                      "inputs).", UserWarning, stacklevel=2)
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
+                      "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
+                      "This behavior will change in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please "
+                      "switch to using dropout1d instead.", UserWarning, stacklevel=2)
+    return _channel_dropout("dropout2d", input, p, training, inplace, 2)
+
+
+@register(_dropout_reference, _channel_dropout_samples((2, 3, 2, 2, 2)), method=False)
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Channel-wise dropout of (N, C, D, H, W) or (C, D, H, W) inputs: each (D, H, W) volume is
+    zeroed with probability ``p``, the rest scaled by 1/(1-p); the identity when not
+    ``training``. Other ranks warn, as in PyTorch.
+
+    Example::
+
+        F.dropout3d(vizgrad.ones(2, 4, 2, 2, 2), p=0.25)
+    """
+    _check_dropout("dropout3d", input, p)
+    if input.ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and will result "
+                      "in an error in a future release. To retain the behavior and silence this warning, please use "
+                      "dropout instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D "
+                      "inputs).", UserWarning, stacklevel=2)
+    if input.ndim == 0 and training and 0.0 < p < 1.0:
+        raise ShapeError("dropout3d: channel-wise dropout needs at least 1 dim (C, ...) in the input, got a 0-d "
+                         "tensor")
+    return _channel_dropout("dropout3d", input, p, training, inplace, 2 if input.ndim == 5 else 1)
+
+
 # === embeddings ============================================================================
 
 class Embedding(Op):

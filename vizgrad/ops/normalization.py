@@ -20,9 +20,11 @@ import numpy as np
 from ..autograd import observers
 from ..autograd.function import Op
 from ..autograd.grad_mode import no_grad
-from ..errors import (ArgumentError, ArgumentTypeError, DTypeError, ShapeError, check_sizes, format_shape,
-                      not_a_tensor)
+from ..errors import (ArgumentError, ArgumentTypeError, DTypeError, ShapeError, as_number, check_sizes,
+                      format_shape, not_a_tensor)
+from ..dtypes import finfo
 from . import reduce
+from .unary import rsqrt
 from .registry import Sample, register
 from .samples import values
 
@@ -232,6 +234,56 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     _check_parameter("layer_norm", "bias", bias, normalized_shape, input)
     axes = tuple(range(input.ndim - k, input.ndim))
     return _normalize(input, weight, bias, axes, eps, normalized_shape, normalized_shape)
+
+
+# --- rms_norm ----------------------------------------------------------------------------
+
+def _rms_norm_reference(x, normalized_shape, weight=None, eps=None):
+    axes = tuple(range(x.ndim - len(tuple(np.atleast_1d(normalized_shape))), x.ndim))
+    eps = np.finfo(x.dtype).eps if eps is None else eps
+    out = x / np.sqrt((x * x).mean(axis=axes, keepdims=True) + eps)
+    return out if weight is None else out * weight
+
+
+def _rms_norm_samples(rng):
+    yield Sample((values(rng, (4, 5)), (5,)), name="rows")
+    yield Sample((values(rng, (2, 3, 4)), (3, 4), values(rng, (3, 4))), {"eps": 1e-3}, name="two dims, weight, eps")
+    yield Sample((values(rng, (6,)), 6, values(rng, (6,))), name="a vector, an int shape")
+
+
+@register(_rms_norm_reference, _rms_norm_samples, method=False)
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """Root-mean-square normalization over the last dims ``normalized_shape``, then an
+    elementwise scale: ``y = x / √(mean(x²) + ε) · γ`` (no centring, no shift; Zhang and
+    Sennrich, 2019). ``eps=None`` is the input dtype's machine epsilon, as in PyTorch.
+
+    Example::
+
+        F.rms_norm(vizgrad.tensor([[3.0, 4.0]]), (2,))    # tensor([[0.8485, 1.1314]])
+    """
+    _check_input("rms_norm", input)
+    if not isinstance(normalized_shape, (tuple, list)) and not hasattr(normalized_shape, "__iter__"):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = check_sizes("rms_norm", tuple(normalized_shape), "normalized_shape")
+    k = len(normalized_shape)
+    if k == 0:
+        raise ShapeError("rms_norm: normalized_shape must hold at least one size, got ()")
+    if input.ndim < k or tuple(input.shape[input.ndim - k:]) != normalized_shape:
+        raise ShapeError(f"rms_norm: given normalized_shape={list(normalized_shape)}, expected an input of shape "
+                         f"[*, {', '.join(map(str, normalized_shape))}], but got an input of shape "
+                         f"{format_shape(input.shape)}")
+    if weight is not None:
+        if not isinstance(weight, _tensor_type()):
+            raise ArgumentTypeError(f"rms_norm: weight must be a Tensor or None, got {type(weight).__name__}")
+        if tuple(weight.shape) != normalized_shape:
+            raise ShapeError(f"rms_norm: weight has shape {format_shape(weight.shape)} but must have "
+                             f"normalized_shape {format_shape(normalized_shape)}")
+        if weight.dtype is not input.dtype:        # as PyTorch: the result has the input's dtype
+            weight = weight.to(input.dtype)
+    eps = finfo(input.dtype).eps if eps is None else as_number("rms_norm", "eps", eps)
+    axes = tuple(range(input.ndim - k, input.ndim))
+    out = input * rsqrt(reduce.mean(input * input, dim=axes, keepdim=True) + eps)
+    return out if weight is None else out * weight
 
 
 # --- batch_norm ---------------------------------------------------------------------------

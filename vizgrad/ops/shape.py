@@ -1690,16 +1690,111 @@ class Pad(Op):
         return grad
 
 
+class _GatherPad(Op):
+    """Pad by copying the input's own entries: along each padded dim, output position o holds
+    input position ``source[o]``, one gather per dim. Backward adds each output's gradient into
+    its source position (``index_add``), so entries copied several times collect every copy's
+    gradient; its own backward is the gather again."""
+
+    @staticmethod
+    def forward(ctx, a, sources, padded_dims):
+        xp = ctx.xp
+        ctx.padded_dims = padded_dims              # the name: ReflectionPad2DBackward0, ...
+        ctx.axes = tuple(axis for axis, _ in sources)
+        ctx.sizes = tuple(a.shape[axis] for axis, _ in sources)
+        indices = []
+        for axis, source in sources:
+            indices.append(xp.asarray(source, dtype=xp.int64, device=a.device))
+            a = xp.take(a, indices[-1], axis=axis)
+        ctx.save_for_backward(*indices)            # constants: the source positions
+        return a if sources else xp.asarray(a, copy=True)
+
+    @staticmethod
+    def backward(ctx, grad):
+        xp = ctx.xp
+        shape = list(grad.shape)
+        for axis, size, index in reversed(tuple(zip(ctx.axes, ctx.sizes, ctx.saved_tensors))):
+            shape[axis] = size
+            grad = xp.index_add(xp.zeros(tuple(shape), dtype=grad.dtype, device=grad.device), axis, index, grad)
+        return grad
+
+
+class ReflectionPad(_GatherPad):
+    """``mode="reflect"``: the input mirrored about its first and last entries."""
+
+
+class ReplicationPad(_GatherPad):
+    """``mode="replicate"``: the input's edge entries repeated."""
+
+
+class CircularPad(_GatherPad):
+    """``mode="circular"``: the input wrapped around (after any cropping)."""
+
+
+_GATHER_PADS = {"reflect": ReflectionPad, "replicate": ReplicationPad, "circular": CircularPad}
+
+
 def _pad_widths(ndim, pad):
     """PyTorch's flat ``pad`` (last dim first) as (before, after) per dim, first dim first."""
     pairs = [(pad[i], pad[i + 1]) for i in range(0, len(pad), 2)]
     return ((0, 0),) * (ndim - len(pairs)) + tuple(reversed(pairs))
 
 
-def _pad_reference(a, pad, mode="constant", value=0.0):
+def _pad_sources(mode, size, before, after):
+    """The input position each output position copies along one dim of ``size``. Reflect and
+    replicate index the whole input (then crop, for negative amounts); circular wraps around
+    what remains after cropping, as PyTorch."""
+    if mode == "circular":
+        kept = list(range(max(-before, 0), size - max(-after, 0)))
+        grow = max(before, 0)
+        return [kept[(o - grow) % len(kept)] for o in range(len(kept) + grow + max(after, 0))]
+    positions = range(-before, size + after)
+    if mode == "replicate":
+        return [min(max(i, 0), size - 1) for i in positions]
+    return [-i if i < 0 else 2 * (size - 1) - i if i >= size else i for i in positions]
+
+
+def _check_gather_pad(mode, input, pad, widths):
+    """PyTorch's rules for the non-constant modes: 1, 2 or 3 trailing dims of an input with one
+    or two more dims (a batch dim, maybe empty, and a channel dim), no value, sizes that fit."""
+    shape, dims = tuple(input.shape), len(pad) // 2
+    if dims not in (1, 2, 3) or input.ndim not in (dims + 1, dims + 2):
+        raise ShapeError(f"pad: mode {mode!r} pads the last 1, 2 or 3 dims of an input with one or two more dims "
+                         f"(channels, and an optional batch): padding of size 2 for a 2D or 3D input, 4 for 3D or "
+                         f"4D, 6 for 4D or 5D; got padding of size {len(pad)} for an input of shape "
+                         f"{format_shape(shape)}")
+    if input.dtype.name == "bool":
+        raise DTypeError(f"pad: mode {mode!r} does not support bool tensors; convert the input with .float() or "
+                         ".int()")
+    batched = input.ndim == dims + 2
+    if mode != "circular" and any(n == 0 for n in shape[1 if batched else 0:]):
+        raise ShapeError(f"pad: mode {mode!r} needs a {dims + 1}D or {dims + 2}D (batch mode) input whose dims are "
+                         f"not empty (only the batch dim may be 0), got shape {format_shape(shape)}")
+    padded = range(input.ndim - dims, input.ndim)
+    if mode != "circular" and all(shape[dim] + sum(widths[dim]) < 1 for dim in padded):
+        raise ShapeError(f"pad: padding {pad} leaves no entries in any padded dim of the input of shape "
+                         f"{format_shape(shape)}: mode {mode!r} needs an output size of at least 1 in one of them")
+    for dim in padded:
+        (before, after), n = widths[dim], shape[dim]
+        if mode == "reflect" and (before >= n or after >= n):
+            raise ShapeError(f"pad: mode 'reflect' needs padding smaller than the size it reflects, but got padding "
+                             f"({before}, {after}) at dim {dim} of size {n} (input of shape {format_shape(shape)})")
+        kept = n - max(-before, 0) - max(-after, 0)
+        if mode == "circular" and (before > kept or after > kept):
+            raise ShapeError(f"pad: padding ({before}, {after}) of dim {dim} would wrap around more than once: "
+                             f"circular padding must be at most the size it wraps, {kept} (input of shape "
+                             f"{format_shape(shape)})")
+
+
+def _pad_reference(a, pad, mode="constant", value=None):
     widths = _pad_widths(a.ndim, pad)
     crop = tuple(slice(max(-b, 0), n - max(-e, 0)) for (b, e), n in zip(widths, a.shape))
     grow = tuple((max(b, 0), max(e, 0)) for b, e in widths)
+    if mode == "circular":                      # crop, then wrap what is left
+        return np.pad(a[crop], grow, mode="wrap")
+    if mode in ("reflect", "replicate"):        # pad the whole input, then crop
+        padded = np.pad(a, grow, mode="reflect" if mode == "reflect" else "edge")
+        return padded[tuple(slice(max(-b, 0), n - max(-e, 0)) for (b, e), n in zip(widths, padded.shape))]
     if not any(b or e for b, e in grow):
         return a[crop].copy()
     return np.pad(a[crop], grow, constant_values=0.0 if value is None else value)
@@ -1713,23 +1808,41 @@ def _pad_samples(rng):
     yield Sample((values(rng, (4, 5)), (-1, -2, 1, -1)), name="crop and pad")
     yield Sample((values(rng, ()), ()), name="0-d, nothing")
     yield Sample((non_contiguous(values(rng, (3, 4))), (2, 1, 0, 1)), name="non-contiguous")
+    yield Sample((values(rng, (2, 3, 5)), (3, 2), "reflect"), name="reflect 1d")
+    yield Sample((values(rng, (2, 4, 3)), (2, 1, 0, 3), "reflect"), name="reflect 2d unbatched")
+    yield Sample((values(rng, (1, 2, 3, 4, 3)), (1, 2, 2, 0, 1, 1), "reflect"), name="reflect 3d")
+    yield Sample((values(rng, (2, 6)), (-2, 3), "reflect"), name="reflect crop")
+    yield Sample((values(rng, (2, 2, 3)), (4, 1), "replicate"), name="replicate 1d, wider than the input")
+    yield Sample((values(rng, (2, 1, 3, 4)), (1, 2, 3, -1), "replicate"), name="replicate 2d crop")
+    yield Sample((values(rng, (2, 2, 2, 3)), (1, 0, 2, 2, 1, 1), "replicate"), name="replicate 3d unbatched")
+    yield Sample((values(rng, (2, 2, 4)), (4, 2), "circular"), name="circular 1d")
+    yield Sample((values(rng, (1, 2, 3, 4)), (1, 3, 2, 0), "circular"), name="circular 2d")
+    yield Sample((values(rng, (2, 5)), (3, -2), "circular"), name="circular crop")
+    yield Sample((values(rng, (1, 1, 2, 3, 2)), (1, 1, 0, 2, 2, 1), "circular"), name="circular 3d")
 
 
 @register(_pad_reference, _pad_samples, method=False)
-def pad(input, pad, mode="constant", value=0.0):
-    """Pad with ``value`` as ``torch.nn.functional.pad``: ``pad`` is a flat tuple of
-    (before, after) amounts, last dim first: ``(left, right, top, bottom, ...)``.
-    Negative amounts crop. Only ``mode="constant"`` is supported.
+def pad(input, pad, mode="constant", value=None):
+    """Pad as ``torch.nn.functional.pad``: ``pad`` is a flat tuple of (before, after)
+    amounts, last dim first: ``(left, right, top, bottom, ...)``; negative amounts crop.
 
-    Maths: the output holds the input's (kept) entries and constants, so the gradient
-    is the incoming one cropped back to the input, with zeros where it was cropped.
+    Modes: ``"constant"`` fills with ``value`` (default 0), any dims; ``"reflect"`` mirrors the
+    input about its edge entries (``[1, 2, 3]`` padded by 2 → ``[3, 2, 1, 2, 3, 2, 1]``),
+    ``"replicate"`` repeats the edge entries (``[1, 1, 1, 2, 3, 3, 3]``) and ``"circular"``
+    wraps around (``[2, 3, 1, 2, 3, 1, 2]``): these pad the last 1, 2 or 3 dims of an input
+    with one or two more dims (channels, and an optional batch), as PyTorch.
+
+    Maths: every output entry is a constant or a copy of an input entry, so the gradient of an
+    input entry is the sum of the incoming gradients of its copies.
 
     Example::
 
         vizgrad.pad(vizgrad.ones(2, 2), (1, 1))   # shape (2, 4): [[0, 1, 1, 0], [0, 1, 1, 0]]
+        F.pad(vizgrad.arange(3.0).view(1, 3), (2, 2), mode="reflect")   # tensor([[2., 1., 0., 1., 2., 1., 0.]])
     """
-    if mode != "constant":
-        raise NotImplementedError(f"pad: mode {mode!r} is not supported by vizgrad; only mode='constant'")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise ArgumentError(f"pad: unrecognised padding mode {mode!r}; use 'constant', 'reflect', 'replicate' or "
+                            "'circular'")
     if not isinstance(input, Tensor):
         raise not_a_tensor("pad", "input", input)
     pad = _ints("pad", "pad", pad)
@@ -1744,4 +1857,51 @@ def pad(input, pad, mode="constant", value=0.0):
         if n + before + after < 0:
             raise ShapeError(f"pad: padding ({before}, {after}) of dim {dim} (size {n}) leaves a negative "
                              f"size {n + before + after} (tensor of shape {format_shape(shape)})")
-    return Pad.apply(input, widths=widths, value=0.0 if value is None else value)
+    if mode == "constant":
+        return Pad.apply(input, widths=widths, value=0.0 if value is None else value)
+    if value is not None and value != 0:
+        raise ArgumentError(f"pad: padding mode {mode!r} doesn't take a value argument (got value={value!r}); "
+                            "only mode='constant' fills with a value")
+    _check_gather_pad(mode, input, pad, widths)
+    sources = tuple((dim, _pad_sources(mode, shape[dim], before, after))
+                    for dim, (before, after) in enumerate(widths) if before or after)
+    return _GATHER_PADS[mode].apply(input, sources=sources, padded_dims=len(pad) // 2)
+
+
+def _channel_shuffle_reference(x, groups):
+    batch, channels = x.shape[:2]
+    grouped = x.reshape((batch, groups, channels // groups) + x.shape[2:])
+    return np.swapaxes(grouped, 1, 2).reshape(x.shape)
+
+
+def _channel_shuffle_samples(rng):
+    yield Sample((values(rng, (2, 6, 3)), 2), name="(N, C, L)")
+    yield Sample((values(rng, (1, 6, 2, 2)), 3), name="(N, C, H, W)")
+    yield Sample((values(rng, (2, 4, 1, 2, 1)), 4), name="groups = channels")
+
+
+@register(_channel_shuffle_reference, _channel_shuffle_samples, method=False)
+def channel_shuffle(input, groups):
+    """Interleave the channels of (N, C, *) inputs across ``groups`` (ShuffleNet): the channels
+    read as (groups, C/groups) are transposed, so channel ``g·(C/groups) + k`` moves to
+    ``k·groups + g``. The gradient is shuffled back.
+
+    Example::
+
+        F.channel_shuffle(vizgrad.arange(6.0).view(1, 6, 1), 2).flatten()   # tensor([0., 3., 1., 4., 2., 5.])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("channel_shuffle", "input", input)
+    groups = as_int("channel_shuffle", "groups", groups)
+    if groups <= 0:
+        raise ArgumentError(f"channel_shuffle: the number of groups to divide channels in must be positive, got "
+                            f"groups={groups}")
+    if input.ndim <= 2:
+        raise ShapeError(f"channel_shuffle: expects an input with more than 2 dims (N, C, *), got shape "
+                         f"{format_shape(input.shape)}")
+    batch, channels = input.shape[:2]
+    if channels % groups:
+        raise ShapeError(f"channel_shuffle: the number of channels must be divisible by groups: got {channels} "
+                         f"channels and {groups} groups (input of shape {format_shape(input.shape)})")
+    grouped = reshape(input, (batch, groups, channels // groups) + tuple(input.shape[2:]))
+    return reshape(transpose(grouped, 1, 2), tuple(input.shape))
