@@ -63,7 +63,7 @@ def _call_both(name, function, args, kwargs, device="cpu"):
     except Exception as error:    # noqa: BLE001 - the point is to see what escapes
         _check_error(name, error)
         raised = True
-    twin = None if torch is None else getattr(torch.nn.functional, name, None) or getattr(torch, name, None)
+    twin = None if torch is None else _torch_twin(name)
     if twin is not None and not raised:
         try:
             twin(*[_to_torch(a) for a in args], **{k: _to_torch(v) for k, v in kwargs.items()})
@@ -75,6 +75,15 @@ def _call_both(name, function, args, kwargs, device="cpu"):
             if isinstance(error, OverflowError) or "Overflow when unpacking" in text:
                 return      # torch cannot hold a Python int beyond int64 at all; vizgrad compares it exactly
             pytest.fail(f"{name}{tuple(args)} {kwargs} returned in vizgrad but torch raises: {text[:200]}")
+
+
+def _torch_twin(name):
+    """PyTorch's function of the same name: ``torch.nn.functional.<name>`` or ``torch.<name>``,
+    and for a dotted name (``linalg.svd``) the function in that namespace (``torch.linalg.svd``)."""
+    if "." in name:
+        namespace, _, function = name.rpartition(".")
+        return getattr(getattr(torch, namespace, None), function, None)
+    return getattr(torch.nn.functional, name, None) or getattr(torch, name, None)
 
 
 def _with_dims(name):
@@ -183,6 +192,8 @@ CONSTRUCTORS = {
     "Adadelta": (lambda **kw: optim.Adadelta([vg.ones(2, requires_grad=True)], **kw), (), ["lr", "rho"]),
     "DataLoader": (lambda **kw: DataLoader(TensorDataset(vg.ones(4, 2)), **kw), (), ["batch_size"]),
     "LayerNorm": (nn.LayerNorm, (4,), ["normalized_shape"]),
+    "RMSNorm": (nn.RMSNorm, (4,), ["normalized_shape"]),
+    "Dropout2d": (nn.Dropout2d, (), ["p"]),
     "ConvTranspose2d": (nn.ConvTranspose2d, (1, 2, 3), ["in_channels", "out_channels", "kernel_size", "stride",
                                                        "padding", "output_padding"]),
     "RNN": (nn.RNN, (3, 4), ["input_size", "hidden_size", "num_layers", "dropout", "nonlinearity"]),
@@ -199,10 +210,21 @@ CONSTRUCTORS = {
     "Normal": (distributions.Normal, (0.0, 1.0), ["loc", "scale"]),
     "Bernoulli": (distributions.Bernoulli, (0.5,), ["probs"]),
     "Categorical": (distributions.Categorical, (vg.tensor([0.5, 0.5]),), ["probs"]),
+    "Gamma": (distributions.Gamma, (1.0, 1.0), ["concentration", "rate"]),
+    "Chi2": (distributions.Chi2, (3.0,), ["df"]),
+    "Beta": (distributions.Beta, (1.0, 1.0), ["concentration1", "concentration0"]),
+    "Dirichlet": (distributions.Dirichlet, (vg.tensor([1.0, 2.0]),), ["concentration"]),
+    "Poisson": (distributions.Poisson, (1.0,), ["rate"]),
+    "StudentT": (distributions.StudentT, (3.0, 0.0, 1.0), ["df", "loc", "scale"]),
+    "Binomial": (distributions.Binomial, (5, 0.5), ["total_count", "probs"]),
+    "Geometric": (distributions.Geometric, (0.5,), ["probs"]),
+    **{name: (getattr(distributions, name), (0.0, 1.0), ["loc", "scale"]) for name in ("Gumbel", "Cauchy", "LogNormal")},
+    "HalfNormal": (distributions.HalfNormal, (1.0,), ["scale"]),
 }
 TORCH_CONSTRUCTORS = {
     "Linear": lambda **kw: torch.nn.Linear(3, 4, **kw), "Conv2d": lambda **kw: torch.nn.Conv2d(1, 2, 3, **kw),
     "BatchNorm1d": lambda **kw: torch.nn.BatchNorm1d(4, **kw), "Dropout": lambda **kw: torch.nn.Dropout(**kw),
+    "Dropout2d": lambda **kw: torch.nn.Dropout2d(**kw),
     "SGD": lambda **kw: torch.optim.SGD([torch.ones(2, requires_grad=True)], **kw),
     "Adam": lambda **kw: torch.optim.Adam([torch.ones(2, requires_grad=True)], **kw),
     **{name: lambda name=name, **kw: getattr(torch.nn, name)(**{"input_size": 3, "hidden_size": 4, **kw})
@@ -212,6 +234,13 @@ TORCH_CONSTRUCTORS = {
     "LBFGS": lambda **kw: torch.optim.LBFGS([torch.ones(2, requires_grad=True)], **kw),
     "Normal": lambda **kw: torch.distributions.Normal(**{"loc": 0.0, "scale": 1.0, **kw}),
     "Bernoulli": lambda **kw: torch.distributions.Bernoulli(**{"probs": 0.5, **kw}),
+    **{name: lambda name=name, defaults=defaults, **kw: getattr(torch.distributions, name)(**{**defaults, **kw})
+       for name, defaults in (("Gamma", {"concentration": 1.0, "rate": 1.0}), ("Chi2", {"df": 3.0}),
+                              ("Beta", {"concentration1": 1.0, "concentration0": 1.0}), ("Poisson", {"rate": 1.0}),
+                              ("StudentT", {"df": 3.0}), ("Binomial", {"total_count": 5, "probs": 0.5}),
+                              ("Geometric", {"probs": 0.5}), ("Gumbel", {"loc": 0.0, "scale": 1.0}),
+                              ("Cauchy", {"loc": 0.0, "scale": 1.0}), ("LogNormal", {"loc": 0.0, "scale": 1.0}),
+                              ("HalfNormal", {"scale": 1.0}))},
 } if torch is not None else {}
 BAD_ARGUMENTS = st.sampled_from([-1, 0, -0.5, 1.5, "abc", None, 2.5, (1.5, 0.9), float("nan")])
 
@@ -258,6 +287,16 @@ LAYERS = {
     "CrossEntropyLoss": (lambda: nn.CrossEntropyLoss(), ("CrossEntropyLoss", "cross_entropy"),
                          lambda: torch.nn.CrossEntropyLoss()),
     "MSELoss": (lambda: nn.MSELoss(), ("MSELoss", "mse_loss"), lambda: torch.nn.MSELoss()),
+    **{name: (lambda name=name: getattr(nn, name)(), (name, function), lambda name=name: getattr(torch.nn, name)())
+       for name, function in (("SoftMarginLoss", "soft_margin_loss"), ("HingeEmbeddingLoss", "hinge_embedding_loss"),
+                              ("PoissonNLLLoss", "poisson_nll_loss"),
+                              ("MultiLabelSoftMarginLoss", "multilabel_soft_margin_loss"),
+                              ("Softmax2d", "softmax"), ("Dropout1d", "dropout1d"))},
+    "RMSNorm": (lambda: nn.RMSNorm(3), ("RMSNorm", "rms_norm"), lambda: torch.nn.RMSNorm(3)),
+    "ReflectionPad2d": (lambda: nn.ReflectionPad2d(1), ("ReflectionPad2d", "pad"), lambda: torch.nn.ReflectionPad2d(1)),
+    "CircularPad1d": (lambda: nn.CircularPad1d(1), ("CircularPad1d", "pad"), lambda: torch.nn.CircularPad1d(1)),
+    "ChannelShuffle": (lambda: nn.ChannelShuffle(2), ("ChannelShuffle", "channel_shuffle"),
+                       lambda: torch.nn.ChannelShuffle(2)),
     **{name: (lambda name=name: getattr(nn, name)(3, 4), (name, name.lower()),
               lambda name=name: getattr(torch.nn, name)(3, 4))
        for name in ("RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell")},

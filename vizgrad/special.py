@@ -14,13 +14,16 @@ from .errors import public
 from .ops.activation import log_softmax, softmax
 from .ops.binary import xlog1py, xlogy
 from .ops.reduce import logsumexp
-from .ops.unary import digamma, erf, erfc, exp2, expm1, log1p, logit, polygamma, round, sinc
+from .ops.gamma import igamma as gammainc
+from .ops.gamma import igammac as gammaincc
+from .ops.unary import digamma, erf, erfc, erfinv, exp2, expm1, log1p, logit, polygamma, round, sinc
 from .ops.unary import digamma as psi
 from .ops.unary import lgamma as gammaln
 from .ops.unary import sigmoid as expit
 
-__all__ = ["digamma", "erf", "erfc", "exp2", "expit", "expm1", "gammaln", "log1p", "log_softmax", "logit", "logsumexp",
-           "ndtr", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy"]
+__all__ = ["digamma", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "log1p",
+           "log_softmax", "logit", "logsumexp", "ndtr", "polygamma", "psi", "round", "sinc", "softmax", "xlog1py",
+           "xlogy"]
 
 
 @public("ndtr")

@@ -6,7 +6,8 @@ from .. import creation
 from ..autograd.grad_mode import no_grad
 from ..ops.loss import binary_cross_entropy_with_logits
 from .categorical import clamp_probs, probs_or_logits
-from .distribution import Distribution, check_support, check_values, lazy_property
+from . import constraints
+from .distribution import Distribution, lazy_property
 
 
 class Bernoulli(Distribution):
@@ -22,7 +23,9 @@ class Bernoulli(Distribution):
         coin.log_prob(vizgrad.tensor([1.0, 1.0]))
     """
 
-    _parameter_names = ("probs", "logits")
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.boolean
+    has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         parameter, given_probs = probs_or_logits("Bernoulli", probs, logits)
@@ -32,15 +35,11 @@ class Bernoulli(Distribution):
             self.logits = parameter
         self._param = parameter
         super().__init__(tuple(parameter.shape), validate_args=validate_args)
-        if self._validate_args and given_probs:
-            check_values(repr(self), "probs", parameter, (parameter >= 0) & (parameter <= 1),
-                         "Interval(lower_bound=0.0, upper_bound=1.0)")
 
     @lazy_property
     def logits(self):
         """log(p / (1 - p)), with p clamped away from 0 and 1."""
-        p = clamp_probs(self.probs)
-        return p.log() - (-p).log1p()
+        return binary_logits(self.probs)
 
     @lazy_property
     def probs(self):
@@ -71,9 +70,7 @@ class Bernoulli(Distribution):
             return (uniform < probs).to(probs.dtype)
 
     def log_prob(self, value):
-        self._check_value_shape(value)
-        if self._validate_args:
-            check_support(self, value, (value == 0) | (value == 1), "Boolean()")
+        self._validate_sample(value)
         logits = self.logits
         value = value.to(logits.dtype)
         shape = np.broadcast_shapes(tuple(value.shape), tuple(logits.shape))
@@ -82,3 +79,15 @@ class Bernoulli(Distribution):
 
     def entropy(self):
         return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+
+    def enumerate_support(self, expand=True):
+        """The values 0. and 1., shaped (2, 1, ..., 1) or expanded to (2,) + batch_shape."""
+        values = creation.tensor([0.0, 1.0], dtype=self._param.dtype, device=self._param.device)
+        values = values.reshape(2, *(1,) * len(self._batch_shape))
+        return values.expand(2, *self._batch_shape) if expand else values
+
+
+def binary_logits(probs):
+    """log(p / (1 - p)), with p clamped away from 0 and 1 (finite logits)."""
+    p = clamp_probs(probs)
+    return p.log() - (-p).log1p()

@@ -8,6 +8,7 @@ from .. import creation
 from ..autograd.grad_mode import no_grad
 from ..ops import activation, compare
 from ..errors import ArgumentError, ShapeError, format_shape
+from . import constraints
 from .distribution import Distribution, as_parameter, check_support, check_values, lazy_property
 
 
@@ -39,9 +40,8 @@ class Categorical(Distribution):
         dist.log_prob(action), dist.entropy()    # gradients flow to the logits
     """
 
-    _validate_support = True
-
-    _parameter_names = ("probs", "logits")
+    arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
+    has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         parameter, given_probs = probs_or_logits("Categorical", probs, logits)
@@ -56,11 +56,10 @@ class Categorical(Distribution):
         self._param = parameter
         self._num_events = parameter.shape[-1]
         super().__init__(tuple(parameter.shape[:-1]), validate_args=validate_args)
-        if self._validate_args and given_probs:
-            check_values(repr(self), "probs", parameter, parameter >= 0, "Simplex()")
-        elif self._validate_args:
-            check_values(repr(self), "logits", parameter, parameter == parameter,
-                         "IndependentConstraint(Real(), 1)")
+
+    @constraints.dependent_property(is_discrete=True, event_dim=0)
+    def support(self):
+        return constraints.integer_interval(0, self._num_events - 1)
 
     @lazy_property
     def logits(self):

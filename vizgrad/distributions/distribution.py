@@ -6,8 +6,9 @@ import numpy as np
 
 from .. import creation
 from ..autograd.grad_mode import no_grad
-from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, format_shape
+from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, check_sizes, format_shape
 from ..tensor import Tensor
+from . import constraints
 
 
 class lazy_property:
@@ -63,12 +64,12 @@ def check_values(owner, name, tensor, valid, constraint):
                                 f"values:\n{tensor.detach()}")
 
 
-def check_support(distribution, value, valid, support):
+def check_support(distribution, value, valid, support, method="log_prob"):
     """Raise PyTorch's ValueError where the boolean tensor ``valid`` says a value given to
     ``distribution.log_prob`` lies outside its ``support`` (a constraint's repr)."""
     with no_grad():
         if not bool(valid.all()):
-            raise ArgumentError(f"{type(distribution).__name__}.log_prob: expected value argument (Tensor of shape "
+            raise ArgumentError(f"{type(distribution).__name__}.{method}: expected value argument (Tensor of shape "
                                 f"{format_shape(value.shape)}) to be within the support ({support}) of the "
                                 f"distribution {distribution!r}, but found invalid values:\n{value}")
 
@@ -76,19 +77,34 @@ def check_support(distribution, value, valid, support):
 class Distribution:
     """A family of distributions over events of ``event_shape``, batched over ``batch_shape``.
 
-    Subclasses define ``sample``/``rsample``, ``log_prob``, ``entropy`` and the moments.
-    ``validate_args`` (default True, as PyTorch's) checks parameters at construction and the
-    values given to ``log_prob``.
+    Subclasses set their parameters, then call ``Distribution.__init__``, which checks each
+    parameter against ``arg_constraints`` when ``validate_args`` (default True, as PyTorch's);
+    they define ``sample``/``rsample``, ``log_prob`` (its values checked against ``support``),
+    ``entropy`` and the moments. ``repr`` shows the parameters of ``arg_constraints`` that are set.
     """
 
     has_rsample = False
-    _parameter_names = ()
+    has_enumerate_support = False
+    arg_constraints = {}
     _validate_default = True
 
     def __init__(self, batch_shape=(), event_shape=(), validate_args=None):
         self._batch_shape = tuple(batch_shape)
         self._event_shape = tuple(event_shape)
         self._validate_args = self._validate_default if validate_args is None else validate_args
+        if self._validate_args:
+            self._check_parameters()
+
+    def _check_parameters(self):
+        """Raise PyTorch's ValueError for a parameter outside its constraint (parameters a lazy
+        property has not computed yet, and dependent ones, are not checked)."""
+        for name, constraint in self.arg_constraints.items():
+            if constraints.is_dependent(constraint):
+                continue
+            if name not in self.__dict__ and isinstance(getattr(type(self), name, None), lazy_property):
+                continue
+            value = getattr(self, name)
+            check_values(repr(self), name, value, constraint.check(value), repr(constraint))
 
     @staticmethod
     def set_default_validate_args(value):
@@ -105,10 +121,33 @@ class Distribution:
     def event_shape(self):
         return self._event_shape
 
+    @property
+    def support(self):
+        raise NotImplementedError(f"{type(self).__name__} does not define its support")
+
     def _extended_shape(self, sample_shape=()):
         if isinstance(sample_shape, numbers.Integral):
             sample_shape = (sample_shape,)
         return tuple(sample_shape) + self._batch_shape + self._event_shape
+
+    def expand(self, batch_shape, _instance=None):
+        """The same distribution over a larger ``batch_shape``: each batched parameter expanded
+        (a view, no copy) to ``batch_shape`` followed by its event dims.
+
+        Example::
+
+            Normal(vizgrad.tensor(0.0), 1.0).expand((3,)).batch_shape   # (3,)
+        """
+        batch_shape = tuple(check_sizes(f"{type(self).__name__}.expand", batch_shape, "batch_shape"))
+        new = type(self).__new__(type(self)) if _instance is None else _instance
+        new.__dict__.update(self.__dict__)
+        kept = len(self._batch_shape)
+        for name, value in self.__dict__.items():
+            if isinstance(value, Tensor) and tuple(value.shape[:kept]) == self._batch_shape:
+                new.__dict__[name] = value.expand(*batch_shape, *value.shape[kept:])
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
     def sample(self, sample_shape=()):
         """A sample of shape ``sample_shape + batch_shape + event_shape``, with no gradient."""
@@ -131,26 +170,57 @@ class Distribution:
     def cdf(self, value):
         raise NotImplementedError(f"{type(self).__name__} does not define cdf")
 
+    def icdf(self, value):
+        raise NotImplementedError(f"{type(self).__name__} does not define icdf")
+
+    def enumerate_support(self, expand=True):
+        raise NotImplementedError(f"{type(self).__name__} does not define enumerate_support")
+
     def perplexity(self):
         return self.entropy().exp()
+
+    @property
+    def mean(self):
+        raise NotImplementedError(f"{type(self).__name__} does not define mean")
+
+    @property
+    def mode(self):
+        raise NotImplementedError(f"{type(self).__name__} does not define mode")
+
+    @property
+    def variance(self):
+        raise NotImplementedError(f"{type(self).__name__} does not define variance")
 
     @property
     def stddev(self):
         return self.variance.sqrt()
 
-    def _check_value_shape(self, value):
+    def _check_value_shape(self, value, method="log_prob"):
         if not isinstance(value, Tensor):
-            raise ArgumentTypeError(f"{type(self).__name__}.log_prob: value must be a Tensor, got {type(value).__name__}")
+            raise ArgumentTypeError(f"{type(self).__name__}.{method}: value must be a Tensor, got "
+                                    f"{type(value).__name__}")
         shape = tuple(value.shape)
         expected = self._batch_shape + self._event_shape
+        event = len(self._event_shape)
+        if event and tuple(shape[-event:]) != self._event_shape:
+            raise ShapeError(f"{type(self).__name__}.{method}: the value of shape {format_shape(shape)} does not end "
+                             f"with the event_shape {format_shape(self._event_shape)}")
         try:
             np.broadcast_shapes(shape, expected)
         except ValueError:
-            raise ShapeError(f"{type(self).__name__}.log_prob: the value of shape {format_shape(shape)} is not "
+            raise ShapeError(f"{type(self).__name__}.{method}: the value of shape {format_shape(shape)} is not "
                              f"broadcastable with batch_shape + event_shape {format_shape(expected)}") from None
 
+    def _validate_sample(self, value, method="log_prob"):
+        """The checks of a value given to ``log_prob`` (or ``cdf``): a Tensor of a broadcastable
+        shape and, when ``validate_args``, inside the support."""
+        self._check_value_shape(value, method)
+        if self._validate_args:
+            support = self.support
+            check_support(self, value, support.check(value), repr(support), method)
+
     def __repr__(self):
-        shown = ", ".join(f"{name}: {self._describe(self.__dict__[name])}" for name in self._parameter_names
+        shown = ", ".join(f"{name}: {self._describe(self.__dict__[name])}" for name in self.arg_constraints
                           if name in self.__dict__)   # the parameters computed so far, as PyTorch
         return f"{type(self).__name__}({shown})"
 
@@ -160,22 +230,20 @@ class Distribution:
         tensor, else the tensor), else its size."""
         if value.numel() != 1:
             return f"torch.Size({list(value.shape)})"
-        return repr(value.item()) if value.ndim == 0 else str(value)
+        return repr(value.item()) if value.ndim == 0 else str(value.detach())
 
 
 class LocationScale(Distribution):
-    """Base of the distributions of a location μ and a scale σ > 0 (Normal, Laplace): their
-    parameters, broadcast together and checked, and μ as mean and mode."""
+    """Base of the distributions of a location μ and a scale σ > 0 (Normal, Laplace, Cauchy):
+    their parameters, broadcast together and checked, μ as mode and, by default, as mean."""
 
     has_rsample = True
-    _parameter_names = ("loc", "scale")
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(type(self).__name__, loc=loc, scale=scale)
         super().__init__(tuple(self.loc.shape), validate_args=validate_args)
-        if self._validate_args:
-            check_values(repr(self), "loc", self.loc, self.loc == self.loc, "Real()")
-            check_values(repr(self), "scale", self.scale, self.scale > 0, "GreaterThan(lower_bound=0.0)")
 
     @property
     def mean(self):
@@ -184,3 +252,14 @@ class LocationScale(Distribution):
     @property
     def mode(self):
         return self.loc
+
+
+def draw_on_host(draw, like, shape, *parameters):
+    """Random values of ``shape`` from vizgrad's generator (``vizgrad.manual_seed`` makes them
+    reproducible), drawn on the host by ``draw(rng, *arrays)`` from the parameters (Tensors,
+    broadcast to ``shape``) and returned as a tensor of ``like``'s dtype and device: the samplers
+    NumPy has and the Array API lacks (gamma, Poisson, binomial)."""
+    arrays = [np.broadcast_to(np.asarray(p._backend().to_numpy(p.detach()._array), dtype=np.float64), shape)
+              for p in parameters]
+    host = np.asarray(draw(creation.default_generator._rng, *arrays), dtype=like.dtype.numpy).reshape(shape)
+    return creation.tensor(host, dtype=like.dtype, device=like.device)

@@ -1,7 +1,8 @@
 """``Exponential(rate)``: waiting times of rate λ, with a reparameterised sampler."""
 
 from .. import creation
-from .distribution import Distribution, broadcast_all, check_support, check_values
+from . import constraints
+from .distribution import Distribution, broadcast_all
 
 
 class Exponential(Distribution):
@@ -16,13 +17,12 @@ class Exponential(Distribution):
     """
 
     has_rsample = True
-    _parameter_names = ("rate",)
+    arg_constraints = {"rate": constraints.positive}
+    support = constraints.nonnegative
 
     def __init__(self, rate, validate_args=None):
         self.rate, = broadcast_all("Exponential", rate=rate)
         super().__init__(tuple(self.rate.shape), validate_args=validate_args)
-        if self._validate_args:
-            check_values(repr(self), "rate", self.rate, self.rate > 0, "GreaterThan(lower_bound=0.0)")
 
     @property
     def mean(self):
@@ -46,9 +46,7 @@ class Exponential(Distribution):
         return -(-uniform).log1p() / self.rate
 
     def log_prob(self, value):
-        self._check_value_shape(value)
-        if self._validate_args:
-            check_support(self, value, value >= 0, "GreaterThanEq(lower_bound=0.0)")
+        self._validate_sample(value)
         return self.rate.log() - self.rate * value
 
     def cdf(self, value):

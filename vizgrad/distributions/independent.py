@@ -1,6 +1,7 @@
 """``Independent(base, n)``: the rightmost ``n`` batch dims of ``base`` read as one event."""
 
 from ..errors import ShapeError
+from . import constraints
 from .distribution import Distribution
 
 
@@ -20,6 +21,8 @@ class Independent(Distribution):
         q.log_prob(z).shape                        # (batch,)
     """
 
+    arg_constraints = {}
+
     def __init__(self, base_distribution, reinterpreted_batch_ndims, validate_args=None):
         shape = base_distribution.batch_shape
         if not 0 <= reinterpreted_batch_ndims <= len(shape):
@@ -34,6 +37,25 @@ class Independent(Distribution):
     @property
     def has_rsample(self):
         return self.base_dist.has_rsample
+
+    @property
+    def has_enumerate_support(self):
+        return self.reinterpreted_batch_ndims == 0 and self.base_dist.has_enumerate_support
+
+    @constraints.dependent_property
+    def support(self):
+        support = self.base_dist.support
+        return constraints.independent(support, self.reinterpreted_batch_ndims) if self.reinterpreted_batch_ndims \
+            else support
+
+    def expand(self, batch_shape, _instance=None):
+        new = type(self).__new__(type(self)) if _instance is None else _instance
+        batch_shape = tuple(batch_shape)
+        new.base_dist = self.base_dist.expand(batch_shape + self.event_shape[:self.reinterpreted_batch_ndims])
+        new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
+        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
     @property
     def mean(self):

@@ -2,15 +2,34 @@
 
 import math
 
+import numpy as np
+
+from .. import creation
+from ..errors import ArgumentError
+from ..linalg import solve_triangular
 from ..ops import binary
 from ..ops.activation import softplus
+from ..ops.binary import xlogy
 from .bernoulli import Bernoulli
+from .binomial import Binomial
 from .categorical import Categorical
+from .cauchy import Cauchy
+from .dirichlet import Beta, Dirichlet
 from .exponential import Exponential
+from .gamma import Gamma
+from .geometric import Geometric
 from .independent import Independent, sum_rightmost
 from .laplace import Laplace
+from .log_normal import Gumbel, HalfNormal
+from .multivariate_normal import MultivariateNormal
 from .normal import Normal
+from .one_hot_categorical import OneHotCategorical
+from .poisson import Poisson
+from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
+
+_EULER_GAMMA = 0.57721566490153286061
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 _KL = {}
 
@@ -90,3 +109,281 @@ def _kl_laplace_laplace(p, q):
     ratio = p.scale / q.scale
     distance = (p.loc - q.loc).abs()
     return -ratio.log() + distance / q.scale + ratio * (-distance / p.scale).exp() - 1
+
+
+# --- more pairs of one family ----------------------------------------------------------------
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p, q):
+    """log B(a_q, b_q) - log B(a_p, b_p) + (a_p - a_q) ψ(a_p) + (b_p - b_q) ψ(b_p)
+    + (a_q - a_p + b_q - b_p) ψ(a_p + b_p)."""
+    a_p, b_p, a_q, b_q = p.concentration1, p.concentration0, q.concentration1, q.concentration0
+    total_p = a_p + b_p
+    log_beta_ratio = (a_q.lgamma() + b_q.lgamma() - (a_q + b_q).lgamma()) - (a_p.lgamma() + b_p.lgamma()
+                                                                              - total_p.lgamma())
+    return (log_beta_ratio + (a_p - a_q) * a_p.digamma() + (b_p - b_q) * b_p.digamma()
+            + (a_q - a_p + b_q - b_p) * total_p.digamma())
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    """n (p log(p/q) + (1 - p) log((1 - p)/(1 - q))), for equal counts n; ∞ where p's n exceeds q's
+    (p reaches counts q cannot)."""
+    if bool((p.total_count < q.total_count).any()):
+        raise NotImplementedError("kl_divergence: KL between Binomials where q.total_count > p.total_count "
+                                  "is not implemented")
+    result = p.total_count * (p.probs * (p.logits - q.logits) + softplus(q.logits) - softplus(p.logits))
+    return binary.where(p.total_count > q.total_count, math.inf, result)
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    """log Γ(α₀) - Σ log Γ(αᵢ) - log Γ(β₀) + Σ log Γ(βᵢ) + Σ (αᵢ - βᵢ)(ψ(αᵢ) - ψ(α₀))."""
+    alpha, beta = p.concentration, q.concentration
+    total_alpha, total_beta = alpha.sum(-1), beta.sum(-1)
+    return (total_alpha.lgamma() - alpha.lgamma().sum(-1) - total_beta.lgamma() + beta.lgamma().sum(-1)
+            + ((alpha - beta) * (alpha.digamma() - total_alpha.unsqueeze(-1).digamma())).sum(-1))
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p, q):
+    """(α_p - α_q) ψ(α_p) - log Γ(α_p) + log Γ(α_q) + α_q log(β_p/β_q) + α_p (β_q - β_p)/β_p."""
+    return ((p.concentration - q.concentration) * p.concentration.digamma() - p.concentration.lgamma()
+            + q.concentration.lgamma() + q.concentration * (p.rate.log() - q.rate.log())
+            + p.concentration * (q.rate - p.rate) / p.rate)
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    """log(β_q/β_p) + (μ_p + β_p γ - μ_q)/β_q + Γ(1 + β_p/β_q) e^((μ_q - μ_p)/β_q) - 1 - γ
+    (E_p[e^(-X/β_q)] is the Gumbel's moment generating function)."""
+    ratio = p.scale / q.scale
+    return (-ratio.log() + (p.loc + p.scale * _EULER_GAMMA - q.loc) / q.scale
+            + ((q.loc - p.loc) / q.scale + (ratio + 1).lgamma()).exp() - (1 + _EULER_GAMMA))
+
+
+@register_kl(Geometric, Geometric)
+def _kl_geometric_geometric(p, q):
+    """-H(p) - E_p[k] log(1 - q) - log q, E_p[k] = (1 - p)/p."""
+    return -p.entropy() - (-q.probs).log1p() / p.probs - q.logits
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    """½ (r - 1 - log r), r = σ_p²/σ_q² (as for the normals they fold)."""
+    ratio = (p.scale / q.scale) ** 2
+    return 0.5 * (ratio - 1 - ratio.log())
+
+
+@register_kl(OneHotCategorical, OneHotCategorical)
+def _kl_onehotcategorical_onehotcategorical(p, q):
+    return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p, q):
+    """λ_p log(λ_p/λ_q) - (λ_p - λ_q)."""
+    return xlogy(p.rate, p.rate / q.rate) - (p.rate - q.rate)
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    """log(((γ_p + γ_q)² + (μ_p - μ_q)²) / (4 γ_p γ_q))."""
+    return (((p.scale + q.scale) ** 2 + (p.loc - q.loc) ** 2) / (4 * p.scale * q.scale)).log()
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p, q):
+    """KL of the bases, when both push them through equal transforms (KL is invariant under a
+    bijection applied to both)."""
+    if p.transforms != q.transforms or p.event_shape != q.event_shape:
+        raise NotImplementedError("kl_divergence: TransformedDistributions with different transforms or "
+                                  "event shapes")
+    return kl_divergence(p.base_dist, q.base_dist)
+
+
+# --- pairs of two families: KL(p ‖ q) = -H(p) - E_p[log q(X)] ---------------------------------
+
+def _normal_cross_entropy(mean, variance, q):
+    """-E[log q(X)] for a normal q, from X's mean and variance: log σ + ½ log 2π + E[(X - μ)²]/2σ²."""
+    return q.scale.log() + _HALF_LOG_2PI + (variance + (mean - q.loc) ** 2) / (2 * q.scale ** 2)
+
+
+def _gumbel_cross_entropy(mean, shifted_mgf, q):
+    """-E[log q(X)] for a Gumbel q: log β + (E[X] - μ)/β + e^(μ/β) E[e^(-X/β)], the last factor
+    given as ``shifted_mgf`` = E[e^(-X/β)]."""
+    return q.scale.log() + (mean - q.loc) / q.scale + (q.loc / q.scale).exp() * shifted_mgf
+
+
+def _gamma_cross_entropy(mean, mean_log, q):
+    """-E[log q(X)] for a gamma q, from E[X] and E[log X]:
+    log Γ(α) - α log β - (α - 1) E[log X] + β E[X]."""
+    alpha, rate = q.concentration, q.rate
+    return alpha.lgamma() - alpha * rate.log() - (alpha - 1) * mean_log + rate * mean
+
+
+def _uniform_mean_log(low, high):
+    """E[log X] for X ~ U(low, high), 0 ≤ low: (h log h - l log l)/(h - l) - 1."""
+    return (xlogy(high, high) - xlogy(low, low)) / (high - low) - 1
+
+
+@register_kl(Bernoulli, Poisson)
+def _kl_bernoulli_poisson(p, q):
+    """-H(p) - (p log λ - λ) (log k! = 0 for k = 0, 1)."""
+    return -p.entropy() - (p.probs * q.rate.log() - q.rate)
+
+
+@register_kl(Beta, Exponential)
+def _kl_beta_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(Beta, Gamma)
+def _kl_beta_gamma(p, q):
+    a, b = p.concentration1, p.concentration0
+    return -p.entropy() + _gamma_cross_entropy(p.mean, a.digamma() - (a + b).digamma(), q)
+
+
+@register_kl(Beta, Normal)
+def _kl_beta_normal(p, q):
+    return -p.entropy() + _normal_cross_entropy(p.mean, p.variance, q)
+
+
+@register_kl(Beta, Uniform)
+def _kl_beta_uniform(p, q):
+    """-H(p) + log(high - low), ∞ unless [0, 1] ⊂ [low, high]."""
+    result = -p.entropy() + (q.high - q.low).log()
+    return binary.where((q.low > 0) | (q.high < 1), math.inf, result)
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p, q):
+    """E[log X] = -γ - log λ for X ~ Exp(λ)."""
+    return -p.entropy() + _gamma_cross_entropy(p.mean, -_EULER_GAMMA - p.rate.log(), q)
+
+
+@register_kl(Exponential, Gumbel)
+def _kl_exponential_gumbel(p, q):
+    """E[e^(-X/β)] = λ/(λ + 1/β) for X ~ Exp(λ)."""
+    return -p.entropy() + _gumbel_cross_entropy(p.mean, p.rate / (p.rate + 1 / q.scale), q)
+
+
+@register_kl(Exponential, Normal)
+def _kl_exponential_normal(p, q):
+    return -p.entropy() + _normal_cross_entropy(p.mean, p.variance, q)
+
+
+@register_kl(Gamma, Exponential)
+def _kl_gamma_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(Gamma, Gumbel)
+def _kl_gamma_gumbel(p, q):
+    """E[e^(-X/β)] = (1 + 1/(β β_p))^(-α) for X ~ Gamma(α, β_p)."""
+    mgf = (-p.concentration * (1 / (q.scale * p.rate)).log1p()).exp()
+    return -p.entropy() + _gumbel_cross_entropy(p.mean, mgf, q)
+
+
+@register_kl(Gamma, Normal)
+def _kl_gamma_normal(p, q):
+    return -p.entropy() + _normal_cross_entropy(p.mean, p.variance, q)
+
+
+@register_kl(Gumbel, Normal)
+def _kl_gumbel_normal(p, q):
+    return -p.entropy() + _normal_cross_entropy(p.mean, p.variance, q)
+
+
+@register_kl(Laplace, Normal)
+def _kl_laplace_normal(p, q):
+    return -p.entropy() + _normal_cross_entropy(p.loc, p.variance, q)
+
+
+@register_kl(Normal, Gumbel)
+def _kl_normal_gumbel(p, q):
+    """E[e^(-X/β)] = e^(-μ/β + σ²/2β²) for X ~ N(μ, σ²)."""
+    mgf = (-p.loc / q.scale + p.scale ** 2 / (2 * q.scale ** 2)).exp()
+    return -p.entropy() + _gumbel_cross_entropy(p.loc, mgf, q)
+
+
+@register_kl(Normal, Laplace)
+def _kl_normal_laplace(p, q):
+    """-H(p) + log 2b + E|X - μ_q|/b, E|X - m| = σ√(2/π) e^(-d²/2σ²) + d erf(d/σ√2), d = μ_p - m
+    (the folded normal's mean)."""
+    shift = p.loc - q.loc
+    absolute = (p.scale * math.sqrt(2 / math.pi) * (-(shift ** 2) / (2 * p.scale ** 2)).exp()
+                + shift * (shift / (p.scale * math.sqrt(2))).erf())
+    return -p.entropy() + (2 * q.scale).log() + absolute / q.scale
+
+
+@register_kl(Uniform, Beta)
+def _kl_uniform_beta(p, q):
+    """∞ unless [low, high] ⊂ [0, 1]; else -log(h - l) + log B(a, b) - (a - 1) E[log X]
+    - (b - 1) E[log(1 - X)]."""
+    a, b = q.concentration1, q.concentration0
+    inside_low, inside_high = p.low.clamp(0, 1), p.high.clamp(0, 1)
+    mean_log = _uniform_mean_log(inside_low, inside_high)
+    mean_log_complement = _uniform_mean_log(1 - inside_high, 1 - inside_low)
+    result = (-(p.high - p.low).log() + a.lgamma() + b.lgamma() - (a + b).lgamma()
+              - (a - 1) * mean_log - (b - 1) * mean_log_complement)
+    return binary.where((p.low < 0) | (p.high > 1), math.inf, result)
+
+
+@register_kl(Uniform, Exponential)
+def _kl_uniform_exponential(p, q):
+    """∞ where low < 0; else -log(h - l) - log λ + λ (h + l)/2."""
+    result = -p.entropy() - q.rate.log() + q.rate * p.mean
+    return binary.where(p.low < 0, math.inf, result)
+
+
+@register_kl(Uniform, Gamma)
+def _kl_uniform_gamma(p, q):
+    """∞ where low < 0; else -log(h - l) + the gamma cross-entropy with E[log X] of the uniform."""
+    low = p.low.clamp(min=0)
+    result = -p.entropy() + _gamma_cross_entropy(p.mean, _uniform_mean_log(low, p.high), q)
+    return binary.where(p.low < 0, math.inf, result)
+
+
+@register_kl(Uniform, Gumbel)
+def _kl_uniform_gumbel(p, q):
+    """E[e^(-X/β)] = β (e^(-l/β) - e^(-h/β)) / (h - l) for X ~ U(l, h)."""
+    mgf = q.scale * ((-p.low / q.scale).exp() - (-p.high / q.scale).exp()) / (p.high - p.low)
+    return -p.entropy() + _gumbel_cross_entropy(p.mean, mgf, q)
+
+
+@register_kl(Uniform, Normal)
+def _kl_uniform_normal(p, q):
+    return -p.entropy() + _normal_cross_entropy(p.mean, p.variance, q)
+
+
+def _infinite(p, q):
+    """p puts mass where q has none (outside q's support): ∞, batched as the pair broadcast."""
+    shape = np.broadcast_shapes(p.batch_shape, q.batch_shape)
+    like = p.mean
+    return creation.full(shape, math.inf, dtype=like.dtype, device=like.device)
+
+
+for _p, _q in ((Exponential, Beta), (Exponential, Uniform), (Gamma, Beta), (Gamma, Uniform), (Gumbel, Beta),
+               (Gumbel, Exponential), (Gumbel, Gamma), (Gumbel, Uniform), (Laplace, Beta), (Laplace, Exponential),
+               (Laplace, Gamma), (Laplace, Uniform), (Normal, Beta), (Normal, Exponential), (Normal, Gamma),
+               (Normal, Uniform), (Poisson, Bernoulli), (Poisson, Binomial)):
+    register_kl(_p, _q)(_infinite)
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p, q):
+    """½ (tr(Σq⁻¹ Σp) + |Lq⁻¹(μq - μp)|² - n + log det Σq - log det Σp), through the Cholesky
+    factors: tr(Σq⁻¹ Σp) = ‖Lq⁻¹ Lp‖²_F."""
+    if p.event_shape != q.event_shape:
+        raise ArgumentError("kl_divergence: KL-divergence between two Multivariate Normals with different event "
+                            f"shapes cannot be computed: {p.event_shape} and {q.event_shape}")
+    size = p.event_shape[0]
+    lower_p, lower_q = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    batch = np.broadcast_shapes(p.batch_shape, q.batch_shape)
+    matrix_shape = (*batch, size, size)
+    lower_q_full = lower_q.expand(*matrix_shape)
+    trace = (solve_triangular(lower_q_full, lower_p.expand(*matrix_shape), upper=False) ** 2).sum((-2, -1))
+    shift = (q.loc - p.loc).expand(*batch, size).unsqueeze(-1)
+    mahalanobis = (solve_triangular(lower_q_full, shift, upper=False) ** 2).sum((-2, -1))
+    return 0.5 * (trace + mahalanobis - size) + q._half_log_det() - p._half_log_det()

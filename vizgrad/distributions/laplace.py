@@ -33,12 +33,12 @@ class Laplace(LocationScale):
         return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
 
     def log_prob(self, value):
-        self._check_value_shape(value)
+        self._validate_sample(value)
         return -(2 * self.scale).log() - (value - self.loc).abs() / self.scale
 
     def cdf(self, value):
         """½ - ½ sign(x - μ) (e^(-|x - μ|/b) - 1)."""
-        self._check_value_shape(value)
+        self._validate_sample(value, "cdf")
         return 0.5 - 0.5 * (value - self.loc).sign() * (-(value - self.loc).abs() / self.scale).expm1()
 
     def icdf(self, value):

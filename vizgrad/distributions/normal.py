@@ -37,7 +37,7 @@ class Normal(LocationScale):
         return self.loc + noise * self.scale
 
     def log_prob(self, value):
-        self._check_value_shape(value)
+        self._validate_sample(value)
         return -((value - self.loc) ** 2) / (2 * self.variance) - self.scale.log() - _HALF_LOG_2PI
 
     def entropy(self):
@@ -45,5 +45,9 @@ class Normal(LocationScale):
 
     def cdf(self, value):
         """Φ((x - μ)/σ) = ½ (1 + erf((x - μ) / σ√2))."""
-        self._check_value_shape(value)
+        self._validate_sample(value, "cdf")
         return 0.5 * (1 + unary.erf((value - self.loc) / (self.scale * math.sqrt(2))))
+
+    def icdf(self, value):
+        """μ + σ √2 erf⁻¹(2p - 1)."""
+        return self.loc + self.scale * unary.erfinv(2 * value - 1) * math.sqrt(2)

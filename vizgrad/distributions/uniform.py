@@ -4,7 +4,8 @@ import math
 
 from .. import creation
 from ..ops import binary
-from .distribution import Distribution, broadcast_all, check_support, check_values
+from . import constraints
+from .distribution import Distribution, broadcast_all
 
 
 class Uniform(Distribution):
@@ -19,13 +20,18 @@ class Uniform(Distribution):
     """
 
     has_rsample = True
-    _parameter_names = ("low", "high")
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = broadcast_all("Uniform", low=low, high=high)
         super().__init__(tuple(self.low.shape), validate_args=validate_args)
-        if self._validate_args:
-            check_values(repr(self), "low", self.low, self.low < self.high, f"LessThan(upper_bound={self.high})")
+
+    @property
+    def arg_constraints(self):
+        return {"low": constraints.less_than(self.high), "high": constraints.greater_than(self.low)}
+
+    @constraints.dependent_property(is_discrete=False, event_dim=0)
+    def support(self):
+        return constraints.interval(self.low, self.high)
 
     @property
     def mean(self):
@@ -49,10 +55,7 @@ class Uniform(Distribution):
         return self.low + uniform * (self.high - self.low)
 
     def log_prob(self, value):
-        self._check_value_shape(value)
-        if self._validate_args:
-            check_support(self, value, (self.low <= value) & (value < self.high),
-                          f"Interval(lower_bound={self.low}, upper_bound={self.high})")
+        self._validate_sample(value)
         inside = (self.low <= value) & (self.high > value)
         return binary.where(inside, 0.0, -math.inf) - (self.high - self.low).log()
 

@@ -1,11 +1,12 @@
 """Every public op, one module per family. Importing this package registers them all
 (see :mod:`vizgrad.ops.registry`)."""
 
-from . import (activation, binary, compare, conversion, conv, index, linalg, loss, normalization, pooling,
+from . import (activation, binary, compare, conversion, conv, gamma, index, linalg, loss, normalization, pooling,
                histogram, reduce, shape, sorting, unary)
+from . import decompositions
 from .registry import OPS
 
-__all__ = sorted(OPS)
+__all__ = sorted(name for name in OPS if "." not in name)   # (dotted names, "linalg.svd", live in their namespace)
 
 
 def __getattr__(name):

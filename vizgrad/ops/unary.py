@@ -467,6 +467,31 @@ def tanh(input):
     return Tanh.apply(input)
 
 
+class Atan(Op):
+    promotes, int_to_float = (0,), True   # integers give the default float dtype
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return ctx.xp.atan(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad / (1 + a * a)
+
+
+@register(np.arctan, unary(-3.0, 3.0), aliases=("arctan",))
+def atan(input):
+    """Elementwise arctangent, in (-π/2, π/2).  d(atan x)/dx = 1 / (1 + x²).
+
+    Example::
+
+        vizgrad.atan(vizgrad.tensor([0.0, 1.0]))   # tensor([0.0000, 0.7854])
+    """
+    return Atan.apply(input)
+
+
 class Sigmoid(Op):
     promotes, int_to_float = (0,), True   # integers give the default float dtype
 
@@ -567,6 +592,58 @@ def erfc(input):
     return Erfc.apply(input)
 
 
+def _scipy_special(name):
+    """A SciPy special function, the reference of the registry's tests (SciPy comes with
+    scikit-learn, a test dependency; vizgrad itself never imports it)."""
+    def reference(*args):
+        import scipy.special
+        return getattr(scipy.special, name)(*args)
+    return reference
+
+
+class Erfinv(Op):
+    """erf⁻¹(x): Winitzki's closed form (within 2e-3) refined by Halley's method on erf(y) = x
+    (on erfc(y) = 1 - |x| for |x| > ½, where 1 - |x| is exact); dy/dx = √π/2 · e^(y²)."""
+
+    promotes, int_to_float = (0,), True   # integers give the default float dtype
+
+    @staticmethod
+    def forward(ctx, a):
+        xp = ctx.xp
+        size = xp.abs(a)
+        inside = size < 1                                           # (False at NaN)
+        size = xp.where(inside, size, xp.zeros_like(size))          # ±1, beyond and NaN are set at the end
+        log_room = xp.log1p(-size) + xp.log1p(size)                 # log(1 - x²), exact near |x| = 1
+        shift = 2 / (math.pi * 0.147) + log_room / 2
+        y = xp.sqrt(xp.sqrt(shift * shift - log_room / 0.147) - shift)
+        y = xp.where(size < 1e-3, size * (math.sqrt(math.pi) / 2), y)   # the closed form cancels there
+        for _ in range(3):
+            residual = xp.where(size > 0.5, (1 - size) - xp.erfc(y), xp.erf(y) - size)
+            step = residual / ((2 / math.sqrt(math.pi)) * xp.exp(-(y * y)))
+            y = y - step / (1 + y * step)
+        y = xp.where(inside, y, xp.where(xp.abs(a) == 1, xp.full_like(y, math.inf), xp.full_like(y, math.nan)))
+        out = xp.copysign(y, a)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        y, = ctx.saved_tensors
+        return grad * (math.sqrt(math.pi) / 2) * ctx.xp.exp(y * y)
+
+
+@register(_scipy_special("erfinv"), unary(-0.95, 0.95))
+def erfinv(input):
+    """Elementwise inverse error function: ``erfinv(erf(y)) = y`` for ``input`` in (-1, 1)
+    (±inf at ±1, NaN beyond).  d erfinv(x)/dx = √π/2 · e^(erfinv(x)²).
+
+    Example::
+
+        vizgrad.erfinv(vizgrad.tensor([0.0, 0.5]))   # tensor([0.0000, 0.4769])
+    """
+    return Erfinv.apply(input)
+
+
 class Lgamma(Op):
     promotes, int_to_float = (0,), True   # integers give the default float dtype
 
@@ -595,15 +672,6 @@ class Polygamma(Op):
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         return grad * ctx.xp.polygamma(ctx.n + 1, a)
-
-
-def _scipy_special(name):
-    """A SciPy special function, the reference of the registry's tests (SciPy comes with
-    scikit-learn, a test dependency; vizgrad itself never imports it)."""
-    def reference(*args):
-        import scipy.special
-        return getattr(scipy.special, name)(*args)
-    return reference
 
 
 def _gamma_samples(rng):
