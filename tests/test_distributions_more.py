@@ -750,3 +750,21 @@ def test_normal_icdf_and_constraint_checks():
     assert repr(constraints.real_vector) == repr(TD.constraints.real_vector)
     assert repr(constraints.nonnegative_integer) == repr(TD.constraints.nonnegative_integer)
     assert repr(D.Uniform.support) == "Dependent()" and constraints.is_dependent(D.Uniform.support)
+
+
+def test_expand_reaches_the_distribution_inside():
+    """Beta, StudentT and OneHotCategorical sample through a distribution they hold: expand expands it too."""
+    for dist in (D.Beta(t([2.0, 3.0]), t([1.0, 2.0])), D.StudentT(t([3.0, 4.0])),
+                 D.OneHotCategorical(probs=t([[0.2, 0.8], [0.5, 0.5]]))):
+        expanded = dist.expand((3, 2))
+        assert tuple(expanded.sample((5,)).shape) == (5, 3, 2) + dist.event_shape, type(dist).__name__
+
+
+def test_cdf_checks_the_value_against_the_support():
+    """Exponential's and Uniform's cdf refuse values outside the support, as PyTorch's (and the
+    other distributions' here) do, instead of returning a value that is no probability."""
+    with pytest.raises(ValueError, match="support"):
+        D.Exponential(2.0).cdf(t(-1.0))
+    with pytest.raises(ValueError, match="support"):
+        D.Uniform(0.0, 1.0).cdf(t(2.0))
+    close(D.Exponential(2.0, validate_args=False).cdf(t(0.5)), TD.Exponential(2.0).cdf(tt(0.5)))

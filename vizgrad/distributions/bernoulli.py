@@ -5,12 +5,11 @@ import numpy as np
 from .. import creation
 from ..autograd.grad_mode import no_grad
 from ..ops.loss import binary_cross_entropy_with_logits
-from .categorical import clamp_probs, probs_or_logits
 from . import constraints
-from .distribution import Distribution, lazy_property
+from .distribution import ProbsOrLogits
 
 
-class Bernoulli(Distribution):
+class Bernoulli(ProbsOrLogits):
     """P(1) = p, P(0) = 1 - p elementwise, given ``probs`` p or ``logits`` log(p / (1 - p)).
 
     log p(x) = x log p + (1 - x) log(1 - p) (computed from the logits, stable);
@@ -23,32 +22,8 @@ class Bernoulli(Distribution):
         coin.log_prob(vizgrad.tensor([1.0, 1.0]))
     """
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
     has_enumerate_support = True
-
-    def __init__(self, probs=None, logits=None, validate_args=None):
-        parameter, given_probs = probs_or_logits("Bernoulli", probs, logits)
-        if given_probs:
-            self.probs = parameter
-        else:
-            self.logits = parameter
-        self._param = parameter
-        super().__init__(tuple(parameter.shape), validate_args=validate_args)
-
-    @lazy_property
-    def logits(self):
-        """log(p / (1 - p)), with p clamped away from 0 and 1."""
-        return binary_logits(self.probs)
-
-    @lazy_property
-    def probs(self):
-        """σ(logits)."""
-        return self.logits.sigmoid()
-
-    @property
-    def param_shape(self):
-        return tuple(self._param.shape)
 
     @property
     def mean(self):
@@ -85,9 +60,3 @@ class Bernoulli(Distribution):
         values = creation.tensor([0.0, 1.0], dtype=self._param.dtype, device=self._param.device)
         values = values.reshape(2, *(1,) * len(self._batch_shape))
         return values.expand(2, *self._batch_shape) if expand else values
-
-
-def binary_logits(probs):
-    """log(p / (1 - p)), with p clamped away from 0 and 1 (finite logits)."""
-    p = clamp_probs(probs)
-    return p.log() - (-p).log1p()

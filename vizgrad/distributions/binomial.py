@@ -6,12 +6,10 @@ from .. import creation
 from ..ops.activation import softplus
 from ..tensor import Tensor
 from . import constraints
-from .bernoulli import binary_logits
-from .categorical import probs_or_logits
-from .distribution import Distribution, broadcast_all, draw_on_host, lazy_property
+from .distribution import ProbsOrLogits, broadcast_all, draw_on_host
 
 
-class Binomial(Distribution):
+class Binomial(ProbsOrLogits):
     """The number of successes in ``total_count`` n trials of success probability p, given
     ``probs`` p or ``logits`` l = log(p / (1 - p)).
 
@@ -29,30 +27,15 @@ class Binomial(Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        parameter, given_probs = probs_or_logits("Binomial", probs, logits)
-        name = "probs" if given_probs else "logits"
+        name, parameter = self._given_probs_or_logits(probs, logits)
         if isinstance(total_count, Tensor) and not total_count.is_floating_point():
             total_count = total_count.to(parameter.dtype)        # counts as the parameter's floats, as PyTorch
         self.total_count, parameter = broadcast_all("Binomial", total_count=total_count, **{name: parameter})
-        setattr(self, name, parameter)
-        self._param = parameter
-        super().__init__(tuple(parameter.shape), validate_args=validate_args)
-
-    @lazy_property
-    def logits(self):
-        return binary_logits(self.probs)
-
-    @lazy_property
-    def probs(self):
-        return self.logits.sigmoid()
+        super().__init__(validate_args=validate_args, **{name: parameter})
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self.total_count)
-
-    @property
-    def param_shape(self):
-        return tuple(self._param.shape)
 
     @property
     def mean(self):
@@ -81,20 +64,24 @@ class Binomial(Distribution):
 
     def entropy(self):
         """-Σₖ p(k) log p(k) over k = 0..n."""
-        largest = int(self.total_count.max().item()) if self.total_count.numel() else 0
-        if self.total_count.numel() and int(self.total_count.min().item()) != largest:
-            raise NotImplementedError("Binomial.entropy: inhomogeneous total count not supported by `entropy`: "
-                                      "every total_count of the batch must be equal")
+        self._shared_total_count("entropy")
         log_prob = self.log_prob(self.enumerate_support(expand=False))
         return -(log_prob.exp() * log_prob).sum(0)
 
     def enumerate_support(self, expand=True):
         """The counts 0..n, shaped (n + 1, 1, ..., 1) or expanded to (n + 1,) + batch_shape
         (one n for the whole batch)."""
-        largest = int(self.total_count.max().item()) if self.total_count.numel() else 0
-        if self.total_count.numel() and int(self.total_count.min().item()) != largest:
-            raise NotImplementedError("Binomial.enumerate_support: inhomogeneous total count not supported: every "
-                                      "total_count of the batch must be equal")
-        values = creation.arange(largest + 1, dtype=self._param.dtype, device=self._param.device)
+        count = self._shared_total_count("enumerate_support")
+        values = creation.arange(count + 1, dtype=self._param.dtype, device=self._param.device)
         values = values.reshape(-1, *(1,) * len(self._batch_shape))
-        return values.expand(largest + 1, *self._batch_shape) if expand else values
+        return values.expand(count + 1, *self._batch_shape) if expand else values
+
+    def _shared_total_count(self, method):
+        """The total_count every element of the batch shares (0 for an empty batch), as an int."""
+        if not self.total_count.numel():
+            return 0
+        largest = int(self.total_count.max().item())
+        if int(self.total_count.min().item()) != largest:
+            raise NotImplementedError(f"Binomial.{method}: inhomogeneous total count not supported by `{method}`: "
+                                      f"every total_count of the batch must be equal")
+        return largest

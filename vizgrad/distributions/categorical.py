@@ -7,27 +7,12 @@ import numpy as np
 from .. import creation
 from ..autograd.grad_mode import no_grad
 from ..ops import activation, compare
-from ..errors import ArgumentError, ShapeError, format_shape
+from ..errors import ShapeError, format_shape
 from . import constraints
-from .distribution import Distribution, as_parameter, check_support, check_values, lazy_property
+from .distribution import ProbsOrLogits, check_support, check_values, clamp_probs, lazy_property
 
 
-def probs_or_logits(owner, probs, logits):
-    """The one parameter given, as a floating tensor, and whether it is ``probs``."""
-    if (probs is None) == (logits is None):
-        raise ArgumentError(f"{owner}: either `probs` or `logits` must be specified, but not both.")
-    if probs is not None:
-        return as_parameter(probs, "probs", owner), True
-    return as_parameter(logits, "logits", owner), False
-
-
-def clamp_probs(probs):
-    """Probabilities kept inside [eps, 1 - eps] of their dtype (so their logarithms are finite)."""
-    eps = float(np.finfo(probs.dtype.numpy).eps)
-    return probs.clamp(min=eps, max=1 - eps)
-
-
-class Categorical(Distribution):
+class Categorical(ProbsOrLogits):
     """A distribution over {0, ..., K-1} given by the last dim of ``probs`` (normalised to sum to
     one) or of ``logits`` (unnormalised log-probabilities); the other dims are the batch.
 
@@ -44,18 +29,16 @@ class Categorical(Distribution):
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        parameter, given_probs = probs_or_logits("Categorical", probs, logits)
+        name, parameter = self._given_probs_or_logits(probs, logits)
         if parameter.ndim < 1:
-            raise ShapeError(f"Categorical: `{'probs' if given_probs else 'logits'}` must be at least "
-                             f"one-dimensional (the last dim holds the K classes), got shape "
-                             f"{format_shape(parameter.shape)}")
-        if given_probs:
-            self.probs = parameter / parameter.sum(-1, keepdim=True)
+            raise ShapeError(f"Categorical: `{name}` must be at least one-dimensional (the last dim holds the K "
+                             f"classes), got shape {format_shape(parameter.shape)}")
+        if name == "probs":
+            parameter = parameter / parameter.sum(-1, keepdim=True)
         else:
-            self.logits = parameter - parameter.logsumexp(-1, keepdim=True)
-        self._param = parameter
+            parameter = parameter - parameter.logsumexp(-1, keepdim=True)
         self._num_events = parameter.shape[-1]
-        super().__init__(tuple(parameter.shape[:-1]), validate_args=validate_args)
+        super().__init__(validate_args=validate_args, **{name: parameter})
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -70,10 +53,6 @@ class Categorical(Distribution):
     def probs(self):
         """Probabilities: softmax of the logits."""
         return activation.softmax(self.logits, -1)
-
-    @property
-    def param_shape(self):
-        return tuple(self._param.shape)
 
     @property
     def mean(self):

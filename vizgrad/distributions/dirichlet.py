@@ -58,8 +58,8 @@ class Dirichlet(Distribution):
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
         gammas = sample_standard_gamma(self.concentration, shape)
-        tiny = dtypes.finfo(gammas.dtype).tiny
-        return (gammas / gammas.sum(-1, keepdim=True)).clamp(min=tiny, max=1 - dtypes.finfo(gammas.dtype).eps)
+        info = dtypes.finfo(gammas.dtype)
+        return (gammas / gammas.sum(-1, keepdim=True)).clamp(min=info.tiny, max=1 - info.eps)
 
     def log_prob(self, value):
         self._validate_sample(value)
@@ -103,11 +103,6 @@ class Beta(Distribution):
     @property
     def concentration0(self):
         return self._dirichlet.concentration[..., 1]
-
-    def expand(self, batch_shape, _instance=None):
-        new = super().expand(batch_shape, _instance)
-        new._dirichlet = self._dirichlet.expand(tuple(batch_shape))
-        return new
 
     @property
     def mean(self):

@@ -1,4 +1,5 @@
-"""The ``Distribution`` base class: batch and event shapes, sample shapes, argument checks."""
+"""The ``Distribution`` base class (batch and event shapes, sample shapes, argument checks) and
+the bases of two families: ``LocationScale`` and ``ProbsOrLogits``."""
 
 import numbers
 
@@ -132,7 +133,8 @@ class Distribution:
 
     def expand(self, batch_shape, _instance=None):
         """The same distribution over a larger ``batch_shape``: each batched parameter expanded
-        (a view, no copy) to ``batch_shape`` followed by its event dims.
+        (a view, no copy) to ``batch_shape`` followed by its event dims, and each distribution
+        it is built on (Beta's Dirichlet) expanded with it when they share the batch shape.
 
         Example::
 
@@ -145,6 +147,8 @@ class Distribution:
         for name, value in self.__dict__.items():
             if isinstance(value, Tensor) and tuple(value.shape[:kept]) == self._batch_shape:
                 new.__dict__[name] = value.expand(*batch_shape, *value.shape[kept:])
+            elif isinstance(value, Distribution) and value.batch_shape == self._batch_shape:
+                new.__dict__[name] = value.expand(batch_shape)
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
@@ -252,6 +256,61 @@ class LocationScale(Distribution):
     @property
     def mode(self):
         return self.loc
+
+
+def clamp_probs(probs):
+    """Probabilities kept inside [eps, 1 - eps] of their dtype (so their logarithms are finite)."""
+    eps = float(np.finfo(probs.dtype.numpy).eps)
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def binary_logits(probs):
+    """log(p / (1 - p)), with p clamped away from 0 and 1 (finite logits)."""
+    p = clamp_probs(probs)
+    return p.log() - (-p).log1p()
+
+
+class ProbsOrLogits(Distribution):
+    """Base of the distributions given either ``probs`` or ``logits`` (exactly one of them).
+
+    The one given is kept, as that attribute and as ``_param`` (of shape ``param_shape``); the
+    other is a ``lazy_property`` computed from it on first use. By default they are a success
+    probability's: p = σ(l), l = log(p / (1 - p)) (Categorical has its own). The trailing dims
+    of the parameter that its constraint reads as one value (``event_dim``) are not batch dims.
+    A subclass that prepares the parameter (broadcasts or normalises it) reads it with
+    ``_given_probs_or_logits`` and passes it on to ``__init__`` under the same name.
+    """
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+
+    def __init__(self, probs=None, logits=None, validate_args=None):
+        name, parameter = self._given_probs_or_logits(probs, logits)
+        setattr(self, name, parameter)          # the other stays a lazy property until asked for
+        self._param = parameter
+        batch_dims = parameter.ndim - self.arg_constraints[name].event_dim
+        super().__init__(tuple(parameter.shape[:batch_dims]), validate_args=validate_args)
+
+    def _given_probs_or_logits(self, probs, logits):
+        """The name of the one parameter given, and its value as a floating tensor."""
+        owner = type(self).__name__
+        if (probs is None) == (logits is None):
+            raise ArgumentError(f"{owner}: either `probs` or `logits` must be specified, but not both.")
+        name, value = ("probs", probs) if probs is not None else ("logits", logits)
+        return name, as_parameter(value, name, owner)
+
+    @lazy_property
+    def logits(self):
+        """log(p / (1 - p)), with p clamped away from 0 and 1."""
+        return binary_logits(self.probs)
+
+    @lazy_property
+    def probs(self):
+        """σ(logits)."""
+        return self.logits.sigmoid()
+
+    @property
+    def param_shape(self):
+        return tuple(self._param.shape)
 
 
 def draw_on_host(draw, like, shape, *parameters):

@@ -51,7 +51,7 @@ class Exponential(Distribution):
 
     def cdf(self, value):
         """1 - e^(-λ x)."""
-        self._check_value_shape(value)
+        self._validate_sample(value, "cdf")
         return 1 - (-self.rate * value).exp()
 
     def icdf(self, value):

@@ -5,12 +5,10 @@ from ..autograd.grad_mode import no_grad
 from ..ops.binary import xlog1py
 from ..ops.loss import binary_cross_entropy_with_logits
 from . import constraints
-from .bernoulli import binary_logits
-from .categorical import probs_or_logits
-from .distribution import Distribution, lazy_property
+from .distribution import ProbsOrLogits
 
 
-class Geometric(Distribution):
+class Geometric(ProbsOrLogits):
     """P(k) = (1 - p)ᵏ p for k = 0, 1, 2, ... (failures before the first success of a coin of
     success probability p), given ``probs`` p or ``logits`` log(p / (1 - p)).
 
@@ -22,25 +20,7 @@ class Geometric(Distribution):
         Geometric(probs=vizgrad.tensor([0.25])).mean     # tensor([3.])
     """
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
-
-    def __init__(self, probs=None, logits=None, validate_args=None):
-        parameter, given_probs = probs_or_logits("Geometric", probs, logits)
-        if given_probs:
-            self.probs = parameter
-        else:
-            self.logits = parameter
-        self._param = parameter
-        super().__init__(tuple(parameter.shape), validate_args=validate_args)
-
-    @lazy_property
-    def logits(self):
-        return binary_logits(self.probs)
-
-    @lazy_property
-    def probs(self):
-        return self.logits.sigmoid()
 
     @property
     def mean(self):

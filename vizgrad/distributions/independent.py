@@ -49,12 +49,8 @@ class Independent(Distribution):
             else support
 
     def expand(self, batch_shape, _instance=None):
-        new = type(self).__new__(type(self)) if _instance is None else _instance
-        batch_shape = tuple(batch_shape)
-        new.base_dist = self.base_dist.expand(batch_shape + self.event_shape[:self.reinterpreted_batch_ndims])
-        new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
+        new = super().expand(batch_shape, _instance)
+        new.base_dist = self.base_dist.expand(new.batch_shape + self.event_shape[:self.reinterpreted_batch_ndims])
         return new
 
     @property

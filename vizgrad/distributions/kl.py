@@ -20,16 +20,13 @@ from .gamma import Gamma
 from .geometric import Geometric
 from .independent import Independent, sum_rightmost
 from .laplace import Laplace
-from .log_normal import Gumbel, HalfNormal
+from .log_normal import EULER_GAMMA, Gumbel, HalfNormal
 from .multivariate_normal import MultivariateNormal
-from .normal import Normal
+from .normal import HALF_LOG_2PI, Normal
 from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
-
-_EULER_GAMMA = 0.57721566490153286061
-_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 _KL = {}
 
@@ -132,7 +129,7 @@ def _kl_binomial_binomial(p, q):
     if bool((p.total_count < q.total_count).any()):
         raise NotImplementedError("kl_divergence: KL between Binomials where q.total_count > p.total_count "
                                   "is not implemented")
-    result = p.total_count * (p.probs * (p.logits - q.logits) + softplus(q.logits) - softplus(p.logits))
+    result = p.total_count * _kl_bernoulli_bernoulli(p, q)
     return binary.where(p.total_count > q.total_count, math.inf, result)
 
 
@@ -158,8 +155,8 @@ def _kl_gumbel_gumbel(p, q):
     """log(β_q/β_p) + (μ_p + β_p γ - μ_q)/β_q + Γ(1 + β_p/β_q) e^((μ_q - μ_p)/β_q) - 1 - γ
     (E_p[e^(-X/β_q)] is the Gumbel's moment generating function)."""
     ratio = p.scale / q.scale
-    return (-ratio.log() + (p.loc + p.scale * _EULER_GAMMA - q.loc) / q.scale
-            + ((q.loc - p.loc) / q.scale + (ratio + 1).lgamma()).exp() - (1 + _EULER_GAMMA))
+    return (-ratio.log() + (p.loc + p.scale * EULER_GAMMA - q.loc) / q.scale
+            + ((q.loc - p.loc) / q.scale + (ratio + 1).lgamma()).exp() - (1 + EULER_GAMMA))
 
 
 @register_kl(Geometric, Geometric)
@@ -206,7 +203,7 @@ def _kl_transformed_transformed(p, q):
 
 def _normal_cross_entropy(mean, variance, q):
     """-E[log q(X)] for a normal q, from X's mean and variance: log σ + ½ log 2π + E[(X - μ)²]/2σ²."""
-    return q.scale.log() + _HALF_LOG_2PI + (variance + (mean - q.loc) ** 2) / (2 * q.scale ** 2)
+    return q.scale.log() + HALF_LOG_2PI + (variance + (mean - q.loc) ** 2) / (2 * q.scale ** 2)
 
 
 def _gumbel_cross_entropy(mean, shifted_mgf, q):
@@ -227,26 +224,34 @@ def _uniform_mean_log(low, high):
     return (xlogy(high, high) - xlogy(low, low)) / (high - low) - 1
 
 
+@register_kl(Beta, Exponential)
+@register_kl(Gamma, Exponential)
+def _kl_to_exponential(p, q):
+    """-H(p) - E[log q(X)] = -H(p) - log λ + λ E[X]."""
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(Beta, Normal)
+@register_kl(Exponential, Normal)
+@register_kl(Gamma, Normal)
+@register_kl(Gumbel, Normal)
+@register_kl(Laplace, Normal)
+@register_kl(Uniform, Normal)
+def _kl_to_normal(p, q):
+    """-H(p) + the normal cross-entropy from p's mean and variance."""
+    return -p.entropy() + _normal_cross_entropy(p.mean, p.variance, q)
+
+
 @register_kl(Bernoulli, Poisson)
 def _kl_bernoulli_poisson(p, q):
     """-H(p) - (p log λ - λ) (log k! = 0 for k = 0, 1)."""
     return -p.entropy() - (p.probs * q.rate.log() - q.rate)
 
 
-@register_kl(Beta, Exponential)
-def _kl_beta_exponential(p, q):
-    return -p.entropy() - q.rate.log() + q.rate * p.mean
-
-
 @register_kl(Beta, Gamma)
 def _kl_beta_gamma(p, q):
     a, b = p.concentration1, p.concentration0
     return -p.entropy() + _gamma_cross_entropy(p.mean, a.digamma() - (a + b).digamma(), q)
-
-
-@register_kl(Beta, Normal)
-def _kl_beta_normal(p, q):
-    return -p.entropy() + _normal_cross_entropy(p.mean, p.variance, q)
 
 
 @register_kl(Beta, Uniform)
@@ -259,7 +264,7 @@ def _kl_beta_uniform(p, q):
 @register_kl(Exponential, Gamma)
 def _kl_exponential_gamma(p, q):
     """E[log X] = -γ - log λ for X ~ Exp(λ)."""
-    return -p.entropy() + _gamma_cross_entropy(p.mean, -_EULER_GAMMA - p.rate.log(), q)
+    return -p.entropy() + _gamma_cross_entropy(p.mean, -EULER_GAMMA - p.rate.log(), q)
 
 
 @register_kl(Exponential, Gumbel)
@@ -268,36 +273,11 @@ def _kl_exponential_gumbel(p, q):
     return -p.entropy() + _gumbel_cross_entropy(p.mean, p.rate / (p.rate + 1 / q.scale), q)
 
 
-@register_kl(Exponential, Normal)
-def _kl_exponential_normal(p, q):
-    return -p.entropy() + _normal_cross_entropy(p.mean, p.variance, q)
-
-
-@register_kl(Gamma, Exponential)
-def _kl_gamma_exponential(p, q):
-    return -p.entropy() - q.rate.log() + q.rate * p.mean
-
-
 @register_kl(Gamma, Gumbel)
 def _kl_gamma_gumbel(p, q):
     """E[e^(-X/β)] = (1 + 1/(β β_p))^(-α) for X ~ Gamma(α, β_p)."""
     mgf = (-p.concentration * (1 / (q.scale * p.rate)).log1p()).exp()
     return -p.entropy() + _gumbel_cross_entropy(p.mean, mgf, q)
-
-
-@register_kl(Gamma, Normal)
-def _kl_gamma_normal(p, q):
-    return -p.entropy() + _normal_cross_entropy(p.mean, p.variance, q)
-
-
-@register_kl(Gumbel, Normal)
-def _kl_gumbel_normal(p, q):
-    return -p.entropy() + _normal_cross_entropy(p.mean, p.variance, q)
-
-
-@register_kl(Laplace, Normal)
-def _kl_laplace_normal(p, q):
-    return -p.entropy() + _normal_cross_entropy(p.loc, p.variance, q)
 
 
 @register_kl(Normal, Gumbel)
@@ -333,8 +313,7 @@ def _kl_uniform_beta(p, q):
 @register_kl(Uniform, Exponential)
 def _kl_uniform_exponential(p, q):
     """∞ where low < 0; else -log(h - l) - log λ + λ (h + l)/2."""
-    result = -p.entropy() - q.rate.log() + q.rate * p.mean
-    return binary.where(p.low < 0, math.inf, result)
+    return binary.where(p.low < 0, math.inf, _kl_to_exponential(p, q))
 
 
 @register_kl(Uniform, Gamma)
@@ -350,11 +329,6 @@ def _kl_uniform_gumbel(p, q):
     """E[e^(-X/β)] = β (e^(-l/β) - e^(-h/β)) / (h - l) for X ~ U(l, h)."""
     mgf = q.scale * ((-p.low / q.scale).exp() - (-p.high / q.scale).exp()) / (p.high - p.low)
     return -p.entropy() + _gumbel_cross_entropy(p.mean, mgf, q)
-
-
-@register_kl(Uniform, Normal)
-def _kl_uniform_normal(p, q):
-    return -p.entropy() + _normal_cross_entropy(p.mean, p.variance, q)
 
 
 def _infinite(p, q):

@@ -12,7 +12,7 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform, AffineTransform, ExpTransform
 from .uniform import Uniform
 
-_EULER_GAMMA = 0.57721566490153286061
+EULER_GAMMA = 0.57721566490153286061
 
 
 class LogNormal(TransformedDistribution):
@@ -152,7 +152,7 @@ class Gumbel(TransformedDistribution):
 
     @property
     def mean(self):
-        return self.loc + self.scale * _EULER_GAMMA
+        return self.loc + self.scale * EULER_GAMMA
 
     @property
     def mode(self):
@@ -167,4 +167,4 @@ class Gumbel(TransformedDistribution):
         return self.stddev ** 2
 
     def entropy(self):
-        return self.scale.log() + (1 + _EULER_GAMMA)
+        return self.scale.log() + (1 + EULER_GAMMA)

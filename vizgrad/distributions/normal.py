@@ -6,7 +6,7 @@ from .. import creation
 from ..ops import unary
 from .distribution import LocationScale
 
-_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
 class Normal(LocationScale):
@@ -38,10 +38,10 @@ class Normal(LocationScale):
 
     def log_prob(self, value):
         self._validate_sample(value)
-        return -((value - self.loc) ** 2) / (2 * self.variance) - self.scale.log() - _HALF_LOG_2PI
+        return -((value - self.loc) ** 2) / (2 * self.variance) - self.scale.log() - HALF_LOG_2PI
 
     def entropy(self):
-        return 0.5 + _HALF_LOG_2PI + self.scale.log()
+        return 0.5 + HALF_LOG_2PI + self.scale.log()
 
     def cdf(self, value):
         """Φ((x - μ)/σ) = ½ (1 + erf((x - μ) / σ√2))."""

@@ -27,11 +27,6 @@ class OneHotCategorical(Distribution):
         super().__init__(self._categorical.batch_shape, self._categorical.param_shape[-1:],
                          validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        new = super().expand(batch_shape, _instance)
-        new._categorical = self._categorical.expand(tuple(batch_shape))
-        return new
-
     @property
     def probs(self):
         return self._categorical.probs
@@ -73,7 +68,5 @@ class OneHotCategorical(Distribution):
     def enumerate_support(self, expand=True):
         """The K one-hot vectors, shaped (K, 1, ..., 1, K) or expanded to (K,) + batch_shape + (K,)."""
         count = self.event_shape[0]
-        probs = self._categorical._param
-        values = creation.eye(count, dtype=probs.dtype, device=probs.device)
-        values = values.reshape(count, *(1,) * len(self._batch_shape), count)
+        values = self._one_hot(self._categorical.enumerate_support(expand=False))
         return values.expand(count, *self._batch_shape, count) if expand else values

@@ -32,11 +32,6 @@ class StudentT(Distribution):
         self._chi2 = Chi2(self.df, validate_args=False)
         super().__init__(tuple(self.df.shape), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        new = super().expand(batch_shape, _instance)
-        new._chi2 = self._chi2.expand(tuple(batch_shape))
-        return new
-
     @property
     def mean(self):
         return binary.where(self.df > 1, self.loc, math.nan)

@@ -62,19 +62,9 @@ class TransformedDistribution(Distribution):
         return constraints.independent(support, extra) if extra > 0 else support
 
     def expand(self, batch_shape, _instance=None):
-        new = type(self).__new__(type(self)) if _instance is None else _instance
-        new.__dict__.update(self.__dict__)
-        batch_shape = tuple(batch_shape)
-        kept = len(self._batch_shape)
-        for name, value in self.__dict__.items():          # a subclass's own parameters (Gumbel's loc, scale)
-            if name in self.arg_constraints and tuple(value.shape[:kept]) == self._batch_shape:
-                new.__dict__[name] = value.expand(*batch_shape, *value.shape[kept:])
-        shape = batch_shape + self.event_shape
-        for transform in reversed(self.transforms):
-            shape = transform.inverse_shape(shape)
+        new = super().expand(batch_shape, _instance)       # and a subclass's own parameters (Gumbel's loc, scale)
+        shape = ComposeTransform(self.transforms).inverse_shape(new.batch_shape + self.event_shape)
         new.base_dist = self.base_dist.expand(shape[:len(shape) - len(self.base_dist.event_shape)])
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
         return new
 
     def sample(self, sample_shape=()):
@@ -103,9 +93,7 @@ class TransformedDistribution(Distribution):
 
     def _monotonize_cdf(self, value):
         """The base's CDF value read through the transforms: 1 - F where they decrease."""
-        sign = 1
-        for transform in self.transforms:
-            sign = sign * transform.sign
+        sign = ComposeTransform(self.transforms).sign
         if isinstance(sign, int) and sign == 1:
             return value
         return sign * (value - 0.5) + 0.5

@@ -19,7 +19,7 @@ from ..errors import ArgumentError, ArgumentTypeError
 from ..ops.activation import softplus
 from ..tensor import Tensor
 from . import constraints
-from .categorical import clamp_probs
+from .distribution import binary_logits, clamp_probs
 from .independent import sum_rightmost
 
 __all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform", "TanhTransform",
@@ -281,8 +281,7 @@ class SigmoidTransform(Transform):
         return clamp_probs(x.sigmoid())
 
     def _inverse(self, y):
-        y = clamp_probs(y)
-        return y.log() - (-y).log1p()
+        return binary_logits(y)
 
     def log_abs_det_jacobian(self, x, y):
         return -softplus(-x) - softplus(x)

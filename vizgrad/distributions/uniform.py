@@ -61,7 +61,7 @@ class Uniform(Distribution):
 
     def cdf(self, value):
         """(x - low) / (high - low), clamped to [0, 1]."""
-        self._check_value_shape(value)
+        self._validate_sample(value, "cdf")
         return ((value - self.low) / (self.high - self.low)).clamp(0, 1)
 
     def icdf(self, value):
