@@ -1,4 +1,5 @@
-"""Convolution layers: ``Conv1d``, ``Conv2d``, ``ConvTranspose1d``, ``ConvTranspose2d``.
+"""Convolution layers: ``Conv1d``, ``Conv2d``, ``Conv3d``, ``ConvTranspose1d``, ``ConvTranspose2d``,
+``ConvTranspose3d``.
 
 They hold a weight and a bias and call the functional convolutions of
 :mod:`vizgrad.ops.conv`. Initialization is PyTorch's: the weight through
@@ -166,6 +167,27 @@ class Conv2d(_ConvNd):
         return F.conv2d(input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
 
 
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W); weight (out, in/groups, kD, kH, kW).
+
+    Example::
+
+        conv = nn.Conv3d(1, 4, kernel_size=3, padding=1)
+        conv(vizgrad.randn(2, 1, 8, 16, 16)).shape   # (2, 4, 8, 16, 16)
+    """
+
+    _dims = 3
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device=device, dtype=dtype)
+
+    def forward(self, input):
+        input, padding = self._padded(input)
+        return F.conv3d(input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+
+
 class _ConvTransposeNd(_ConvNd):
     _transposed = True
 
@@ -223,4 +245,21 @@ class ConvTranspose2d(_ConvTransposeNd):
 
     def forward(self, input, output_size=None):
         return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(input, output_size), self.groups, self.dilation)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W); weight
+    (in, out/groups, kD, kH, kW).
+
+    Example::
+
+        up = nn.ConvTranspose3d(4, 2, kernel_size=2, stride=2)
+        up(vizgrad.randn(1, 4, 3, 3, 3)).shape   # (1, 2, 6, 6, 6)
+    """
+
+    _dims = 3
+
+    def forward(self, input, output_size=None):
+        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
                                   self._output_padding(input, output_size), self.groups, self.dilation)

@@ -358,3 +358,24 @@ class GaussianNLLLoss(_Loss):
 
     def forward(self, input, target, var):
         return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss (see :func:`vizgrad.nn.functional.ctc_loss`):
+    ``forward(log_probs, targets, input_lengths, target_lengths)``.
+
+    Example::
+
+        ctc = nn.CTCLoss()
+        log_probs = vizgrad.randn(50, 4, 20).log_softmax(2)
+        ctc(log_probs, vizgrad.randint(1, 20, (4, 10)), [50] * 4, [10] * 4)
+    """
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)

@@ -287,3 +287,26 @@ class RMSNorm(Module):
 
     def extra_repr(self):
         return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+
+
+class LocalResponseNorm(Module):
+    """Local response normalization over (N, C, *) inputs: each value divided by
+    (k + alpha · the mean square of ``size`` neighbouring channels)^beta (AlexNet's).
+
+    Example::
+
+        nn.LocalResponseNorm(3)(vizgrad.randn(2, 8, 5, 5)).shape    # (2, 8, 5, 5)
+    """
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

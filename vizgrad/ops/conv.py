@@ -1,4 +1,4 @@
-"""Convolutions: conv1d, conv2d and their transposes, as ``torch.nn.functional`` has them.
+"""Convolutions: conv1d, conv2d, conv3d and their transposes, as ``torch.nn.functional`` has them.
 
 A convolution is a matrix product over windows (im2col). :class:`Windows` says where
 the windows of a padded input sit; :class:`Unfold` cuts them out, a strided view
@@ -168,7 +168,7 @@ def is_tensor(value):
 # that layout in memory (a (N, O, *out) view of it), and pooling works in it too, so a
 # network of convolutions and poolings never shuffles the batch back and forth.
 
-BATCH_LAST_AXES = {1: (1,), 2: (1, 2)}   # the spatial axes of (C, *size, N)
+BATCH_LAST_AXES = {1: (1,), 2: (1, 2), 3: (1, 2, 3)}   # the spatial axes of (C, *size, N)
 
 
 def batch_last(xp, x):
@@ -627,6 +627,59 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
         vizgrad.conv_transpose2d(x, w, stride=2, padding=1).shape    # (2, 4, 14, 14)
     """
     return _conv_transpose("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding,
+                           groups, dilation)
+
+
+def _conv3d_samples(rng):
+    yield Sample((values(rng, (2, 2, 4, 4, 3)), values(rng, (3, 2, 2, 3, 2)), values(rng, (3,))), name="basic")
+    yield Sample((values(rng, (1, 2, 5, 4, 5)), values(rng, (2, 2, 2, 2, 3))),
+                 {"stride": (2, 1, 2), "padding": (1, 0, 1), "dilation": (1, 2, 1)}, name="stride, padding, dilation")
+    yield Sample((values(rng, (1, 4, 3, 3, 3)), values(rng, (4, 2, 2, 2, 2)), values(rng, (4,))), {"groups": 2},
+                 name="groups")
+    yield Sample((values(rng, (1, 2, 3, 4, 3)), values(rng, (2, 2, 2, 3, 2))), {"padding": "same"},
+                 name="same, even kernel")
+    yield Sample((values(rng, (2, 3, 4, 3)), values(rng, (2, 2, 2, 2, 2)), values(rng, (2,))), {"padding": 1},
+                 name="unbatched")
+
+
+def _conv_transpose3d_samples(rng):
+    yield Sample((values(rng, (2, 2, 3, 2, 3)), values(rng, (2, 3, 2, 2, 2)), values(rng, (3,))), name="basic")
+    yield Sample((values(rng, (1, 2, 2, 3, 2)), values(rng, (2, 2, 3, 2, 2))),
+                 {"stride": (2, 1, 2), "padding": 1, "output_padding": (1, 0, 0), "dilation": (1, 2, 1)},
+                 name="stride, padding, output_padding, dilation")
+    yield Sample((values(rng, (1, 4, 2, 2, 2)), values(rng, (4, 1, 2, 2, 2)), values(rng, (2,))), {"groups": 2},
+                 name="groups")
+    yield Sample((values(rng, (2, 2, 3, 2)), values(rng, (2, 2, 2, 2, 2))), {"stride": 2}, name="unbatched")
+
+
+@register(_conv_reference(3), _conv3d_samples, method=False)
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-D convolution (cross-correlation, as in PyTorch) over (N, C, D, H, W) or (C, D, H, W).
+
+    out[n, o, i, j, l] = bias[o] + Σ_{c, a, b, e} weight[o, c, a, b, e] · x_pad[n, c', i·s + a·d, j·s + b·d, l·s + e·d]
+
+    The same im2col and matrix product as :func:`conv2d`, one more window axis; gradients alike.
+
+    Example::
+
+        x = vizgrad.randn(2, 1, 8, 16, 16)
+        w = vizgrad.randn(4, 1, 3, 3, 3, requires_grad=True)
+        vizgrad.conv3d(x, w, padding=1).shape            # (2, 4, 8, 16, 16)
+    """
+    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+@register(_conv_transpose_reference(3), _conv_transpose3d_samples, method=False)
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """3-D transposed convolution over (N, C_in, D, H, W) or (C_in, D, H, W); see
+    :func:`conv_transpose2d`. ``weight`` is (C_in, C_out/groups, kD, kH, kW).
+
+    Example::
+
+        vizgrad.conv_transpose3d(vizgrad.randn(1, 4, 3, 3, 3), vizgrad.randn(4, 2, 2, 2, 2), stride=2).shape
+        # (1, 2, 6, 6, 6)
+    """
+    return _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding,
                            groups, dilation)
 
 

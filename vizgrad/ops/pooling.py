@@ -1,5 +1,6 @@
-"""Pooling and resizing: max_pool1d/2d, avg_pool1d/2d, adaptive_avg_pool1d/2d and
-interpolate, as ``torch.nn.functional`` has them.
+"""Pooling and resizing: max_pool1d/2d/3d, avg_pool1d/2d/3d, adaptive_avg_pool1d/2d/3d,
+adaptive_max_pool1d/2d/3d, max_unpool1d/2d/3d, lp_pool1d/2d/3d, local_response_norm,
+interpolate, grid_sample and affine_grid, as ``torch.nn.functional`` has them.
 
 Max and average pooling copy the windows of :mod:`vizgrad.ops.conv` once, one plane
 per kernel tap, and reduce over the taps; their backwards put each output gradient
@@ -8,16 +9,18 @@ and interpolation are linear maps along each spatial axis, so they are products 
 small constant matrices: out = A_H · x · A_Wᵀ, and the gradient is A_Hᵀ · G · A_W.
 """
 
+import itertools
 import math
 
 import numpy as np
 
 from ..autograd.function import Op
-from ..errors import ShapeError, format_shape, ArgumentError, ArgumentTypeError
+from ..errors import ShapeError, format_shape, ArgumentError, ArgumentTypeError, DTypeError, not_a_tensor
 from .conv import (BATCH_LAST_AXES, Windows, batch_first, batch_last, check_input, check_positive, fold_windows,
                    is_tensor, spatial_tuple, window_count, window_view)
 from .registry import Sample, register
 from .samples import values
+from .shape import pad as _pad
 
 
 # --- window geometry -----------------------------------------------------------------------
@@ -241,6 +244,45 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+def _max_pool3d_samples(rng):
+    yield Sample((_distinct(rng, (2, 2, 4, 4, 4)), 2), name="kernel 2")
+    yield Sample((_distinct(rng, (1, 2, 5, 4, 5)), (3, 2, 3)), {"stride": (2, 1, 2), "padding": (1, 0, 1)},
+                 name="overlapping, padding")
+    yield Sample((_distinct(rng, (1, 2, 5, 5, 4)), 2), {"stride": 2, "dilation": (2, 1, 1), "ceil_mode": True,
+                                                       "return_indices": True}, name="dilation, ceil_mode, indices")
+    yield Sample((_distinct(rng, (2, 4, 3, 4)), 2), {"stride": 1}, name="unbatched")
+
+
+@register(_max_pool_reference(3), _max_pool3d_samples, smooth=False, method=False)
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """3-D max pooling over (N, C, D, H, W) or (C, D, H, W); see :func:`max_pool2d`.
+    ``return_indices`` gives flat indices into each D·H·W volume.
+
+    Example::
+
+        vizgrad.max_pool3d(vizgrad.randn(1, 2, 4, 4, 4), 2).shape    # (1, 2, 2, 2, 2)
+    """
+    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """:func:`max_pool1d` returning (values, indices) whatever ``return_indices`` says."""
+    return _max_pool("max_pool1d_with_indices", 1, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """:func:`max_pool2d` returning (values, indices) whatever ``return_indices`` says."""
+    return _max_pool("max_pool2d_with_indices", 2, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """:func:`max_pool3d` returning (values, indices) whatever ``return_indices`` says."""
+    return _max_pool("max_pool3d_with_indices", 3, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
 # --- average pooling -----------------------------------------------------------------------
 
 class AvgPool(Op):
@@ -369,10 +411,39 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                      divisor_override)
 
 
+def _avg_pool3d_samples(rng):
+    yield Sample((values(rng, (2, 2, 4, 4, 4)), 2), name="kernel 2")
+    yield Sample((values(rng, (1, 2, 5, 4, 5)), (3, 2, 3)), {"stride": (2, 1, 2), "padding": (1, 0, 1),
+                                                             "count_include_pad": False}, name="padding, exclude it")
+    yield Sample((values(rng, (1, 2, 5, 5, 4)), 3), {"stride": 2, "padding": 1, "ceil_mode": True},
+                 name="ceil_mode, padding")
+    yield Sample((values(rng, (1, 2, 3, 4, 3)), 2), {"stride": 1, "divisor_override": 5}, name="divisor_override")
+    yield Sample((values(rng, (2, 4, 3, 4)), 2), {"stride": 1}, name="unbatched")
+
+
+@register(_avg_pool_reference(3), _avg_pool3d_samples, method=False)
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """3-D average pooling over (N, C, D, H, W) or (C, D, H, W); see :func:`avg_pool2d`.
+
+    Example::
+
+        vizgrad.avg_pool3d(vizgrad.randn(1, 2, 4, 4, 4), 2).shape    # (1, 2, 2, 2, 2)
+    """
+    return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
 # --- linear maps along each spatial axis: adaptive average pooling, interpolation -----------
 
 def _along_axes(xp, x, matrices):
-    """``x`` with one matrix applied along each trailing axis: (..., H, W) -> (..., h, w)."""
+    """``x`` with one matrix applied along each trailing axis: (..., H, W) -> (..., h, w),
+    (..., D, H, W) -> (..., d, h, w); the depth axis is a product with (..., D, H·W)."""
+    if len(matrices) == 3:
+        *lead, depth, height, width = x.shape
+        flat = xp.matmul(matrices[0], xp.reshape(x, (*lead, depth, height * width)))
+        x = xp.reshape(flat, (*lead, matrices[0].shape[0], height, width))
+        matrices = matrices[1:]
     if len(matrices) == 2:
         x = xp.matmul(matrices[0], x)
     return xp.matmul(x, xp.matrix_transpose(matrices[-1]))
@@ -470,6 +541,24 @@ def adaptive_avg_pool2d(input, output_size):
         vizgrad.adaptive_avg_pool2d(x, 1).shape          # (2, 64, 1, 1)
     """
     return _adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
+
+
+def _adaptive3d_samples(rng):
+    yield Sample((values(rng, (2, 2, 5, 4, 7)), (2, 3, 3)), name="non-divisible")
+    yield Sample((values(rng, (1, 2, 4, 3, 2)), (2, None, 1)), name="None keeps a size")
+    yield Sample((values(rng, (2, 3, 4, 5)), 2), name="unbatched")
+
+
+@register(_adaptive_reference(3), _adaptive3d_samples, method=False)
+def adaptive_avg_pool3d(input, output_size):
+    """3-D adaptive average pooling over (N, C, D, H, W) or (C, D, H, W); see
+    :func:`adaptive_avg_pool2d` (one more averaging matrix, along the depth).
+
+    Example::
+
+        vizgrad.adaptive_avg_pool3d(vizgrad.randn(2, 8, 5, 7, 7), 1).shape   # (2, 8, 1, 1, 1)
+    """
+    return _adaptive_avg_pool("adaptive_avg_pool3d", 3, input, output_size)
 
 
 def _nearest_matrix(xp, n, count, scale, exact, dtype, device):
@@ -714,3 +803,733 @@ def pixel_unshuffle(input, downscale_factor):
     pixels = input.reshape(lead + (channels, height // r, r, width // r, r))
     order = tuple(range(len(lead))) + tuple(len(lead) + k for k in (0, 2, 4, 1, 3))
     return pixels.permute(order).reshape(lead + (channels * r * r, height // r, width // r))
+
+
+# --- adaptive max pooling ------------------------------------------------------------------
+# Window i along an axis of n inputs covers [floor(i·n/count), ceil((i+1)·n/count)), as in
+# adaptive average pooling; windows differ in length by at most one, so each is cut out at the
+# longest length L with its last tap repeated (a repeat never wins over the first: argmax takes
+# the first maximum). Cutting out is ``take`` along each axis; its adjoint, in backward, is a
+# product with the one-hot matrix (count·L, n) of the taps, transposed.
+
+def _adaptive_taps(xp, n, count, device):
+    """(count, L) indices of each window's taps, the last repeated to the common length L."""
+    i = xp.arange(count, dtype=xp.int64, device=device)
+    start, end = (i * n) // count, ((i + 1) * n + count - 1) // count
+    length = max(-(-(k + 1) * n // count) - k * n // count for k in range(count))
+    taps = start[:, None] + xp.arange(length, dtype=xp.int64, device=device)[None, :]
+    return xp.minimum(taps, end[:, None] - 1)
+
+
+class AdaptiveMaxPool(Op):
+    """The largest value of each adaptive window; the gradient goes to it alone (the first on ties)."""
+
+    @staticmethod
+    def forward(ctx, x, output_size, return_indices):
+        xp = ctx.xp
+        d = len(output_size)
+        size = tuple(x.shape[-d:])
+        lead = tuple(x.shape[:-d])
+        taps = [_adaptive_taps(xp, n, count, x.device) for n, count in zip(size, output_size)]
+        lengths = tuple(t.shape[1] for t in taps)
+        cut = x
+        for axis, t in enumerate(taps):
+            cut = xp.take(cut, xp.reshape(t, (-1,)), axis=len(lead) + axis)
+        split = xp.reshape(cut, lead + tuple(v for pair in zip(output_size, lengths) for v in pair))
+        k = len(lead)
+        order = tuple(range(k)) + tuple(k + 2 * a for a in range(d)) + tuple(k + 2 * a + 1 for a in range(d))
+        windows = xp.reshape(xp.permute_dims(split, order), lead + tuple(output_size) + (math.prod(lengths),))
+        best = xp.argmax(windows, axis=-1)
+        out = xp.max(windows, axis=-1)
+        hits = xp.arange(math.prod(lengths), dtype=best.dtype, device=x.device) == xp.expand_dims(best, axis=-1)
+        ctx.output_size, ctx.lengths, ctx.lead = tuple(output_size), lengths, lead
+        ctx.save_for_backward(hits, *[xp.astype(xp.reshape(t, (-1,))[:, None] == xp.arange(n, device=x.device),
+                                                x.dtype) for t, n in zip(taps, size)])
+        if not return_indices:
+            return out
+        # where the maximum sits in its input plane: the tap's position along each axis, flattened
+        index = xp.zeros(out.shape, dtype=xp.int64, device=x.device)
+        rest = xp.astype(best, xp.int64)
+        plane = 1
+        for axis in reversed(range(d)):
+            tap, rest = rest % lengths[axis], rest // lengths[axis]
+            along = taps[axis]                                                       # (count, L)
+            shape = (output_size[axis],) + (1,) * (d - 1 - axis)
+            starts = xp.reshape(along[:, 0], shape)
+            ends = xp.reshape(along[:, -1], shape)
+            index = index + xp.minimum(starts + tap, ends) * plane
+            plane *= size[axis]
+        ctx.mark_non_differentiable(index)
+        return out, index
+
+    @staticmethod
+    def backward(ctx, grad, grad_indices=None):
+        hits, *one_hots = ctx.saved_tensors
+        xp, lead, output_size, lengths = ctx.xp, ctx.lead, ctx.output_size, ctx.lengths
+        d, k = len(output_size), len(lead)
+        spread = xp.astype(hits, grad.dtype) * xp.expand_dims(grad, axis=-1)      # (*lead, *out, K)
+        spread = xp.reshape(spread, lead + output_size + lengths)
+        order = tuple(range(k)) + tuple(v for a in range(d) for v in (k + a, k + d + a))
+        spread = xp.reshape(xp.permute_dims(spread, order),
+                            lead + tuple(count * length for count, length in zip(output_size, lengths)))
+        return _along_axes(xp, spread, [xp.matrix_transpose(m) for m in one_hots])
+
+
+def _output_size(op, d, input, output_size):
+    """``output_size`` as ``d`` positive ints, None keeping the input's size."""
+    size = tuple(input.shape[-d:])
+    if output_size is None or isinstance(output_size, int):
+        output_size = (output_size,) * d
+    elif not isinstance(output_size, (tuple, list)) or len(output_size) not in (1, d):
+        raise ArgumentError(f"{op}: output_size must be an int or a tuple of {d} ints (or None), got {output_size!r}")
+    output_size = tuple(output_size) * (d if len(output_size) == 1 else 1)
+    output_size = tuple(n if o is None else spatial_tuple(op, "output_size", o, 1)[0]
+                        for n, o in zip(size, output_size))
+    check_positive(op, "output_size", output_size)
+    if 0 in size:
+        raise ShapeError(f"{op}: the input has an empty spatial dim: shape {format_shape(input.shape)}")
+    return output_size
+
+
+def _adaptive_max_pool(op, d, input, output_size, return_indices):
+    check_input(op, input, d)
+    output_size = _output_size(op, d, input, output_size)
+    return AdaptiveMaxPool.apply(input, output_size=output_size, return_indices=bool(return_indices))
+
+
+def _adaptive_max_reference(d):
+    def reference(input, output_size, return_indices=False):
+        size = input.shape[-d:]
+        output_size = (output_size,) * d if output_size is None or isinstance(output_size, int) else output_size
+        output_size = tuple(n if o is None else o for n, o in zip(size, output_size))
+        out = np.zeros(input.shape[:-d] + output_size, dtype=input.dtype)
+        indices = np.zeros(out.shape, dtype=np.int64)
+        for position in np.ndindex(*output_size):
+            starts = [i * n // o for i, n, o in zip(position, size, output_size)]
+            window = tuple(slice(s, -(-(i + 1) * n // o)) for s, i, n, o in zip(starts, position, size, output_size))
+            block = input[(...,) + window]
+            flat = block.reshape(block.shape[:-d] + (-1,))
+            out[(...,) + position] = flat.max(axis=-1)
+            where = np.unravel_index(flat.argmax(axis=-1), block.shape[-d:])
+            indices[(...,) + position] = np.ravel_multi_index(tuple(w + s for w, s in zip(where, starts)), size)
+        return (out, indices) if return_indices else out
+    return reference
+
+
+def _adaptive_max1d_samples(rng):
+    yield Sample((_distinct(rng, (2, 3, 7)), 3), name="non-divisible")
+    yield Sample((_distinct(rng, (2, 3, 5)), 4), {"return_indices": True}, name="overlapping windows, indices")
+    yield Sample((_distinct(rng, (3, 8)), 4), name="unbatched")
+
+
+def _adaptive_max2d_samples(rng):
+    yield Sample((_distinct(rng, (2, 2, 7, 6)), (3, 4)), name="non-divisible")
+    yield Sample((_distinct(rng, (1, 2, 5, 4)), (2, None)), {"return_indices": True}, name="None, indices")
+    yield Sample((_distinct(rng, (2, 5, 5)), 1), name="unbatched, global")
+
+
+def _adaptive_max3d_samples(rng):
+    yield Sample((_distinct(rng, (1, 2, 5, 4, 3)), (2, 3, 2)), {"return_indices": True}, name="non-divisible")
+    yield Sample((_distinct(rng, (2, 4, 4, 3)), 2), name="unbatched")
+
+
+@register(_adaptive_max_reference(1), _adaptive_max1d_samples, smooth=False, method=False)
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """1-D adaptive max pooling over (N, C, L) or (C, L); see :func:`adaptive_max_pool2d`.
+
+    Example::
+
+        vizgrad.adaptive_max_pool1d(vizgrad.tensor([[[1.0, 4.0, 2.0, 3.0]]]), 2)   # [[[4., 3.]]]
+    """
+    return _adaptive_max_pool("adaptive_max_pool1d", 1, input, output_size, return_indices)
+
+
+@register(_adaptive_max_reference(2), _adaptive_max2d_samples, smooth=False, method=False)
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max pooling to a fixed ``output_size`` (an int or a pair; None keeps that size) over
+    (N, C, H, W) or (C, H, W).
+
+    Output row i takes the largest value of input rows floor(i·H/h) to ceil((i+1)·H/h) - 1
+    (columns alike), as :func:`adaptive_avg_pool2d` places its windows. ``return_indices``
+    also returns each maximum's flat index into its H·W plane. The gradient goes to the
+    maximum of each window (the first on ties).
+
+    Example::
+
+        x = vizgrad.randn(2, 64, 7, 7, requires_grad=True)
+        vizgrad.adaptive_max_pool2d(x, 1).shape          # (2, 64, 1, 1)
+    """
+    return _adaptive_max_pool("adaptive_max_pool2d", 2, input, output_size, return_indices)
+
+
+@register(_adaptive_max_reference(3), _adaptive_max3d_samples, smooth=False, method=False)
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """3-D adaptive max pooling over (N, C, D, H, W) or (C, D, H, W); see :func:`adaptive_max_pool2d`.
+
+    Example::
+
+        vizgrad.adaptive_max_pool3d(vizgrad.randn(1, 2, 5, 6, 7), 2).shape   # (1, 2, 2, 2, 2)
+    """
+    return _adaptive_max_pool("adaptive_max_pool3d", 3, input, output_size, return_indices)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    """:func:`adaptive_max_pool1d` returning (values, indices)."""
+    return _adaptive_max_pool("adaptive_max_pool1d_with_indices", 1, input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    """:func:`adaptive_max_pool2d` returning (values, indices)."""
+    return _adaptive_max_pool("adaptive_max_pool2d_with_indices", 2, input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+    """:func:`adaptive_max_pool3d` returning (values, indices)."""
+    return _adaptive_max_pool("adaptive_max_pool3d_with_indices", 3, input, output_size, True)
+
+
+# --- max unpooling ----------------------------------------------------------------------------
+
+class MaxUnpool(Op):
+    """Values put back at the flat ``indices`` max pooling returned, zeros elsewhere. An index
+    met twice (overlapping windows sharing a maximum) holds that value once. The gradient
+    reads the output gradient back at the indices."""
+
+    @staticmethod
+    def forward(ctx, x, indices, size):
+        xp = ctx.xp
+        lead = tuple(x.shape[:2])
+        flat = xp.reshape(x, lead + (-1,))
+        where = xp.reshape(indices, lead + (-1,))
+        ctx.save_for_backward(where)
+        ctx.input_shape = tuple(x.shape)
+        zeros = xp.zeros(lead + (math.prod(size),), dtype=x.dtype, device=x.device)
+        total = xp.scatter_add(zeros, 2, where, flat)
+        count = xp.scatter_add(zeros, 2, where, xp.ones_like(flat))
+        out = xp.where(count > 1, total / xp.maximum(count, xp.ones_like(count)), total)
+        return xp.reshape(out, lead + tuple(size))
+
+    @staticmethod
+    def backward(ctx, grad, grad_indices=None):
+        where, = ctx.saved_tensors
+        xp = ctx.xp
+        flat = xp.reshape(grad, tuple(grad.shape[:2]) + (-1,))
+        return xp.reshape(xp.take_along_axis(flat, where, axis=2), ctx.input_shape), None
+
+
+def _unpool_size(op, d, input, kernel, stride, padding, output_size):
+    """PyTorch's output size: (in - 1)·stride - 2·padding + kernel, or ``output_size`` when it
+    is within a stride of that."""
+    size_in = tuple(input.shape[-d:])
+    default = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(size_in, stride, padding, kernel))
+    if output_size is None:
+        return default
+    output_size = tuple(output_size)
+    if len(output_size) == d + 2:
+        output_size = output_size[2:]
+    if len(output_size) != d:
+        raise ArgumentError(f"{op}: output_size should be a sequence containing {d} or {d + 2} elements, but it "
+                            f"has a length of '{len(output_size)}'")
+    for n, want, s in zip(default, output_size, stride):
+        if not n - s < want < n + s:
+            raise ArgumentError(f"{op}: invalid output_size {output_size!r} (dim {output_size.index(want)} must "
+                                f"be between {n - s} and {n + s})")
+    return tuple(int(v) for v in output_size)
+
+
+def _max_unpool(op, d, input, indices, kernel_size, stride, padding, output_size):
+    unbatched = check_input(op, input, d)
+    if not is_tensor(indices):
+        raise not_a_tensor(op, "indices", indices)
+    if indices.dtype.name != "int64":
+        raise DTypeError(f"{op}: indices must be an int64 tensor, got {indices.dtype.name}")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise ShapeError(f"{op}: expected indices of the input's shape {format_shape(input.shape)}, got "
+                         f"{format_shape(indices.shape)}")
+    kernel, stride, padding, _ = _pool_arguments(op, d, kernel_size, stride, padding)
+    size = _unpool_size(op, d, input, kernel, stride, padding, output_size)
+    plane = math.prod(size)
+    if indices.numel() and (int(indices.min()) < 0 or int(indices.max()) >= plane):
+        bad = int(indices.max()) if int(indices.max()) >= plane else int(indices.min())
+        raise ArgumentError(f"{op}: found an invalid max index {bad} (output volumes are of size "
+                            f"{'x'.join(str(n) for n in size)})")
+    if unbatched:
+        return MaxUnpool.apply(input.unsqueeze(0), indices.unsqueeze(0), size=size).squeeze(0)
+    return MaxUnpool.apply(input, indices, size=size)
+
+
+def _max_unpool_reference(d):
+    def reference(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+        kernel, stride, padding, _ = _pool_arguments("", d, kernel_size, stride, padding)
+        size = output_size[-d:] if output_size is not None else tuple(
+            (n - 1) * s - 2 * p + k for n, s, p, k in zip(input.shape[-d:], stride, padding, kernel))
+        lead = input.shape[:-d]
+        out = np.zeros(lead + (math.prod(size),), dtype=input.dtype)
+        flat_x, flat_i = input.reshape(lead + (-1,)), indices.reshape(lead + (-1,))
+        for position in np.ndindex(*flat_x.shape):
+            out[position[:-1] + (flat_i[position],)] = flat_x[position]
+        return out.reshape(lead + tuple(size))
+    return reference
+
+
+def _unpool_sample(rng, d, shape, kernel, **options):
+    """An input and the indices of a max pooling of a larger input: what unpooling is given
+    (windows that do not overlap, so that no index is met twice)."""
+    pooled_options = {k: v for k, v in options.items() if k in ("stride", "padding")}
+    big = _distinct(rng, shape)
+    out, indices = _max_pool_reference(d)(big, kernel, return_indices=True, **pooled_options)
+    kernel_, stride, padding, _ = _pool_arguments("", d, kernel, options.get("stride"), options.get("padding", 0))
+    default = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(out.shape[-d:], stride, padding, kernel_))
+    if default != shape[-d:]:
+        options = {**options, "output_size": shape[-d:]}
+    return Sample((values(rng, out.shape), indices, kernel), options)
+
+
+def _max_unpool1d_samples(rng):
+    yield _unpool_sample(rng, 1, (2, 3, 8), 2)
+    yield _unpool_sample(rng, 1, (2, 2, 9), 3, stride=3, padding=1)
+    yield _unpool_sample(rng, 1, (2, 7), 2, output_size=(7,))
+
+
+def _max_unpool2d_samples(rng):
+    yield _unpool_sample(rng, 2, (2, 2, 4, 6), 2)
+    yield _unpool_sample(rng, 2, (1, 2, 7, 5), 3, stride=(3, 4), padding=1)
+    yield _unpool_sample(rng, 2, (1, 2, 5, 5), 2, output_size=(1, 2, 5, 5))
+    yield _unpool_sample(rng, 2, (2, 4, 4), 2)
+
+
+def _max_unpool3d_samples(rng):
+    yield _unpool_sample(rng, 3, (1, 2, 4, 4, 2), 2)
+    yield _unpool_sample(rng, 3, (2, 3, 5, 4), (2, 3, 2), stride=(2, 3, 2), padding=(1, 1, 0))
+
+
+@register(_max_unpool_reference(1), _max_unpool1d_samples, method=False)
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of :func:`max_pool1d`: see :func:`max_unpool2d`.
+
+    Example::
+
+        y, where = vizgrad.max_pool1d(vizgrad.tensor([[[1.0, 3.0, 2.0, 5.0]]]), 2, return_indices=True)
+        vizgrad.max_unpool1d(y, where, 2)                  # [[[0., 3., 0., 5.]]]
+    """
+    return _max_unpool("max_unpool1d", 1, input, indices, kernel_size, stride, padding, output_size)
+
+
+@register(_max_unpool_reference(2), _max_unpool2d_samples, method=False)
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of :func:`max_pool2d`: each value of ``input`` (N, C, h, w) is put
+    at its flat index (``indices``, as ``max_pool2d(..., return_indices=True)`` gives them)
+    in an (N, C, H, W) output of zeros, H = (h - 1)·stride - 2·padding + kernel (or
+    ``output_size``). dL/dinput[i] = G[indices[i]].
+
+    Example::
+
+        x = vizgrad.randn(1, 1, 4, 4)
+        y, where = vizgrad.max_pool2d(x, 2, return_indices=True)
+        vizgrad.max_unpool2d(y, where, 2).shape               # (1, 1, 4, 4)
+    """
+    return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
+
+
+@register(_max_unpool_reference(3), _max_unpool3d_samples, method=False)
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of :func:`max_pool3d`: see :func:`max_unpool2d`.
+
+    Example::
+
+        y, where = vizgrad.max_pool3d(vizgrad.randn(1, 1, 4, 4, 4), 2, return_indices=True)
+        vizgrad.max_unpool3d(y, where, 2).shape               # (1, 1, 4, 4, 4)
+    """
+    return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)
+
+
+# --- power-average pooling and local response normalization -----------------------------------
+
+def _lp_pool(op, d, input, norm_type, kernel_size, stride, ceil_mode):
+    check_input(op, input, d)
+    if isinstance(norm_type, bool) or not isinstance(norm_type, (int, float)) or norm_type == 0:
+        raise ArgumentError(f"{op}: norm_type must be a non-zero number, got {norm_type!r}")
+    kernel = spatial_tuple(op, "kernel_size", kernel_size, d)
+    check_positive(op, "kernel_size", kernel)
+    pooled = _avg_pool(op, d, input.pow(norm_type), kernel, stride, 0, ceil_mode, True, None)
+    return (pooled * math.prod(kernel)).pow(1.0 / norm_type)
+
+
+def _lp_pool_reference(d):
+    def reference(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+        kernel = spatial_tuple("", "", kernel_size, d)
+        pooled = _avg_pool_reference(d)(input ** norm_type, kernel, stride, 0, ceil_mode)
+        return (pooled * math.prod(kernel)) ** (1.0 / norm_type)
+    return reference
+
+
+def _positive(rng, shape):
+    return rng.uniform(0.5, 2.0, size=shape)
+
+
+def _lp_pool1d_samples(rng):
+    yield Sample((_positive(rng, (2, 3, 8)), 2, 2), name="p 2")
+    yield Sample((_positive(rng, (2, 2, 9)), 3, 3), {"stride": 2, "ceil_mode": True}, name="p 3, ceil_mode")
+    yield Sample((_positive(rng, (3, 7)), 1.5, 2), {"stride": 1}, name="unbatched, p 1.5")
+
+
+def _lp_pool2d_samples(rng):
+    yield Sample((_positive(rng, (2, 2, 4, 6)), 2, 2), name="p 2")
+    yield Sample((_positive(rng, (1, 2, 5, 5)), 3, (2, 3)), {"stride": (1, 2), "ceil_mode": True},
+                 name="p 3, ceil_mode")
+    yield Sample((_positive(rng, (2, 5, 4)), 1.5, 2), name="unbatched")
+
+
+def _lp_pool3d_samples(rng):
+    yield Sample((_positive(rng, (1, 2, 4, 4, 4)), 2, 2), name="p 2")
+    yield Sample((_positive(rng, (2, 3, 5, 4)), 3, (2, 2, 3)), {"stride": 1}, name="unbatched, p 3")
+
+
+@register(_lp_pool_reference(1), _lp_pool1d_samples, method=False)
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """1-D power-average pooling over (N, C, L) or (C, L); see :func:`lp_pool2d`.
+
+    Example::
+
+        vizgrad.lp_pool1d(vizgrad.tensor([[[3.0, 4.0]]]), 2, 2)    # [[[5.]]]
+    """
+    return _lp_pool("lp_pool1d", 1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+@register(_lp_pool_reference(2), _lp_pool2d_samples, method=False)
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """2-D power-average pooling over (N, C, H, W) or (C, H, W): the p-norm of each window,
+    out = (Σ_window x^p)^(1/p) with p = ``norm_type`` (p = 1: sum pooling; p → ∞: max
+    pooling). Computed as (K · avg_pool(x^p))^(1/p), K the kernel's size, so gradients are
+    those of the pieces. No padding, as in PyTorch.
+
+    Example::
+
+        vizgrad.lp_pool2d(vizgrad.rand(1, 3, 8, 8), 2, 2).shape    # (1, 3, 4, 4)
+    """
+    return _lp_pool("lp_pool2d", 2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+@register(_lp_pool_reference(3), _lp_pool3d_samples, method=False)
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """3-D power-average pooling over (N, C, D, H, W) or (C, D, H, W); see :func:`lp_pool2d`.
+
+    Example::
+
+        vizgrad.lp_pool3d(vizgrad.rand(1, 2, 4, 4, 4), 2, 2).shape    # (1, 2, 2, 2, 2)
+    """
+    return _lp_pool("lp_pool3d", 3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def _local_response_norm_reference(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    squares = np.pad(input ** 2, [(0, 0), (size // 2, (size - 1) // 2)] + [(0, 0)] * (input.ndim - 2))
+    channels = input.shape[1]
+    window = sum(squares[:, i:i + channels] for i in range(size)) / size
+    return input / (k + alpha * window) ** beta
+
+
+def _local_response_norm_samples(rng):
+    yield Sample((values(rng, (2, 5, 3)), 3), name="3-D")
+    yield Sample((values(rng, (2, 6, 3, 4)), 2), {"alpha": 0.1, "beta": 0.5, "k": 2.0}, name="4-D, even size")
+    yield Sample((values(rng, (1, 4, 2, 3, 2)), 5), {"alpha": 0.2}, name="5-D, size > channels")
+
+
+@register(_local_response_norm_reference, _local_response_norm_samples, method=False)
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """Local response normalization (AlexNet's) over (N, C, *) inputs: each value divided by
+    the mean square of its ``size`` neighbouring channels (zero-padded at the ends),
+
+    out[n, c] = x[n, c] / (k + alpha/size · Σ_{c' = c - size//2}^{c + (size-1)//2} x[n, c']²)^beta.
+
+    The channel window is an average pooling of x² along the channels.
+
+    Example::
+
+        F.local_response_norm(vizgrad.randn(2, 8, 5, 5), size=3).shape    # (2, 8, 5, 5)
+    """
+    op = "local_response_norm"
+    if not is_tensor(input):
+        raise not_a_tensor(op, "input", input)
+    if input.ndim < 3:
+        raise ShapeError(f"{op}: expected 3D or higher dimensionality input (got {input.ndim} dimensions, shape "
+                         f"{format_shape(input.shape)})")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ArgumentError(f"{op}: size must be a positive int, got {size!r}")
+    if not input.is_floating_point():
+        raise DTypeError(f"{op}: input must be a floating-point tensor, got {input.dtype.name}")
+    if input.numel() == 0:
+        return input.clone()
+    shape = tuple(input.shape)
+    channels = shape[1]
+    # (N, C, *rest) -> (N·rest, 1, C): the channels become a length to pool along
+    along = input.reshape(shape[0], channels, -1).permute(0, 2, 1).reshape(-1, 1, channels)
+    padded = _pad(along * along, (size // 2, (size - 1) // 2))
+    window = _avg_pool(op, 1, padded, size, 1, 0, False, True, None)
+    window = window.reshape(shape[0], -1, channels).permute(0, 2, 1).reshape(shape)
+    return input / (window * alpha + k).pow(beta)
+
+
+
+# --- grid_sample, affine_grid: sampling at arbitrary points ---------------------------------------
+# Compositions of differentiable ops: the sampling points come from the grid (unnormalized, then
+# clipped or reflected per padding_mode), the input values at the neighbouring pixels are gathered
+# (their gradient scatters back) and mixed with weights that are differentiable in the grid, so
+# both gradients, and second derivatives, come from the pieces.
+
+_ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
+                  "Please specify align_corners=True if the old behavior is desired. See the documentation of "
+                  "grid_sample for details.")
+
+
+def _unnormalize(coordinate, size, align_corners):
+    """[-1, 1] to pixel coordinates: -1 and 1 are the corner pixels' centres (align_corners) or
+    their outer edges."""
+    if align_corners:
+        return (coordinate + 1) * ((size - 1) / 2)
+    return ((coordinate + 1) * size - 1) / 2
+
+
+def _reflect(coordinate, twice_low, twice_high):
+    """``coordinate`` folded back and forth into [twice_low/2, twice_high/2]."""
+    from . import unary, binary
+    if twice_low == twice_high:
+        return coordinate * 0
+    low, span = twice_low / 2, (twice_high - twice_low) / 2
+    distance = unary.abs(coordinate - low)
+    extra = binary.fmod(distance, span)
+    flips = unary.floor(distance.detach() / span)
+    even = binary.remainder(flips, 2) == 0
+    return binary.where(even, extra + low, (span - extra) + low)
+
+
+def _source_coordinate(coordinate, size, padding_mode, align_corners):
+    from . import binary
+    coordinate = _unnormalize(coordinate, size, align_corners)
+    if padding_mode == "reflection":
+        coordinate = (_reflect(coordinate, 0, 2 * (size - 1)) if align_corners
+                      else _reflect(coordinate, -1, 2 * size - 1))
+    if padding_mode in ("border", "reflection"):
+        coordinate = binary.clamp(coordinate, 0, size - 1)
+    return coordinate
+
+
+def _grid_sample_reference(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    d = input.ndim - 2
+    size = input.shape[2:]
+    out = np.zeros(input.shape[:2] + grid.shape[1:-1], dtype=input.dtype)
+
+    def reflect(x, twice_low, twice_high):
+        if twice_low == twice_high:
+            return 0.0
+        low, span = twice_low / 2, (twice_high - twice_low) / 2
+        x = abs(x - low)
+        extra, flips = math.fmod(x, span), math.floor(x / span)
+        return extra + low if flips % 2 == 0 else span - extra + low
+
+    for n in range(input.shape[0]):
+        for position in np.ndindex(*grid.shape[1:-1]):
+            point = []
+            for axis in range(d):
+                n_axis = size[axis]
+                c = float(grid[(n,) + position + (d - 1 - axis,)])
+                c = (c + 1) / 2 * (n_axis - 1) if align_corners else ((c + 1) * n_axis - 1) / 2
+                if padding_mode == "reflection":
+                    c = reflect(c, 0, 2 * (n_axis - 1)) if align_corners else reflect(c, -1, 2 * n_axis - 1)
+                if padding_mode != "zeros":
+                    c = min(max(c, 0), n_axis - 1)
+                point.append(c)
+            if mode == "nearest":
+                corners = [(tuple(int(np.rint(c)) for c in point), 1.0)]
+            else:
+                corners = []
+                for bits in np.ndindex(*(2,) * d):
+                    index = tuple(int(math.floor(c)) + b for c, b in zip(point, bits))
+                    weight = math.prod((c - math.floor(c)) if b else (1 - (c - math.floor(c)))
+                                       for c, b in zip(point, bits))
+                    corners.append((index, weight))
+            for index, weight in corners:
+                if all(0 <= i < m for i, m in zip(index, size)):
+                    out[(n, slice(None)) + position] += weight * input[(n, slice(None)) + index]
+    return out
+
+
+def _grid(rng, shape):
+    """Sampling points in [-1.2, 1.2], off the pixel lattice (where bilinear weights have kinks)."""
+    return rng.uniform(-1.2, 1.2, size=shape) + 0.0137
+
+
+def _grid_sample_samples(rng):
+    yield Sample((values(rng, (2, 2, 4, 5)), _grid(rng, (2, 3, 4, 2))), {"align_corners": False},
+                 name="bilinear, zeros")
+    yield Sample((values(rng, (1, 3, 4, 3)), _grid(rng, (1, 2, 5, 2))), {"align_corners": True},
+                 name="bilinear, align_corners")
+    yield Sample((values(rng, (1, 2, 4, 5)), _grid(rng, (1, 3, 3, 2))),
+                 {"padding_mode": "border", "align_corners": False}, name="border")
+    yield Sample((values(rng, (1, 2, 4, 5)), _grid(rng, (1, 3, 3, 2)) * 1.5),
+                 {"padding_mode": "reflection", "align_corners": False}, name="reflection")
+    yield Sample((values(rng, (1, 2, 4, 5)), _grid(rng, (1, 3, 3, 2)) * 1.5),
+                 {"padding_mode": "reflection", "align_corners": True}, name="reflection, align_corners")
+    yield Sample((values(rng, (1, 2, 3, 4, 3)), _grid(rng, (1, 2, 2, 3, 3))), {"align_corners": False},
+                 name="trilinear")
+    yield Sample((values(rng, (2, 2, 4, 5)), _grid(rng, (2, 3, 4, 2))), {"mode": "nearest", "align_corners": False},
+                 name="nearest")
+    yield Sample((values(rng, (1, 2, 3, 4, 3)), _grid(rng, (1, 2, 2, 3, 3))),
+                 {"mode": "nearest", "padding_mode": "border", "align_corners": True}, name="nearest, 3-D, border")
+
+
+@register(_grid_sample_reference, _grid_sample_samples, method=False)
+def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """The values of ``input`` (N, C, H, W) at the points of ``grid`` (N, H_out, W_out, 2), in
+    normalized coordinates: x = -1 is the left edge, 1 the right (y alike); 5-D inputs take
+    (N, D_out, H_out, W_out, 3) grids (x, y, z).
+
+    ``mode='bilinear'`` mixes the 2^d pixels around each point with weights (1 - λ) and λ per
+    axis (trilinear in 3-D); ``'nearest'`` takes the closest pixel. Points outside read zeros
+    (``padding_mode='zeros'``), the border pixel (``'border'``) or the reflected point
+    (``'reflection'``). ``align_corners`` puts ±1 on the corner pixels' centres instead of
+    their outer edges (default False, with PyTorch's warning when not given). Gradients
+    flow to the input (scattered back to the pixels read) and to the grid (through the
+    weights; none for ``nearest``).
+
+    Example::
+
+        x = vizgrad.arange(16.0).reshape(1, 1, 4, 4)
+        grid = vizgrad.zeros(1, 1, 1, 2)                        # the centre
+        F.grid_sample(x, grid, align_corners=False)             # tensor([[[[7.5000]]]])
+    """
+    import warnings
+    from . import binary, compare, unary, index
+    from .. import dtypes
+    op = "grid_sample"
+    for name, value in (("input", input), ("grid", grid)):
+        if not is_tensor(value):
+            raise not_a_tensor(op, name, value)
+    if input.ndim not in (4, 5):
+        raise ShapeError(f"{op}: expected a 4-D or 5-D input, got shape {format_shape(input.shape)}")
+    d = input.ndim - 2
+    if grid.ndim != input.ndim or grid.shape[-1] != d or grid.shape[0] != input.shape[0]:
+        raise ShapeError(f"{op}: grid of shape {format_shape(grid.shape)} must be (N={input.shape[0]}, "
+                         f"{', '.join(['*'] * d)}, {d}) for an input of shape {format_shape(input.shape)}")
+    if not input.is_floating_point() or grid.dtype != input.dtype:
+        raise DTypeError(f"{op}: expected input and grid of one floating point dtype, got {input.dtype.name} "
+                         f"and {grid.dtype.name}")
+    if mode not in ("bilinear", "nearest", "bicubic"):
+        raise ArgumentError(f"{op}: expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: '{mode}'")
+    if mode == "bicubic":
+        raise NotImplementedError(f"{op}: mode 'bicubic' is not supported by vizgrad; use 'bilinear' or 'nearest'")
+    if padding_mode not in ("zeros", "border", "reflection"):
+        raise ArgumentError(f"{op}: expected padding_mode to be 'zeros', 'border', or 'reflection', but got: "
+                            f"'{padding_mode}'")
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, UserWarning, stacklevel=2)
+        align_corners = False
+    batch, channels = input.shape[:2]
+    size = tuple(input.shape[2:])
+    out_shape = tuple(grid.shape[1:-1])
+    points = [_source_coordinate(grid[..., d - 1 - axis], size[axis], padding_mode, align_corners)
+              for axis in range(d)]                                        # per spatial axis, (N, *out)
+    flat_input = input.reshape(batch, channels, -1)
+    strides = [math.prod(size[axis + 1:]) for axis in range(d)]
+
+    def read(indices):
+        """input at integer points (per axis, (N, *out) int64), zero outside."""
+        inside = None
+        flat = 0
+        for i, n, stride in zip(indices, size, strides):
+            ok = compare.logical_and(i >= 0, i < n)
+            inside = ok if inside is None else compare.logical_and(inside, ok)
+            flat = flat + binary.clamp(i, 0, n - 1) * stride
+        where = flat.reshape(batch, 1, -1).expand(batch, channels, flat.numel() // batch)
+        picked = index.gather(flat_input, 2, where).reshape((batch, channels) + out_shape)
+        return picked, inside.unsqueeze(1)
+
+    if mode == "nearest":
+        picked, inside = read([unary.round(p.detach()).to(dtype=dtypes.int64) for p in points])
+        return binary.where(inside, picked, picked * 0)
+    lows = [unary.floor(p.detach()) for p in points]
+    fractions = [p - low for p, low in zip(points, lows)]
+    total = None
+    for bits in itertools.product((0, 1), repeat=d):
+        picked, inside = read([(low + b).to(dtype=dtypes.int64) for low, b in zip(lows, bits)])
+        weight = None
+        for fraction, b in zip(fractions, bits):
+            factor = fraction if b else 1 - fraction
+            weight = factor if weight is None else weight * factor
+        term = binary.where(inside, picked, picked * 0) * weight.unsqueeze(1)
+        total = term if total is None else total + term
+    return total
+
+
+def _affine_grid_reference(theta, size, align_corners=None):
+    d = len(size) - 2
+    axes = []
+    for n in reversed(size[2:]):   # x (W) first
+        if n <= 1:
+            axes.append(np.zeros(max(n, 1)))
+        elif align_corners:
+            axes.append(np.linspace(-1, 1, n))
+        else:
+            axes.append((np.arange(n) * 2 + 1) / n - 1)
+    mesh = np.meshgrid(*reversed(axes), indexing="ij")                        # (D, H, W) order
+    base = np.stack(list(reversed(mesh)) + [np.ones_like(mesh[0])], axis=-1)  # (..., x, y, z, 1)
+    return np.einsum("...k,njk->n...j", base, theta).astype(theta.dtype)
+
+
+def _affine_grid_samples(rng):
+    yield Sample((values(rng, (2, 2, 3)), (2, 3, 4, 5)), {"align_corners": False}, name="2-D")
+    yield Sample((values(rng, (1, 2, 3)), (1, 1, 3, 2)), {"align_corners": True}, name="2-D, align_corners")
+    yield Sample((values(rng, (2, 3, 4)), (2, 1, 2, 3, 4)), {"align_corners": False}, name="3-D")
+
+
+@register(_affine_grid_reference, _affine_grid_samples, method=False)
+def affine_grid(theta, size, align_corners=None):
+    """The sampling grid of the affine maps ``theta`` (N, 2, 3) for a ``size`` (N, C, H, W)
+    output (or (N, 3, 4) for (N, C, D, H, W)): each output pixel's normalized coordinates
+    (x, y[, z], 1), mapped by theta, ready for :func:`grid_sample` (a spatial transformer).
+
+    grid[n, i, j] = theta[n] · (x_j, y_i, 1), with x_j = -1 + (2j + 1)/W (or linspace(-1, 1, W)
+    with ``align_corners``). A matrix product, so dL/dtheta = Σ G ⊗ base.
+
+    Example::
+
+        theta = vizgrad.tensor([[[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]])         # the identity
+        F.affine_grid(theta, (1, 1, 2, 2), align_corners=False)[0, 0]       # [[-0.5, -0.5], [0.5, -0.5]]
+    """
+    import warnings
+    from .. import creation
+    op = "affine_grid"
+    if not is_tensor(theta):
+        raise not_a_tensor(op, "theta", theta)
+    if align_corners is None:
+        warnings.warn(_ALIGN_WARNING, UserWarning, stacklevel=2)
+        align_corners = False
+    if not theta.is_floating_point():
+        raise DTypeError(f"{op}: expected theta to have floating point type, but got {theta.dtype.name}")
+    from ..errors import as_int
+    if isinstance(size, (str, bytes)) or not hasattr(size, "__len__"):
+        raise ArgumentTypeError(f"{op}: size must be a sequence of 4 or 5 ints (N, C, *spatial), got {size!r}")
+    size = tuple(as_int(op, "size", n) for n in size)
+    if len(size) not in (4, 5):
+        raise NotImplementedError(f"{op}: only supports 4D and 5D sizes, for 2D and 3D affine transforms, "
+                                  f"respectively. Got size {format_shape(size)}.")
+    d = len(size) - 2
+    if theta.ndim != 3 or tuple(theta.shape[1:]) != (d, d + 1):
+        raise ShapeError(f"{op}: expected a batch of {d}D affine matrices of shape Nx{d}x{d + 1} for size "
+                         f"{format_shape(size)}. Got {format_shape(theta.shape)}.")
+    if align_corners and min(size[2:]) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an intended use case of affine_grid. See the documentation "
+                      "of affine_grid for details.", UserWarning, stacklevel=2)
+    elif min(size) <= 0:
+        raise ShapeError(f"{op}: expected non-zero, positive output size. Got {format_shape(size)}")
+    if theta.shape[0] != size[0]:
+        raise ShapeError(f"{op}: theta has {theta.shape[0]} matrices but size asks for a batch of {size[0]}")
+    base = _affine_grid_reference(np.eye(d, d + 1)[None], (1, 1) + size[2:], align_corners)[0]
+    base = np.concatenate([base, np.ones(base.shape[:-1] + (1,))], axis=-1)      # (*spatial, d + 1)
+    points = creation.tensor(base.reshape(-1, d + 1), dtype=theta.dtype, device=theta.device)
+    return (points @ theta.transpose(1, 2)).reshape((size[0],) + size[2:] + (d,))
+
+
+# exported by nn.functional besides the registered ops
+__all__ = ["max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices"]
