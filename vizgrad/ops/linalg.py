@@ -884,3 +884,55 @@ def tensordot(a, b, dims=2):
         right[db] = left[da]
     output = [c for d, c in enumerate(left) if d not in dims_a] + [c for d, c in enumerate(right) if d not in dims_b]
     return einsum("".join(left) + "," + "".join(right) + "->" + "".join(output), a, b)
+
+
+def _chain_matmul_samples(rng):
+    yield Sample((values(rng, (2, 3)), values(rng, (3, 4)), values(rng, (4, 2))), name="three")
+    yield Sample((values(rng, (2, 3)),), name="one")
+
+
+@register(lambda *matrices: np.linalg.multi_dot(matrices) if len(matrices) > 1 else matrices[0].copy(),
+          _chain_matmul_samples, method=False)
+def chain_matmul(*matrices):
+    """The product of the 2-D ``matrices``, left to right (PyTorch deprecates it for
+    :func:`vizgrad.linalg.multi_dot`); one matrix is returned as a copy.
+
+    Example::
+
+        vizgrad.chain_matmul(vizgrad.eye(2), vizgrad.ones(2, 3))   # (2, 3) of ones
+    """
+    warnings.warn("chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                  "vizgrad.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+                  "multiple parameters.", UserWarning, stacklevel=2)
+    if not matrices:
+        raise ArgumentError("chain_matmul: chain_matmul(): Expected one or more matrices")
+    for position, matrix in enumerate(matrices):
+        if not isinstance(matrix, Tensor):
+            raise not_a_tensor("chain_matmul", f"matrices[{position}]", matrix)
+        if matrix.ndim != 2:
+            raise ShapeError(f"chain_matmul: Tensor dimension is {matrix.ndim}, expected 2 instead "
+                             f"(matrices[{position}] has shape {format_shape(matrix.shape)})")
+    for position, (left, right) in enumerate(zip(matrices, matrices[1:])):
+        if left.shape[1] != right.shape[0]:
+            raise ShapeError(f"chain_matmul: matrices[{position}] of shape {format_shape(left.shape)} and "
+                             f"matrices[{position + 1}] of shape {format_shape(right.shape)} cannot be multiplied")
+    result = matrices[0].clone() if len(matrices) == 1 else matrices[0]
+    for matrix in matrices[1:]:
+        result = matmul(result, matrix)
+    return result
+
+
+def matrix_trace(input):
+    """The sum of the main diagonal of the 2-D ``input`` (``x.trace()``, ``vizgrad.trace(x)``);
+    the gradient is the identity matrix times the incoming gradient.
+
+    Example::
+
+        vizgrad.tensor([[1., 2.], [3., 4.]]).trace()   # tensor(5.)
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("trace", "input", input)
+    if input.ndim != 2:
+        raise ShapeError(f"trace: expected a matrix, but got tensor with dim {input.ndim} "
+                         f"(shape {format_shape(input.shape)})")
+    return input.diagonal().sum()

@@ -1905,3 +1905,398 @@ def channel_shuffle(input, groups):
                          f"channels and {groups} groups (input of shape {format_shape(input.shape)})")
     grouped = reshape(input, (batch, groups, channels // groups) + tuple(input.shape[2:]))
     return reshape(transpose(grouped, 1, 2), tuple(input.shape))
+
+
+# --- composites: tile, ravel, select, the directional splits, repeat_interleave, ... ------
+# Built from the ops above (repeat, reshape, getitem, split, index_select, sum): their
+# gradients, of every order, are those ops' gradients.
+
+def _tile_reference(a, dims):
+    return np.tile(a, dims)
+
+
+def _tile_samples(rng):
+    yield Sample((values(rng, (2, 3)), (2,)), name="fewer dims than the tensor")
+    yield Sample((values(rng, (3,)), (2, 2)), name="more dims than the tensor")
+    yield Sample((values(rng, ()), (3,)), name="0-d")
+    yield Sample((values(rng, (2, 3)), ()), name="no dims")
+
+
+@register(_tile_reference, _tile_samples)
+def tile(input, dims):
+    """``input`` repeated ``dims[i]`` times along each dim; when ``dims`` has fewer entries
+    than ``input`` has dims, ones are put in front (``x.tile((2,))`` repeats the last dim),
+    when more, the tensor gains leading dims (as :meth:`repeat`).
+
+    Example::
+
+        vizgrad.tensor([1, 2]).tile((2,))      # tensor([1, 2, 1, 2])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("tile", "input", input)
+    dims = _ints("tile", "dims", dims)
+    if any(d < 0 for d in dims):
+        raise ShapeError(f"tile: dims must be non-negative, got {dims}")
+    dims = (1,) * (input.ndim - len(dims)) + dims
+    return repeat(input, dims) if dims else input.clone()
+
+
+@register(np.ravel, lambda rng: iter([Sample((values(rng, (2, 3)),)), Sample((values(rng, ()),), name="0-d"),
+                                      Sample((non_contiguous(values(rng, (3, 4))),), name="non-contiguous")]))
+def ravel(input):
+    """The elements of ``input`` as a 1-D tensor, in row-major order (a view when the memory
+    allows one, as :func:`reshape`).
+
+    Example::
+
+        vizgrad.tensor([[1, 2], [3, 4]]).ravel()   # tensor([1, 2, 3, 4])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("ravel", "input", input)
+    return reshape(input, (-1,))
+
+
+def _select_reference(a, dim, index):
+    return np.take(a, index, axis=dim)
+
+
+def _select_samples(rng):
+    yield Sample((values(rng, (3, 4)), 0, 1), name="row")
+    yield Sample((values(rng, (2, 3, 4)), -1, -2), name="negative dim and index")
+    yield Sample((values(rng, (3,)), 0, 2), name="1-d to 0-d")
+
+
+@register(_select_reference, _select_samples)
+def select(input, dim, index):
+    """The slice of ``input`` at ``index`` along ``dim``, that dim removed: a view
+    (``x.select(0, i)`` is ``x[i]``).
+
+    Example::
+
+        vizgrad.arange(6).reshape(2, 3).select(1, -1)   # tensor([2, 5])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("select", "input", input)
+    if not input.ndim:
+        raise IndexingError("select: select() cannot be applied to a 0-dim tensor")
+    axis = _dim("select", dim, input.ndim)
+    position = as_int("select", "index", index)
+    size = input.shape[axis]
+    if not -size <= position < size:
+        raise IndexingError(f"select: index {position} out of range for tensor of size "
+                            f"{format_shape(input.shape)} at dimension {dim}")
+    return input[_slice_key(input.ndim, axis, None, None)[:axis] + (position,)]
+
+
+def _directional_split(op, input, indices_or_sections, dim, least):
+    if not isinstance(input, Tensor):
+        raise not_a_tensor(op, "input", input)
+    if input.ndim < least:
+        raise ShapeError(f"{op}: {op} requires a tensor with at least {least} dimension"
+                         f"{'s' if least > 1 else ''}, but got a tensor with {input.ndim} dimensions "
+                         f"(shape {format_shape(input.shape)})")
+    if not isinstance(indices_or_sections, (list, tuple)):
+        sections = as_int(op, "sections", indices_or_sections)
+        size = input.shape[dim]
+        if sections <= 0 or size % sections:
+            raise ShapeError(f"{op}: {op} attempted to split along dimension {dim}, but the size of the "
+                             f"dimension {size} is not divisible by the split_size {sections}!")
+    return tensor_split(input, indices_or_sections, dim)
+
+
+def _directional_samples(ndim, sections):
+    def samples(rng):
+        yield Sample((values(rng, (2, 4, 6)[:ndim] if ndim > 1 else (6,)), sections), name="sections")
+        yield Sample((values(rng, (4, 4, 4)[:max(ndim, 1)]), [1, 3]), name="indices")
+    return samples
+
+
+@register(lambda a, s: tuple(np.hsplit(a, s)), _directional_samples(1, 2))
+def hsplit(input, indices_or_sections):
+    """:func:`tensor_split` along dim 1 (dim 0 for a 1-D tensor); a number of sections must
+    divide that dim. Example: ``vizgrad.arange(6).hsplit(3)``: three pieces of two."""
+    return _directional_split("hsplit", input, indices_or_sections, 1 if getattr(input, "ndim", 0) > 1 else 0, 1)
+
+
+@register(lambda a, s: tuple(np.vsplit(a, s)), _directional_samples(2, 2))
+def vsplit(input, indices_or_sections):
+    """:func:`tensor_split` along dim 0 of a tensor of at least 2 dims; a number of sections must
+    divide that dim. Example: ``vizgrad.zeros(4, 2).vsplit(2)``: two (2, 2) pieces."""
+    return _directional_split("vsplit", input, indices_or_sections, 0, 2)
+
+
+@register(lambda a, s: tuple(np.dsplit(a, s)), _directional_samples(3, 3))
+def dsplit(input, indices_or_sections):
+    """:func:`tensor_split` along dim 2 of a tensor of at least 3 dims; a number of sections must
+    divide that dim. Example: ``vizgrad.zeros(1, 1, 4).dsplit(2)``: two (1, 1, 2) pieces."""
+    return _directional_split("dsplit", input, indices_or_sections, 2, 3)
+
+
+def _split_with_sizes_samples(rng):
+    yield Sample((values(rng, (5, 3)), [2, 3]), name="rows")
+    yield Sample((values(rng, (3, 6)), (1, 0, 5)), {"dim": -1}, name="empty piece, negative dim")
+
+
+@register(_split_reference, _split_with_sizes_samples)
+def split_with_sizes(input, split_sizes, dim=0):
+    """Split ``input`` along ``dim`` into pieces of ``split_sizes`` entries (which must sum to
+    that dim's size): views from one node, as :func:`split` with a list.
+
+    Example::
+
+        vizgrad.arange(5).split_with_sizes([2, 3])   # (tensor([0, 1]), tensor([2, 3, 4]))
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("split_with_sizes", "input", input)
+    if not input.ndim:
+        raise ShapeError("split_with_sizes: a 0-d tensor has no dim to split")
+    axis = _dim("split_with_sizes", dim, input.ndim)
+    sizes = _ints("split_with_sizes", "split_sizes", split_sizes)
+    if any(s < 0 for s in sizes) or sum(sizes) != input.shape[axis]:
+        raise ShapeError(f"split_with_sizes: split_sizes {list(sizes)} must be non-negative and sum exactly to "
+                         f"the size of dim {dim}, {input.shape[axis]} (input of shape {format_shape(input.shape)})")
+    return _pieces(input, axis, sizes, "split_with_sizes", SplitWithSizes)
+
+
+def _repeat_interleave_reference(a, repeats=None, dim=None, output_size=None):
+    if repeats is None:
+        return np.repeat(np.arange(len(a)), a)
+    return np.repeat(a.reshape(-1) if dim is None else a, repeats, axis=0 if dim is None else dim)
+
+
+def _repeat_interleave_samples(rng):
+    yield Sample((values(rng, (2, 3)), 2), name="flattened")
+    yield Sample((values(rng, (2, 3)), np.array([1, 0, 2])), {"dim": -1}, name="tensor repeats")
+    yield Sample((values(rng, (2, 3)), np.array([3])), {"dim": 0, "output_size": 6}, name="one repeat, output_size")
+    yield Sample((np.array([2, 0, 1]),), name="repeats only")
+
+
+@register(_repeat_interleave_reference, _repeat_interleave_samples)
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each element (or slice along ``dim``) of ``input`` repeated ``repeats`` times in place
+    (an int, or a 1-D int64 tensor with one count per slice); without ``dim`` the input is
+    flattened first. ``vizgrad.repeat_interleave(counts)`` alone gives
+    ``arange(len(counts))`` repeated by ``counts``. The gradient sums the copies.
+
+    Example::
+
+        vizgrad.tensor([1, 2]).repeat_interleave(2)                  # tensor([1, 1, 2, 2])
+        vizgrad.repeat_interleave(vizgrad.tensor([2, 0, 1]))         # tensor([0, 0, 2])
+    """
+    from ..creation import arange, tensor as make_tensor
+    from .index import index_select
+    op = "repeat_interleave"
+    if not isinstance(input, Tensor):
+        raise not_a_tensor(op, "input", input)
+    if repeats is None:
+        if input.ndim != 1 or input.dtype.name != "int64":
+            raise ShapeError(f"{op}: repeats must be a 1-D int64 tensor, got {input.dtype.name} of shape "
+                             f"{format_shape(input.shape)}")
+        return repeat_interleave(arange(input.shape[0], device=input.device), input, 0, output_size=output_size)
+    source = reshape(input, (-1,)) if dim is None else input
+    if not source.ndim:
+        source = reshape(source, (1,))
+    axis = 0 if dim is None else _dim(op, dim, source.ndim)
+    size = source.shape[axis]
+    if isinstance(repeats, Tensor):
+        if repeats.dtype.name not in ("int64", "int32") or repeats.ndim > 1:
+            raise ShapeError(f"{op}: repeats must be 0-d or 1-D int64 tensor, got {repeats.dtype.name} of shape "
+                             f"{format_shape(repeats.shape)}")
+        counts = [int(c) for c in np.asarray(repeats.detach().cpu().numpy()).reshape(-1)]
+        if len(counts) == 1:
+            counts = counts * size
+    else:
+        counts = [as_int(op, "repeats", repeats)] * size
+    if len(counts) != size:
+        raise ShapeError(f"{op}: repeats must have the same size as input along dim {dim if dim is not None else 0}: "
+                         f"repeats has {len(counts)} entries, the dim {size}")
+    if any(c < 0 for c in counts):
+        raise ArgumentError(f"{op}: repeats can not be negative, got {min(counts)}")
+    total = sum(counts)
+    if output_size is not None and as_int(op, "output_size", output_size) != total:
+        raise ShapeError(f"{op}: output_size {output_size} does not match the total of repeats, {total}")
+    positions = make_tensor(np.repeat(np.arange(size, dtype=np.int64), counts), device=input.device)
+    return index_select(source, axis, positions)
+
+
+def _unravel_index_reference(indices, shape):
+    return tuple(np.unravel_index(indices % max(math.prod(shape), 1), shape))
+
+
+@register(_unravel_index_reference, lambda rng: iter([
+        Sample((np.array([0, 5, 11, -1]), (3, 4)), name="1-d"),
+        Sample((np.array([[1, 23]]), (2, 3, 4)), name="2-d"),
+        Sample((np.array(7), (4, 2)), name="0-d")]), method=False, differentiable=False)
+def unravel_index(indices, shape):
+    """The coordinates, in a tensor of ``shape``, of the flat (row-major) ``indices``: a tuple of
+    int64 tensors of ``indices``' shape, one per dim. Negative indices count from the end.
+
+    Example::
+
+        vizgrad.unravel_index(vizgrad.tensor(5), (2, 3))   # (tensor(1), tensor(2))
+    """
+    op = "unravel_index"
+    if not isinstance(indices, Tensor):
+        raise not_a_tensor(op, "indices", indices)
+    if indices.is_floating_point() or indices.dtype.name == "bool":
+        raise DTypeError(f"{op}: expected 'indices' to be integer dtype, but got {indices.dtype.name}")
+    shape = _int_args(op, "shape", shape, ())
+    if any(s < 0 for s in shape):
+        raise ShapeError(f"{op}: 'shape' cannot have negative values, but got {shape}")
+    count = math.prod(shape)
+    if indices.numel() and not bool(((indices >= -count) & (indices < count)).all()):
+        raise IndexingError(f"{op}: index out of bounds for a tensor of shape {format_shape(shape)} "
+                            f"({count} elements)")
+    flat = indices.long() % max(count, 1)
+    coordinates = []
+    for size in reversed(shape):
+        coordinates.append(flat % size if size else flat)
+        flat = flat // size if size else flat
+    return tuple(reversed(coordinates))
+
+
+def _combinations_reference(a, r=2, with_replacement=False):
+    import itertools
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = [list(c) for c in pick(a.tolist(), r)]
+    return np.array(rows, dtype=a.dtype).reshape(-1, r) if r else np.zeros((0,), a.dtype)
+
+
+@register(_combinations_reference, lambda rng: iter([
+        Sample((values(rng, (4,)),), name="pairs"),
+        Sample((values(rng, (4,)), 3), name="triples"),
+        Sample((values(rng, (3,)), 2, True), name="with replacement"),
+        Sample((values(rng, (2,)), 3), name="r larger than the input")]), method=False)
+def combinations(input, r=2, with_replacement=False):
+    """The length-``r`` combinations of the elements of the 1-D ``input`` (as
+    ``itertools.combinations``, or ``combinations_with_replacement``), one per row.
+
+    Example::
+
+        vizgrad.combinations(vizgrad.tensor([1, 2, 3]))   # tensor([[1, 2], [1, 3], [2, 3]])
+    """
+    import itertools
+    from ..creation import tensor as make_tensor
+    op = "combinations"
+    if not isinstance(input, Tensor):
+        raise not_a_tensor(op, "input", input)
+    if input.ndim != 1:
+        raise ShapeError(f"{op}: Expect a 1D vector, but got shape {format_shape(input.shape)}")
+    r = as_int(op, "r", r)
+    if r < 0:
+        raise ArgumentError(f"{op}: Expect a non-negative number, but got {r}")
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = list(pick(range(input.shape[0]), r))
+    if r == 0:    # no combination: an empty tensor with no history, as PyTorch returns
+        return input.new_zeros((0,))
+    positions = make_tensor(np.array(rows, dtype=np.int64).reshape(-1, r), device=input.device)
+    return input[positions]
+
+
+def _sum_to_size_reference(a, *size):
+    size = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
+    leading = a.ndim - len(size)
+    out = a.sum(axis=tuple(range(leading))) if leading else a
+    return out.sum(axis=tuple(d for d, n in enumerate(size) if n == 1 and out.shape[d] != 1), keepdims=True)
+
+
+@register(_sum_to_size_reference, lambda rng: iter([
+        Sample((values(rng, (2, 3, 4)), (3, 1)), name="leading and size-1 dims"),
+        Sample((values(rng, (2, 3)), 1, 3), name="varargs"),
+        Sample((values(rng, (2, 3)), ()), name="to 0-d")]))
+def sum_to_size(input, *size):
+    """``input`` summed down to ``size``, a shape it can be expanded from (the adjoint of
+    :meth:`expand`): leading dims and the dims where ``size`` is 1 are summed.
+
+    Example::
+
+        vizgrad.ones(2, 3).sum_to_size(1, 3)   # tensor([[2., 2., 2.]])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("sum_to_size", "input", input)
+    if len(size) == 1 and not isinstance(size[0], (int, np.integer)):
+        size = size[0]
+    size = _ints("sum_to_size", "size", size)
+    leading = input.ndim - len(size)
+    if leading < 0 or any(n != m and n != 1 for n, m in zip(size, input.shape[leading:])):
+        raise ShapeError(f"sum_to_size: size {list(size)} is not expandable to size {list(input.shape)}")
+    dims = tuple(range(leading)) + tuple(leading + d for d, n in enumerate(size)
+                                          if n == 1 and input.shape[leading + d] != 1)
+    if not dims:
+        return input
+    summed = input.sum(dims, keepdim=True)
+    return reshape(summed, size)
+
+
+@register(lambda a, dim, start, length: np.array(_narrow_reference(a, dim, start, length)), _narrow_samples)
+def narrow_copy(input, dim, start, length):
+    """:func:`narrow` as a new tensor (a copy, no view of ``input``)."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("narrow_copy", "input", input)
+    if not input.ndim:
+        raise ShapeError("narrow_copy: a 0-d tensor cannot be narrowed")
+    return narrow(input, dim, start, length).clone()
+
+
+def _sliding_reference(a, dimension, size, step):
+    if a.ndim == 0:
+        return a.reshape(1)
+    dimension %= a.ndim
+    count = (a.shape[dimension] - size) // step + 1
+    windows = [np.take(a, np.arange(i * step, i * step + size), axis=dimension) for i in range(count)]
+    return np.moveaxis(np.stack(windows, axis=dimension), dimension + 1, -1)
+
+
+class Unfold(Op):
+    """Windows of ``size`` entries along ``axis``, ``step`` apart: the backend's sliding-window
+    view, every ``step``-th window kept (a view of the input's memory, as in PyTorch). The
+    gradient adds each window's gradient back where the window was read."""
+
+    @staticmethod
+    def forward(ctx, a, axis, size, step):
+        xp = ctx.xp
+        ctx.input_shape, ctx.axis, ctx.size = tuple(a.shape), axis, size
+        windows = xp.sliding_windows(a, (size,), (axis,))
+        count = (a.shape[axis] - size) // step + 1
+        starts = xp.arange(0, count * step, step, dtype=xp.int64, device=a.device)
+        offsets = xp.arange(size, dtype=xp.int64, device=a.device)
+        positions = xp.reshape(xp.reshape(starts, (-1, 1)) + xp.reshape(offsets, (1, -1)), (-1,))
+        ctx.save_for_backward(positions)
+        return windows[(slice(None),) * axis + (slice(None, None, step), Ellipsis)]
+
+    @staticmethod
+    def backward(ctx, grad):
+        positions, = ctx.saved_tensors
+        xp, axis = ctx.xp, ctx.axis
+        ndim = len(ctx.input_shape)
+        order = tuple(range(axis + 1)) + (ndim,) + tuple(range(axis + 1, ndim))   # the window dim after axis
+        moved = xp.permute_dims(grad, order)
+        shape = ctx.input_shape[:axis] + (-1,) + ctx.input_shape[axis + 1:]
+        zeros = xp.zeros(ctx.input_shape, dtype=grad.dtype, device=grad.device)
+        return xp.index_add(zeros, axis, positions, xp.reshape(moved, shape))
+
+
+def unfold_windows(input, dimension, size, step):
+    """``Tensor.unfold(dimension, size, step)``: every window of ``size`` consecutive entries of
+    ``input`` along ``dimension``, starting ``step`` apart. ``dimension`` becomes the count of
+    windows and a last dim of ``size`` is added. A view of ``input`` (it shows later writes into
+    ``input``); as with NumPy's sliding windows, it cannot be written into itself. The gradient
+    adds each window's gradient back where the window was read (overlapping windows accumulate).
+
+    Example::
+
+        vizgrad.arange(5).unfold(0, 2, 2)   # tensor([[0, 1], [2, 3]])
+    """
+    op = "unfold"
+    if not isinstance(input, Tensor):
+        raise not_a_tensor(op, "input", input)
+    axis = _dim(op, dimension, max(input.ndim, 1))
+    size, step = as_int(op, "size", size), as_int(op, "step", step)
+    length = input.shape[axis] if input.ndim else 1
+    if size < 0 or size > length:
+        raise ShapeError(f"{op}: maximum size for tensor at dimension {axis} is {length} but size is {size}")
+    if step <= 0:
+        raise ArgumentError(f"{op}: step is {step} but must be > 0")
+    if not input.ndim:
+        return reshape(input, (1,))
+    return _view_of(input, Unfold.apply(input, axis=axis, size=size, step=step))

@@ -1372,7 +1372,22 @@ class trace:
             loss = ((w * x).sum() - 1) ** 2
             loss.backward()
         tr.graph.to_html("graph.html")
+
+    ``vizgrad.trace(matrix)`` with a Tensor (PyTorch's ``torch.trace``) is something else: the
+    sum of the matrix's main diagonal, as :meth:`Tensor.trace`; code written for PyTorch runs
+    unchanged. Any other first argument opens a recording block.
     """
+
+    def __new__(cls, values=True, *args, **kwargs):
+        if "input" in kwargs and not args:      # trace(input=matrix), PyTorch's keyword
+            values = kwargs.pop("input")
+        if isinstance(values, Tensor):
+            from ..ops.linalg import matrix_trace
+            if args or kwargs:
+                from ..errors import ArgumentTypeError
+                raise ArgumentTypeError("trace: trace(input) takes a single tensor (the matrix whose diagonal it sums)")
+            return matrix_trace(values)
+        return super().__new__(cls)
 
     def __init__(self, values=True, grads=True, source=True, max_steps=300, max_nodes=5000, summary_rate=20.0):
         self.recorder = Recorder(values, grads, source, max_steps, max_nodes, summary_rate)
