@@ -34,8 +34,8 @@ class Generator:
         if isinstance(device, (int, np.integer)) and not isinstance(device, bool):
             device, seed = "cpu", device     # vizgrad's shorthand: Generator(seed)
         self.device = as_device(device)
-        self._initial_seed = seed
-        self._rng = np.random.default_rng(seed)
+        self._initial_seed = int(np.random.SeedSequence().entropy % 2 ** 63) if seed is None else seed
+        self._rng = np.random.default_rng(self._initial_seed)
 
     def manual_seed(self, seed):
         self._initial_seed = check_size("manual_seed", "seed", seed)
@@ -48,7 +48,7 @@ class Generator:
         return self._initial_seed
 
     def initial_seed(self):
-        """The seed last given to :meth:`manual_seed` (None before any)."""
+        """The seed last given to :meth:`manual_seed` (before any, the one drawn from fresh entropy)."""
         return self._initial_seed
 
     def get_state(self):
@@ -309,6 +309,105 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False):
     target = as_device(device)
     host = np.linspace(start, end, steps).astype(dtype.numpy)
     return _finish(target.backend.asarray(host, None, target.index or 0), requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    """``steps`` values from ``base ** start`` to ``base ** end`` inclusive, evenly spaced
+    in the exponent (the default float dtype unless ``dtype`` says).
+
+    Example::
+
+        vizgrad.logspace(0, 2, 3)      # tensor([  1.,  10., 100.])
+    """
+    as_number("logspace", "start", start)
+    as_number("logspace", "end", end)
+    as_number("logspace", "base", base)
+    steps = check_size("logspace", "steps", steps)
+    dtype = dtypes.as_dtype(dtype or dtypes.default_float)
+    target = as_device(device)
+    host = np.power(float(base), np.linspace(start, end, steps))
+    if not dtype.is_floating_point:
+        host = np.trunc(host)
+    return _finish(target.backend.asarray(host.astype(dtype.numpy), None, target.index or 0), requires_grad)
+
+
+def _window(op, window_length, periodic, dtype, device, requires_grad, shape):
+    """A window of ``window_length`` samples: ``shape(t)`` at t = n / (N - 1), n = 0..N-1, where
+    N is one more than the length when ``periodic`` (the last sample dropped: one period of a
+    repeating window), computed in float64 and cast."""
+    length = check_size(op, "window_length", window_length)
+    if not isinstance(periodic, (bool, np.bool_)):
+        raise ArgumentTypeError(f"{op}: periodic must be a bool, got {type(periodic).__name__}")
+    dtype = dtypes.as_dtype(dtype or dtypes.default_float)
+    if not dtype.is_floating_point:
+        raise DTypeError(f"{op} expects floating point dtypes, got: {dtype.name}")
+    target = as_device(device)
+    if length <= 1:
+        host = np.ones(length)
+    else:
+        count = length + 1 if periodic else length
+        host = shape(np.arange(count) / (count - 1))[:length]
+    return _finish(target.backend.asarray(host.astype(dtype.numpy), None, target.index or 0), requires_grad)
+
+
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
+    """The Hann window: ½ - ½ cos(2πt), t = n / (N - 1) (see :func:`_window` for ``periodic``).
+
+    Example::
+
+        vizgrad.hann_window(4)      # tensor([0.0000, 0.5000, 1.0000, 0.5000])
+    """
+    return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda t: 0.5 - 0.5 * np.cos(2 * np.pi * t))
+
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None, layout=None, device=None,
+                   requires_grad=False):
+    """The Hamming window: α - β cos(2πt), t = n / (N - 1).
+
+    Example::
+
+        vizgrad.hamming_window(3, periodic=False)      # tensor([0.0800, 1.0000, 0.0800])
+    """
+    alpha, beta = as_number("hamming_window", "alpha", alpha), as_number("hamming_window", "beta", beta)
+    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda t: alpha - beta * np.cos(2 * np.pi * t))
+
+
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
+    """The Bartlett (triangular) window: 1 - |2t - 1|, t = n / (N - 1).
+
+    Example::
+
+        vizgrad.bartlett_window(5, periodic=False)     # tensor([0.0000, 0.5000, 1.0000, 0.5000, 0.0000])
+    """
+    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda t: 1 - np.abs(2 * t - 1))
+
+
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False):
+    """The Blackman window: 0.42 - ½ cos(2πt) + 0.08 cos(4πt), t = n / (N - 1).
+
+    Example::
+
+        vizgrad.blackman_window(3, periodic=False)     # tensor([0., 1., 0.]) (to rounding)
+    """
+    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda t: 0.42 - 0.5 * np.cos(2 * np.pi * t) + 0.08 * np.cos(4 * np.pi * t))
+
+
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None, device=None,
+                  requires_grad=False):
+    """The Kaiser window: I₀(β √(1 - (2t - 1)²)) / I₀(β), t = n / (N - 1), with I₀ the modified
+    Bessel function of order 0.
+
+    Example::
+
+        vizgrad.kaiser_window(3, periodic=False, beta=0.0)     # tensor([1., 1., 1.])
+    """
+    beta = as_number("kaiser_window", "beta", beta)
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda t: np.i0(beta * np.sqrt(np.clip(1 - (2 * t - 1) ** 2, 0, None))) / np.i0(beta))
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):

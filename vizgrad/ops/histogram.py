@@ -1,7 +1,9 @@
-"""Counting values: ``bincount``, ``histc``, ``histogram``. No gradients (counts are
+"""Counting values: ``bincount``, ``histc``, ``histogram``, ``histogramdd``. No gradients (counts are
 piecewise constant). The counting runs on the host with NumPy, whose histogram rules are
 PyTorch's (bins closed on the left, the last one on both sides); results come back on the
 input's device."""
+
+import builtins
 
 import numpy as np
 
@@ -131,3 +133,66 @@ def histogram(input, bins=100, *, range=None, weight=None, density=False):
 
 
 bind_method("histogram", histogram)
+
+
+def _data_range(values):
+    """The (low, high) of ``values``: (0, 1) when there are none, and ±0.5 around a single
+    value (as PyTorch's histogramdd)."""
+    if values.size == 0:
+        return 0.0, 1.0
+    low, high = float(values.min()), float(values.max())
+    return (low - 0.5, high + 0.5) if low == high else (low, high)
+
+
+def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
+    """A D-dimensional histogram of the points in the last dim of ``input`` (shape (..., D)),
+    as a named tuple ``(hist, bin_edges)``: ``bins`` is one count for every dim, a count per
+    dim, or a list of 1-d tensors of edges; ``range`` the (low, high) of each dim flattened
+    into 2·D numbers (default: the data's range); ``weight`` weighs each point and
+    ``density=True`` normalises to a density. Bins are closed on the left, the last on both sides.
+
+    Example::
+
+        hist, edges = vizgrad.histogramdd(vizgrad.tensor([[0.0, 0.0], [1.0, 1.0]]), bins=2)
+        hist        # tensor([[1., 0.], [0., 1.]])
+    """
+    _floating("histogramdd", input)
+    if input.ndim < 1:
+        raise ShapeError("histogramdd: input must have at least one dim (points in the last), got a 0-d tensor")
+    dims = input.shape[-1]
+    points = _host(input).reshape(-1, dims)
+    if isinstance(bins, (list, tuple)) and bins and all(isinstance(b, Tensor) for b in bins):
+        if len(bins) != dims:
+            raise ShapeError(f"histogramdd: expected {dims} sequences of bin edges for the {dims} dims of the "
+                             f"points, got {len(bins)}")
+        edges_in = [_host(b).astype(np.float64) for b in bins]
+    else:
+        counts = list(bins) if isinstance(bins, (list, tuple)) else [bins] * dims
+        if len(counts) != dims:
+            raise ShapeError(f"histogramdd: expected {dims} bin counts for the {dims} dims of the points, got "
+                             f"{len(counts)}")
+        counts = [check_size("histogramdd", "bins", b, 1) for b in counts]
+        if range is not None:
+            limits = [as_number("histogramdd", "range", r) for r in range]
+            if len(limits) != 2 * dims:
+                raise ShapeError(f"histogramdd: range must hold 2 numbers per dim ({2 * dims}), got {len(limits)}")
+            pairs = [(limits[2 * d], limits[2 * d + 1]) for d in builtins.range(dims)]
+        else:
+            pairs = [_data_range(points[:, d]) for d in builtins.range(dims)]
+        for low, high in pairs:
+            if low > high:
+                raise ArgumentError(f"histogramdd: the range's low ({low}) must not exceed its high ({high})")
+        # edges in the input's dtype (as PyTorch computes them), counted against those values
+        edges_in = [np.linspace(low, high, n + 1).astype(input.dtype.numpy).astype(np.float64)
+                    for (low, high), n in zip(pairs, counts)]
+    weights = None
+    if weight is not None:
+        if not isinstance(weight, Tensor):
+            raise not_a_tensor("histogramdd", "weight", weight)
+        if tuple(weight.shape) != tuple(input.shape[:-1]):
+            raise ShapeError(f"histogramdd: weight must have the shape of the points, "
+                             f"{format_shape(input.shape[:-1])}, got {format_shape(weight.shape)}")
+        weights = _host(weight).reshape(-1)
+    hist, edges = np.histogramdd(points, edges_in, weights=weights, density=density)
+    dtype = input.dtype.numpy
+    return return_types.histogramdd(_like(hist, input, dtype), tuple(_like(e, input, dtype) for e in edges))

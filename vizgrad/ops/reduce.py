@@ -962,9 +962,10 @@ def cumsum(input, dim, *, dtype=None):
 
 class Cumprod(Op):
     """Running product: outⱼ = Π_{i≤j} xᵢ. Its gradient d/dxᵢ = Σ_{j≥i} gⱼ Π_{k≤j, k≠i} xₖ is
-    the reversed running sum of g·out divided by xᵢ before a slice's first zero; at that zero,
-    the reversed running sum of g·out', out' the running product with the zero read as 1; and
-    0 after it (every product there holds the zero)."""
+    Lᵢ · Sᵢ with Lᵢ = Π_{k<i} xₖ (the exclusive running product) and Sᵢ = Σ_{j≥i} gⱼ Π_{i<k≤j} xₖ,
+    which obeys Sᵢ = gᵢ + xᵢ₊₁ Sᵢ₊₁. Both are linear recurrences, solved by a doubling scan of
+    products and sums only: no division, so the gradient and every derivative of it are exact
+    where inputs are zero (one zero or several)."""
 
     @staticmethod
     def forward(ctx, a, axis):
@@ -972,25 +973,48 @@ class Cumprod(Op):
         xp = ctx.xp
         if axis is None:                     # a 0-d tensor: its own running product
             return xp.asarray(a, copy=True)
-        out = xp.cumulative_prod(a, axis=axis)
-        ctx.save_for_backward(a, out)
-        return out
+        ctx.save_for_backward(a)
+        return xp.cumulative_prod(a, axis=axis)
 
     @staticmethod
     def backward(ctx, grad):
         axis = ctx.axis
         if axis is None:
             return grad
-        a, out = ctx.saved_tensors
+        a, = ctx.saved_tensors
         xp = ctx.xp
-        zero = a == 0
-        seen = xp.cumulative_sum(xp.astype(zero, a.dtype), axis=axis)    # zeros up to each place
-        before = seen == 0
-        first = xp.logical_and(zero, seen == 1)
-        safe = xp.where(before, a, 1.0)
-        after_first = xp.cumulative_prod(xp.where(first, 1.0, a), axis=axis)
-        return xp.where(before, _reversed_cumsum(xp, grad * out, axis) / safe,
-                        xp.where(first, _reversed_cumsum(xp, grad * after_first, axis), 0.0))
+        x = xp.moveaxis(a, axis, -1)
+        g = xp.moveaxis(grad, axis, -1)
+        if x.shape[-1] == 0:
+            return grad
+        one = xp.ones_like(x[..., :1])
+        zero = xp.zeros_like(x[..., :1])
+        # Lᵢ = x_{i-1} L_{i-1}, L₀ = 1: the scan from the start with factors x shifted right
+        left = _linear_scan(xp, xp.concat([one, x[..., :-1]], axis=-1),
+                            xp.concat([one, xp.zeros_like(x[..., 1:])], axis=-1), reverse=False)
+        # Sᵢ = gᵢ + x_{i+1} S_{i+1}: the scan from the end with factors x shifted left
+        tail = _linear_scan(xp, xp.concat([x[..., 1:], zero], axis=-1), g, reverse=True)
+        return xp.moveaxis(left * tail, -1, axis)
+
+
+def _linear_scan(xp, factors, terms, reverse):
+    """yᵢ = termsᵢ + factorsᵢ · y_{i∓1} along the last axis (y of the place before the first is
+    0), from the start or (``reverse``) from the end: a doubling scan, log₂ n passes of products
+    and sums, so it is differentiable to any order."""
+    n = terms.shape[-1]
+    step = 1
+    while step < n:
+        if reverse:      # y = B + A · y[i + step]
+            new_terms = xp.concat([terms[..., :-step] + factors[..., :-step] * terms[..., step:],
+                                   terms[..., n - step:]], axis=-1)
+            factors = xp.concat([factors[..., :-step] * factors[..., step:], factors[..., n - step:]], axis=-1)
+        else:            # y = B + A · y[i - step]
+            new_terms = xp.concat([terms[..., :step], terms[..., step:] + factors[..., step:] * terms[..., :-step]],
+                                  axis=-1)
+            factors = xp.concat([factors[..., :step], factors[..., step:] * factors[..., :-step]], axis=-1)
+        terms = new_terms
+        step *= 2
+    return terms
 
 
 def _cumulative_samples(rng):
@@ -1005,7 +1029,15 @@ def _cumprod_reference(x, dim, dtype=None):
     return np.cumprod(x, axis=dim) if np.ndim(x) else np.array(x)
 
 
-@register(_cumprod_reference, _cumulative_samples)     # (zeros: tests/test_torch_api.py, against PyTorch)
+def _cumprod_samples(rng):
+    yield from _cumulative_samples(rng)
+    for zeros in ((1,), (0, 2), (1, 2, 4)):      # one zero, several, adjacent: exact to second order
+        x = values(rng, (2, 5), 0.5, 1.5)
+        x[0, list(zeros)] = 0.0
+        yield Sample((x, 1), name=f"zeros at {zeros}")
+
+
+@register(_cumprod_reference, _cumprod_samples)     # (also tests/test_torch_api.py, against PyTorch)
 def cumprod(input, dim, *, dtype=None):
     """Running product along ``dim``: outⱼ = Π_{i≤j} xᵢ. The gradient is exact where inputs
     are zero too: d/dxᵢ = Σ_{j≥i} gⱼ Π_{k≤j, k≠i} xₖ.
