@@ -22,13 +22,17 @@ from .errors import (ArgumentError, ArgumentTypeError, BackwardError, DeviceErro
 from . import ops as _ops
 from .ops.registry import OPS as _OPS
 from .ops.compare import allclose, equal
-from .ops.histogram import histogram
+from .ops.histogram import histogram, histogramdd
 from .ops.binary import float_power
 from .ops.reduce import aminmax, std_mean, var_mean
 from . import creation as _creation
 from .creation import (Generator, arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like,
                        linspace, manual_seed, multinomial, normal, ones, ones_like, rand, rand_like, randint, randn,
                        randn_like, randperm, tensor, tril_indices, triu_indices, zeros, zeros_like)
+from .creation import (bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window, logspace)
+from . import random
+from .random import (bernoulli, binomial, get_num_threads, get_rng_state, initial_seed, poisson, seed,
+                     set_num_threads, set_rng_state)
 from . import autograd
 from .autograd import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
 from . import cuda
@@ -55,8 +59,14 @@ globals().update({name: _creation.accepts_out(globals()[name]) for name in (
     "add", "sub", "mul", "div", "pow", "matmul", "mm", "bmm", "cat", "concat", "stack", "sum", "mean", "prod",
     "cumsum", "exp", "log", "sqrt", "abs", "neg", "tanh", "sigmoid", "clamp", "maximum", "minimum", "where",
     "eq", "ne", "lt", "le", "gt", "ge", "argmax", "argmin", "amax", "amin", "index_select",
-    "gather", "linspace", "arange", "eye") if name in globals()})
+    "gather", "linspace", "arange", "eye", "asin", "acos", "atan", "asinh", "acosh", "atanh", "sinh", "cosh",
+    "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "atan2", "arctan2", "fmax", "fmin", "gcd", "lcm",
+    "ldexp", "logaddexp2", "nextafter", "i0", "sgn", "float_power", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "greater", "greater_equal", "less", "less_equal",
+    "not_equal") if name in globals()})
 
+globals().update(_tensor_methods.INPLACE_FUNCTIONS)        # vizgrad.relu_(x), vizgrad.sin_(x), ...
+selu_, celu_, threshold_ = nn.functional.selu_, nn.functional.celu_, nn.functional.threshold_
 half, float, double, long = float16, float32, float64, int64  # noqa: A001  (PyTorch's aliases)
 numel, is_floating_point, t = Tensor.numel, Tensor.is_floating_point, Tensor.t   # torch.numel(x), ...
 __version__ = "0.1.0"

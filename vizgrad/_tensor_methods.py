@@ -13,7 +13,7 @@ import numbers
 
 from . import dtypes, ops
 from .autograd.grad_mode import no_grad, state
-from .errors import BackwardError, DTypeError, ShapeError, format_shape, public, public_name_from
+from .errors import ArgumentTypeError, BackwardError, DTypeError, ShapeError, format_shape, public, public_name_from
 from .ops.inplace import (AsStrided, CopySlices, multi_output_view_error, overlapping_write_error,
                           positions_in_base)
 from .tensor import Tensor
@@ -65,10 +65,17 @@ Tensor.__lt__ = ops.lt
 Tensor.__le__ = ops.le
 Tensor.__gt__ = ops.gt
 Tensor.__ge__ = ops.ge
-Tensor.__and__ = ops.logical_and
-Tensor.__or__ = ops.logical_or
-Tensor.__xor__ = ops.logical_xor
-Tensor.__invert__ = ops.logical_not
+Tensor.__and__ = ops.bitwise_and        # on bools the logical ones; floats are refused, as in PyTorch
+Tensor.__rand__ = _reflected(ops.bitwise_and)
+Tensor.__or__ = ops.bitwise_or
+Tensor.__ror__ = _reflected(ops.bitwise_or)
+Tensor.__xor__ = ops.bitwise_xor
+Tensor.__rxor__ = _reflected(ops.bitwise_xor)
+Tensor.__invert__ = ops.bitwise_not
+Tensor.__lshift__ = ops.bitwise_left_shift
+Tensor.__rlshift__ = _reflected(ops.bitwise_left_shift)
+Tensor.__rshift__ = ops.bitwise_right_shift
+Tensor.__rrshift__ = _reflected(ops.bitwise_right_shift)
 Tensor.__getitem__ = ops.index.getitem
 
 
@@ -201,6 +208,66 @@ for _name in ("add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "c
               "index_put", "exp2", "sinc", "erf", "erfc", "lgamma", "digamma"):
     setattr(Tensor, _name + "_", _inplace_method(getattr(ops, _name), _name + "_"))
 
+# the other elementwise ops PyTorch has in-place methods of (aliases included: x.arcsin_())
+ELEMENTWISE_INPLACE = (
+    "asin", "acos", "atan", "asinh", "acosh", "atanh", "sinh", "cosh", "tan", "arcsin", "arccos", "arctan",
+    "arcsinh", "arccosh", "arctanh", "atan2", "arctan2", "log2", "log10", "log1p", "expm1", "rsqrt", "erfinv",
+    "i0", "sgn", "negative", "deg2rad", "rad2deg", "xlogy", "copysign", "hypot", "fmod", "heaviside", "nextafter",
+    "ldexp", "gcd", "lcm", "igamma", "igammac", "mvlgamma", "renorm", "multiply", "subtract", "divide",
+    "true_divide", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
+    "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift")
+for _name in ELEMENTWISE_INPLACE:
+    _function = ops.registry.OPS[ops.registry.ALIASES.get(_name, _name)].function
+    setattr(Tensor, _name + "_", _inplace_method(_function, _name + "_"))
+
+
+def float_power_(self, exponent):
+    """In-place :func:`vizgrad.float_power`: the result is float64, so this tensor must be too."""
+    if self.dtype is not dtypes.float64:
+        raise DTypeError(f"float_power_: the base given to float_power_ has dtype {self.dtype.torch_name} but "
+                         "the operation's result requires dtype Double; convert it first (x = x.double())")
+    return apply_inplace(self, lambda target: ops.binary.float_power(target, exponent), "float_power_", exponent)
+
+
+def hardshrink(self, lambd=0.5):
+    """:func:`vizgrad.nn.functional.hardshrink` of this tensor."""
+    return ops.hardshrink(self, lambd)
+
+
+def prelu(self, weight):
+    """:func:`vizgrad.nn.functional.prelu` of this tensor with ``weight``."""
+    return ops.prelu(self, weight)
+
+
+Tensor.float_power_, Tensor.hardshrink, Tensor.prelu = float_power_, hardshrink, prelu
+Tensor.__iand__ = Tensor.bitwise_and_
+Tensor.__ior__ = Tensor.bitwise_or_
+Tensor.__ixor__ = Tensor.bitwise_xor_
+Tensor.__ilshift__ = Tensor.bitwise_left_shift_
+Tensor.__irshift__ = Tensor.bitwise_right_shift_
+
+
+def _inplace_function(name):
+    """``vizgrad.<name>(input, ...)``: the in-place method ``input.<name>(...)`` (``vizgrad.relu_``)."""
+    def function(input, *args, **kwargs):
+        if not isinstance(input, Tensor):
+            raise ArgumentTypeError(f"{name}(): argument 'input' must be a Tensor, not {type(input).__name__}")
+        return getattr(Tensor, name)(input, *args, **kwargs)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"In-place :meth:`Tensor.{name}`: changes ``input`` and returns it."
+    return function
+
+
+# the in-place functions of PyTorch's top-level namespace (vizgrad/__init__ exports them)
+INPLACE_FUNCTIONS = {name: _inplace_function(name) for name in (
+    "abs_", "absolute_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_",
+    "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_", "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_",
+    "deg2rad_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fix_", "floor_", "frac_", "gcd_", "i0_", "lcm_",
+    "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_",
+    "reciprocal_", "relu_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_",
+    "tanh_", "trunc_", "xlogy_", "fill_")}
+
 
 def polygamma(self, n):
     """:func:`vizgrad.polygamma` of this tensor: ``x.polygamma(n)`` is ``polygamma(n, x)``."""
@@ -323,3 +390,5 @@ Tensor.scatter_add_ = scatter_add_
 
 public("to")(Tensor.to)                     # errors beneath these methods name them
 public("requires_grad_")(Tensor.requires_grad_)
+
+from . import _shape_methods  # noqa: E402,F401  (in-place shape and index methods, layout queries)

@@ -84,6 +84,8 @@ _NAMES = {
     "Mean": _overload("MeanBackward0", "MeanBackward1"),
     "Prod": _overload("ProdBackward0", "ProdBackward1"),
     "Max": "MaxBackward1", "Min": "MinBackward1", "MaxDim": "MaxBackward0", "MinDim": "MinBackward0",
+    "MedianAll": "MedianBackward0", "NanmedianAll": "NanmedianBackward0", "MedianDim": "MedianBackward1",
+    "NanmedianDim": "NanmedianBackward1",
     "Norm": "LinalgVectorNormBackward0",
     "Pow": _pow,
     "Square": "PowBackward0",
@@ -116,6 +118,7 @@ _NAMES = {
     "Huber": "HuberLossBackward0", "SmoothL1": "SmoothL1LossBackward0",
     "Dropout": "MulBackward0", "Normal": lambda node: f"NormalBackward{node.overload}",
     "AdaptiveAvgPool": _pool("AdaptiveAvgPool{}DBackward0"),
+    "AdaptiveMaxPool": _pool("AdaptiveMaxPool{}DBackward0"), "MaxUnpool": _pool("MaxUnpool{}DBackward0"),
 }
 
 

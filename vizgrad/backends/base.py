@@ -21,7 +21,9 @@ STANDARD_NAMES = (
     "sin", "sinh", "sort", "sqrt", "square", "squeeze", "stack", "std", "subtract", "sum",
     "take", "take_along_axis", "tan", "tanh", "tensordot", "tile", "tril", "triu", "trunc",
     "var", "vecdot", "where", "zeros", "zeros_like", "add", "divide", "floor_divide",
-    "remainder", "cumulative_prod", "unstack", "copysign", "signbit", "searchsorted", "linalg", "bool", "float32", "float64",
+    "remainder", "cumulative_prod", "unstack", "copysign", "signbit", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "bitwise_invert", "bitwise_left_shift", "bitwise_right_shift", "nextafter", "searchsorted", "linalg", "bool",
+    "float32", "float64",
     "int32", "int64", "pi", "e", "inf", "nan",
 )
 

@@ -42,6 +42,23 @@ def relu(input, inplace=False):
     return input.relu_() if inplace else _unary.relu(input)
 
 
+def _inplace(name):
+    """``F.<name>_(input, ...)``: ``F.<name>`` written into ``input`` (PyTorch's in-place activations)."""
+    def function(input, *args, **kwargs):
+        from .._tensor_methods import apply_inplace
+        compute = globals()[name]
+        return apply_inplace(input, lambda target: compute(target, *args, **kwargs), name + "_", *args,
+                             *kwargs.values())
+    function.__name__ = function.__qualname__ = name + "_"
+    function.__doc__ = f"In-place :func:`{name}`: changes ``input`` and returns it."
+    return function
+
+
+relu_, elu_, selu_, celu_ = _inplace("relu"), _inplace("elu"), _inplace("selu"), _inplace("celu")
+leaky_relu_, hardtanh_, threshold_ = _inplace("leaky_relu"), _inplace("hardtanh"), _inplace("threshold")
+__all__ += ["relu_", "elu_", "selu_", "celu_", "leaky_relu_", "hardtanh_", "threshold_"]
+
+
 def _export(family):
     """Export the public ops of ``vizgrad.ops.<family>``: its registered ops and its
     ``__all__``. Nothing happens if that module does not exist (yet)."""
@@ -60,6 +77,6 @@ def _export(family):
             __all__.append(item)
 
 
-for _family in ("conv", "pooling", "loss"):   # conv1d, conv2d, max_pool2d, avg_pool2d, every loss, ...
+for _family in ("conv", "pooling", "loss", "embedding"):   # conv1d, conv2d, max_pool2d, avg_pool2d, every loss, ...
     _export(_family)
 __all__.sort()

@@ -1,9 +1,10 @@
 """Every public op, one module per family. Importing this package registers them all
 (see :mod:`vizgrad.ops.registry`)."""
 
-from . import (activation, binary, compare, conversion, conv, gamma, index, linalg, loss, normalization, pooling,
-               histogram, reduce, shape, sorting, unary)
+from . import (activation, binary, bitwise, compare, conversion, conv, gamma, index, linalg, loss, normalization, pooling,
+               histogram, reduce, shape, sorting, statistics, unary)
 from . import decompositions
+from . import embedding  # embedding_bag
 from .registry import OPS
 
 __all__ = sorted(name for name in OPS if "." not in name)   # (dotted names, "linalg.svd", live in their namespace)

@@ -14,7 +14,7 @@ from ..dtypes import bool_
 from ..errors import (ArgumentError, ArgumentTypeError, DivisionByZeroError, DTypeError, as_number, format_shape,
                       not_a_tensor, public)
 from ..tensor import Tensor
-from .registry import Sample, register
+from .registry import Sample, bind_method, register
 from .samples import binary, booleans, values
 
 
@@ -855,3 +855,251 @@ def clamp(input, min=None, max=None):
     if min is None and max is None:
         raise ArgumentError("clamp: at least one of min and max must be given")
     return Clamp.apply(input, min, max)
+
+
+class Atan2(Op):
+    broadcasts = True
+    promotes = (0, 1)
+    int_to_float = True   # integers and bools give the default float dtype
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return ctx.xp.atan2(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        needs_a, needs_b = ctx.needs_input_grad
+        scale = grad / (a * a + b * b)
+        return scale * b if needs_a else None, -scale * a if needs_b else None
+
+
+@register(np.arctan2, binary(away_from=0.0, scalar=None), aliases=("arctan2",))
+def atan2(input, other):
+    """The angle of the point (``other``, ``input``) from the x axis, in (-π, π], elementwise
+    and broadcasting (``atan(input / other)`` in the right quadrant).
+    d/d input = other / (input² + other²), d/d other = -input / (input² + other²).
+
+    Example::
+
+        vizgrad.atan2(vizgrad.tensor([1.0, 1.0]), vizgrad.tensor([1.0, -1.0]))   # tensor([0.7854, 2.3562])
+    """
+    _require_tensors("atan2", input=input, other=other)
+    return Atan2.apply(input, other)
+
+
+class NanIgnoringExtremum(Op):
+    """fmax and fmin: the larger (smaller) of two values, a NaN counting only where both are NaN.
+    The gradient goes to ``a`` where it is chosen (ties included), else to ``b``."""
+
+    broadcasts = True
+    promotes = (0, 1)
+    larger = True
+
+    @classmethod
+    def forward(cls, ctx, a, b):
+        xp = ctx.xp
+        a_wins = ((a >= b) if cls.larger else (a <= b)) | (b != b)    # (b != b: b is NaN)
+        ctx.save_for_backward(a_wins)
+        return xp.where(a_wins, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a_wins, = ctx.saved_tensors
+        xp = ctx.xp
+        zeros = xp.zeros_like(grad)
+        return xp.where(a_wins, grad, zeros), xp.where(a_wins, zeros, grad)
+
+
+class Fmax(NanIgnoringExtremum):
+    larger = True
+    on_bools = BoolOr
+
+
+class Fmin(NanIgnoringExtremum):
+    larger = False
+    on_bools = BoolAnd
+
+
+def _nan_extremum_samples(rng):
+    yield from binary(scalar=None)(rng)
+    with_nans = values(rng, (5,))
+    other = values(rng, (5,))
+    with_nans[[0, 2]], other[[3, 4]] = np.nan, np.nan      # (never both: no gradient to check there)
+    yield Sample((with_nans, other), name="nans")
+
+
+@register(np.fmax, _nan_extremum_samples, smooth=False)
+def fmax(input, other):
+    """Elementwise larger of two tensors, broadcasting, ignoring NaN: where one of the two is
+    NaN the other is taken (NaN only where both are). The gradient goes to the value taken
+    (to ``input`` at ties).
+
+    Example::
+
+        vizgrad.fmax(vizgrad.tensor([1.0, float("nan")]), vizgrad.tensor([float("nan"), 2.0]))   # tensor([1., 2.])
+    """
+    _require_tensors("fmax", input=input, other=other)
+    return Fmax.apply(input, other)
+
+
+@register(np.fmin, _nan_extremum_samples, smooth=False)
+def fmin(input, other):
+    """Elementwise smaller of two tensors, broadcasting, ignoring NaN (see :func:`fmax`).
+
+    Example::
+
+        vizgrad.fmin(vizgrad.tensor([1.0, float("nan")]), vizgrad.tensor([float("nan"), 2.0]))   # tensor([1., 2.])
+    """
+    _require_tensors("fmin", input=input, other=other)
+    return Fmin.apply(input, other)
+
+
+class Gcd(Op):
+    """Euclid's algorithm, elementwise on integers (gcd(0, 0) = 0); no gradient."""
+
+    differentiable = False
+    broadcasts = True
+    promotes = (0, 1)
+
+    @staticmethod
+    def forward(ctx, a, b):
+        xp = ctx.xp
+        a, b = xp.broadcast_arrays(xp.abs(a), xp.abs(b))
+        while bool(xp.any(b != 0)):
+            going = b != 0
+            remainder = a % xp.where(going, b, xp.ones_like(b))
+            a, b = xp.where(going, b, a), xp.where(going, remainder, xp.zeros_like(b))
+        return a
+
+
+def _require_promoted(op, input, other, floating):
+    """Two tensors whose promoted dtype is floating (``floating``) or an integer one (not bool),
+    as PyTorch's kernels of ``op`` exist for those alone."""
+    _require_tensors(op, input=input, other=other)
+    result = dtypes.result_type(input, other)
+    if result.is_floating_point != floating or result is bool_:
+        kind = "floating point" if floating else "integer"
+        raise DTypeError(f"{op}: the operands must be {kind} tensors, got {input.dtype.name} and {other.dtype.name} "
+                         f"(\"{op}\" is not implemented for '{result.torch_name}')")
+
+
+def _integer_pairs(rng):
+    yield Sample((_integers(rng, (3, 4), -30, 31), _integers(rng, (4,), -12, 13)), name="integers")
+    yield Sample((np.array([0, 0, 6, -4, 7]), np.array([0, 5, 0, 6, -21])), name="zeros and signs")
+    yield Sample((_integers(rng, (), -30, 31), _integers(rng, (2, 3), -30, 31)), name="0-d")
+
+
+@register(np.gcd, _integer_pairs, differentiable=False)
+def gcd(input, other):
+    """Elementwise greatest common divisor of two integer tensors, broadcasting
+    (non-negative; gcd(0, 0) is 0).
+
+    Example::
+
+        vizgrad.gcd(vizgrad.tensor([12, -9, 0]), vizgrad.tensor([18, 6, 5]))   # tensor([6, 3, 5])
+    """
+    _require_promoted("gcd", input, other, floating=False)
+    return Gcd.apply(input, other)
+
+
+@register(np.lcm, _integer_pairs, differentiable=False)
+def lcm(input, other):
+    """Elementwise least common multiple of two integer tensors, broadcasting (non-negative;
+    0 where either is 0).
+
+    Example::
+
+        vizgrad.lcm(vizgrad.tensor([4, -6, 0]), vizgrad.tensor([6, 4, 5]))   # tensor([12, 12,  0])
+    """
+    _require_promoted("lcm", input, other, floating=False)
+    divisor = gcd(input, other)
+    safe = where(divisor == 0, divisor.new_ones(()), divisor)
+    return (input // safe * other).abs()
+
+
+def _ldexp_samples(rng):
+    yield Sample((values(rng, (3, 4)), _integers(rng, (4,), -3, 4)), name="integer exponents")
+    yield Sample((values(rng, (2, 3)), values(rng, (3,), -1.5, 1.5)), name="floating exponents")
+    yield Sample((_integers(rng, (5,), -9, 10), _integers(rng, (5,), -2, 3)), name="integers")
+
+
+class Ldexp(Op):
+    broadcasts = True
+    promotes = (0, 1)
+    int_to_float = True   # integers give the default float dtype
+
+    @staticmethod
+    def forward(ctx, a, b):
+        out = a * ctx.xp.pow(2.0, b)
+        ctx.save_for_backward(b, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        b, out = ctx.saved_tensors
+        needs_a, needs_b = ctx.needs_input_grad
+        return (grad * ctx.xp.pow(2.0, b) if needs_a else None,
+                grad * out * math.log(2.0) if needs_b else None)
+
+
+@register(lambda a, b: _reference_dtype(np.asarray(a * np.power(2.0, b)), a, b), _ldexp_samples)
+def ldexp(input, other):
+    """``input · 2^other``, elementwise and broadcasting (integers give the default float
+    dtype). d/d input = 2^other, d/d other = input · 2^other · ln 2.
+
+    Example::
+
+        vizgrad.ldexp(vizgrad.tensor([1.5, 3.0]), vizgrad.tensor([3, -1]))   # tensor([12.0000,  1.5000])
+    """
+    _require_tensors("ldexp", input=input, other=other)
+    return Ldexp.apply(input, other)
+
+
+@register(np.logaddexp2, binary(scalar=None))
+def logaddexp2(input, other):
+    """``log₂(2^input + 2^other)``, computed without overflow (the larger is factored out);
+    d/d input = 2^input / (2^input + 2^other).
+
+    Example::
+
+        vizgrad.logaddexp2(vizgrad.tensor([1.0, 100.0]), vizgrad.tensor([1.0, 100.0]))   # tensor([  2., 101.])
+    """
+    _require_promoted("logaddexp2", input, other, floating=True)
+    larger, smaller = maximum(input, other), minimum(input, other)
+    spread = (smaller - larger).exp2()
+    return where(larger == smaller, larger + 1, larger + spread.log1p() / math.log(2.0))
+
+
+class Nextafter(Op):
+    differentiable = False
+    broadcasts = True
+    promotes = (0, 1)
+
+    @staticmethod
+    def forward(ctx, a, b):
+        return ctx.xp.nextafter(a, b)
+
+
+def _nextafter_samples(rng):
+    yield from binary(scalar=None)(rng)
+    yield Sample((np.array([0.0, 0.0, 1.0, -1.0, np.inf, np.nan, 2.0]),
+                  np.array([1.0, -1.0, 1.0, np.inf, 0.0, 1.0, np.nan])), name="special values")
+
+
+@register(np.nextafter, _nextafter_samples, differentiable=False)
+def nextafter(input, other):
+    """The next floating point value after ``input`` in the direction of ``other``,
+    elementwise and broadcasting. No gradient.
+
+    Example::
+
+        one = vizgrad.tensor([1.0], dtype=vizgrad.float64)
+        vizgrad.nextafter(one, one + 1) - one      # tensor([2.2204e-16], dtype=vizgrad.float64)
+    """
+    _require_promoted("nextafter", input, other, floating=True)
+    return Nextafter.apply(input, other)
+
+
+bind_method("float_power", float_power)

@@ -59,31 +59,31 @@ def eq(input, other):
     return Eq.apply(input, other)
 
 
-@register(np.not_equal, _compare_samples, differentiable=False)
+@register(np.not_equal, _compare_samples, differentiable=False, aliases=("not_equal",))
 def ne(input, other):
     """Elementwise ``input != other`` as a bool tensor."""
     return Ne.apply(input, other)
 
 
-@register(np.less, _compare_samples, differentiable=False)
+@register(np.less, _compare_samples, differentiable=False, aliases=("less",))
 def lt(input, other):
     """Elementwise ``input < other`` as a bool tensor."""
     return Lt.apply(input, other)
 
 
-@register(np.less_equal, _compare_samples, differentiable=False)
+@register(np.less_equal, _compare_samples, differentiable=False, aliases=("less_equal",))
 def le(input, other):
     """Elementwise ``input <= other`` as a bool tensor."""
     return Le.apply(input, other)
 
 
-@register(np.greater, _compare_samples, differentiable=False)
+@register(np.greater, _compare_samples, differentiable=False, aliases=("greater",))
 def gt(input, other):
     """Elementwise ``input > other`` as a bool tensor."""
     return Gt.apply(input, other)
 
 
-@register(np.greater_equal, _compare_samples, differentiable=False)
+@register(np.greater_equal, _compare_samples, differentiable=False, aliases=("greater_equal",))
 def ge(input, other):
     """Elementwise ``input >= other`` as a bool tensor."""
     return Ge.apply(input, other)
@@ -325,3 +325,51 @@ def equal(input, other):
 
 bind_method("allclose", allclose)
 bind_method("equal", equal)
+
+
+def _infinities_samples(rng):
+    yield Sample((np.array([0.0, -0.0, -1.5, np.inf, -np.inf, np.nan, 3.0]),), name="special values")
+    yield Sample((np.array([[3, -2], [0, 7]]),), name="integers")
+    yield Sample((booleans(rng, (4,)),), name="bools")
+
+
+def _require_tensor(op, input):
+    if not isinstance(input, Tensor):
+        raise not_a_tensor(op, "input", input)
+
+
+@register(np.isposinf, _infinities_samples, differentiable=False)
+def isposinf(input):
+    """Elementwise test for positive infinity (always False for integer and bool tensors).
+
+    Example::
+
+        vizgrad.isposinf(vizgrad.tensor([float("inf"), float("-inf"), 1.0]))   # tensor([ True, False, False])
+    """
+    _require_tensor("isposinf", input)
+    return eq(input, float("inf")) if input.is_floating_point() else ne(input, input)
+
+
+@register(np.isneginf, _infinities_samples, differentiable=False)
+def isneginf(input):
+    """Elementwise test for negative infinity (always False for integer and bool tensors).
+
+    Example::
+
+        vizgrad.isneginf(vizgrad.tensor([float("inf"), float("-inf"), 1.0]))   # tensor([False,  True, False])
+    """
+    _require_tensor("isneginf", input)
+    return eq(input, float("-inf")) if input.is_floating_point() else ne(input, input)
+
+
+@register(np.isreal, _infinities_samples, differentiable=False)
+def isreal(input):
+    """Elementwise test for a zero imaginary part: True everywhere, as vizgrad's tensors are
+    real (NaN and infinities included).
+
+    Example::
+
+        vizgrad.isreal(vizgrad.tensor([1.0, float("nan")]))   # tensor([True, True])
+    """
+    _require_tensor("isreal", input)
+    return logical_or(eq(input, input), ne(input, input))

@@ -36,6 +36,7 @@ abs, exp, log, log1p, expm1, sqrt = unary.abs, unary.exp, unary.log, unary.log1p
 sin, cos, tanh, sign, square, erf = unary.sin, unary.cos, unary.tanh, unary.sign, unary.square, unary.erf
 erfc, lgamma, digamma, polygamma = unary.erfc, unary.lgamma, unary.digamma, unary.polygamma
 negative = unary.neg
+sinh, cosh = unary.sinh, unary.cosh
 add, subtract, multiply, divide, pow = binary.add, binary.sub, binary.mul, binary.div, binary.pow
 maximum, minimum = binary.maximum, binary.minimum
 equal, not_equal, greater, less = compare.eq, compare.ne, compare.gt, compare.lt

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..autograd.function import Op
 from ..dtypes import bool_, finfo
-from ..errors import ArgumentError, DTypeError, as_int, as_number, not_a_tensor
+from ..errors import ArgumentError, DTypeError, as_int, as_number, check_dim, not_a_tensor
 from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import unary, values
@@ -746,7 +746,10 @@ class PiecewiseConstant(Op):
 
 
 class Sign(PiecewiseConstant):
-    function = "sign"
+    @staticmethod
+    def forward(ctx, a):
+        out = ctx.xp.sign(a)
+        return ctx.xp.where(a != a, ctx.xp.zeros_like(out), out)     # 0 at NaN, as PyTorch
 
 
 class Floor(PiecewiseConstant):
@@ -767,7 +770,9 @@ class Trunc(PiecewiseConstant):
 
 @register(np.sign, unary(away_from=0.0))
 def sign(input):
-    """Elementwise sign: -1, 0 or 1. Its gradient is zero."""
+    """Elementwise sign: -1, 0 or 1 (0 at NaN; bools stay bools). Its gradient is zero."""
+    if getattr(input, "dtype", None) is bool_:
+        return input.clone()
     return Sign.apply(input)
 
 
@@ -906,3 +911,401 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     filled = input.masked_fill(input.isnan(), nan)
     filled = filled.masked_fill(infinite & (input > 0), posinf)
     return filled.masked_fill(infinite & (input < 0), neginf)
+
+
+# --- inverse trigonometric and hyperbolic functions ----------------------------------------
+
+class Asin(Op):
+    promotes, int_to_float = (0,), True   # integers and bools give the default float dtype
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return ctx.xp.asin(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad / ctx.xp.sqrt(1 - a * a)
+
+
+@register(np.arcsin, unary(-0.9, 0.9), aliases=("arcsin",))
+def asin(input):
+    """Elementwise arcsine, in [-π/2, π/2] (NaN outside [-1, 1]).  d(asin x)/dx = 1/√(1 - x²).
+
+    Example::
+
+        vizgrad.asin(vizgrad.tensor([0.0, 1.0]))   # tensor([0.0000, 1.5708])
+    """
+    return Asin.apply(input)
+
+
+class Acos(Op):
+    promotes, int_to_float = (0,), True
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return ctx.xp.acos(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return -grad / ctx.xp.sqrt(1 - a * a)
+
+
+@register(np.arccos, unary(-0.9, 0.9), aliases=("arccos",))
+def acos(input):
+    """Elementwise arccosine, in [0, π] (NaN outside [-1, 1]).  d(acos x)/dx = -1/√(1 - x²).
+
+    Example::
+
+        vizgrad.acos(vizgrad.tensor([1.0, 0.0]))   # tensor([0.0000, 1.5708])
+    """
+    return Acos.apply(input)
+
+
+class Asinh(Op):
+    promotes, int_to_float = (0,), True
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return ctx.xp.asinh(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad / ctx.xp.sqrt(a * a + 1)
+
+
+@register(np.arcsinh, unary(-3.0, 3.0), aliases=("arcsinh",))
+def asinh(input):
+    """Elementwise inverse hyperbolic sine.  d(asinh x)/dx = 1/√(x² + 1).
+
+    Example::
+
+        vizgrad.asinh(vizgrad.tensor([0.0, 1.0]))   # tensor([0.0000, 0.8814])
+    """
+    return Asinh.apply(input)
+
+
+class Acosh(Op):
+    promotes, int_to_float = (0,), True
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return ctx.xp.acosh(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad / ctx.xp.sqrt((a - 1) * (a + 1))
+
+
+@register(np.arccosh, unary(1.2, 4.0), aliases=("arccosh",))
+def acosh(input):
+    """Elementwise inverse hyperbolic cosine, for input ≥ 1 (NaN below).
+    d(acosh x)/dx = 1/√(x² - 1).
+
+    Example::
+
+        vizgrad.acosh(vizgrad.tensor([1.0, 2.0]))   # tensor([0.0000, 1.3170])
+    """
+    return Acosh.apply(input)
+
+
+class Atanh(Op):
+    promotes, int_to_float = (0,), True
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return ctx.xp.atanh(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad / (1 - a * a)
+
+
+@register(np.arctanh, unary(-0.9, 0.9), aliases=("arctanh",))
+def atanh(input):
+    """Elementwise inverse hyperbolic tangent, for input in (-1, 1) (±inf at ±1, NaN beyond).
+    d(atanh x)/dx = 1/(1 - x²).
+
+    Example::
+
+        vizgrad.atanh(vizgrad.tensor([0.0, 0.5]))   # tensor([0.0000, 0.5493])
+    """
+    return Atanh.apply(input)
+
+
+class Sinh(Op):
+    promotes, int_to_float = (0,), True
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return ctx.xp.sinh(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * ctx.xp.cosh(a)
+
+
+@register(np.sinh, unary())
+def sinh(input):
+    """Elementwise hyperbolic sine.  d(sinh x)/dx = cosh x.
+
+    Example::
+
+        vizgrad.sinh(vizgrad.tensor([0.0, 1.0]))   # tensor([0.0000, 1.1752])
+    """
+    return Sinh.apply(input)
+
+
+class Cosh(Op):
+    promotes, int_to_float = (0,), True
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return ctx.xp.cosh(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * ctx.xp.sinh(a)
+
+
+@register(np.cosh, unary())
+def cosh(input):
+    """Elementwise hyperbolic cosine.  d(cosh x)/dx = sinh x.
+
+    Example::
+
+        vizgrad.cosh(vizgrad.tensor([0.0, 1.0]))   # tensor([1.0000, 1.5431])
+    """
+    return Cosh.apply(input)
+
+
+@register(np.sign, unary(away_from=0.0))
+def sgn(input):
+    """Elementwise ``input / |input|`` (0 at 0 and at NaN): for real tensors :func:`sign`
+    (bools stay bools). Its gradient is zero.
+
+    Example::
+
+        vizgrad.sgn(vizgrad.tensor([-2.0, 0.0, 3.0]))   # tensor([-1.,  0.,  1.])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("sgn", "input", input)
+    return sign(input)
+
+
+@register(lambda x: x, unary())
+def positive(input):
+    """``+input``: the input itself (PyTorch refuses bool tensors).
+
+    Example::
+
+        x = vizgrad.tensor([1.0, -2.0])
+        vizgrad.positive(x) is x      # True
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("positive", "input", input)
+    if input.dtype is bool_:
+        raise DTypeError("positive: the `+` operator, on a bool tensor is not supported")
+    return input
+
+
+# --- Bessel function i0, frexp, mvlgamma --------------------------------------------------
+
+_BESSEL_SERIES_UP_TO = 20.0   # |x| at most this: the power series (36 terms reach 1e-17 relative)
+
+
+def _bessel_i(xp, a, order):
+    """The modified Bessel function I₀ (``order`` 0) or I₁ (1) of ``a``, from xp operations
+    alone (so that, run on Tensors, it records its own derivatives): the power series
+    Σ (x/2)^(2k+n) / (k! (k+n)!) for |x| ≤ 20, and beyond the asymptotic expansion
+    eˣ/√(2πx) Σ (-1)^k c_k(n) / x^k, c_k(n) = Π_{j≤k} (4n² - (2j-1)²) / (k! 8^k)."""
+    size = xp.abs(a)
+    near = size <= _BESSEL_SERIES_UP_TO
+    x = xp.where(near, a, xp.zeros_like(a))                     # each branch sees safe inputs only
+    quarter_square = x * x / 4
+    term = xp.ones_like(x) if order == 0 else x / 2
+    series = term
+    for k in range(1, 37):
+        term = term * quarter_square / (k * (k + order))
+        series = series + term
+    far = xp.where(near, xp.full_like(size, 2 * _BESSEL_SERIES_UP_TO), size)
+    term, expansion = xp.ones_like(far), xp.ones_like(far)
+    for k in range(1, 31):
+        term = term * -(4 * order * order - (2 * k - 1) ** 2) / (8 * k * far)
+        expansion = expansion + term
+    asymptotic = xp.exp(far - xp.log(far * (2 * math.pi)) / 2) * expansion
+    if order == 1:
+        asymptotic = xp.where(a < 0, -asymptotic, asymptotic)
+    return xp.where(near, series, asymptotic)
+
+
+class I0(Op):
+    """I₀(x); d I₀/dx = I₁(x), computed from xp operations (so second derivatives follow)."""
+
+    promotes, int_to_float = (0,), True
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return _bessel_i(ctx.xp, a, 0)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        return grad * _bessel_i(ctx.xp, a, 1)
+
+
+@register(np.i0, unary(-25.0, 25.0), rtol=1e-12)
+def i0(input):
+    """The modified Bessel function of the first kind of order zero, elementwise:
+    I₀(x) = Σ_k (x²/4)^k / (k!)².  d I₀/dx = I₁(x).
+
+    Example::
+
+        vizgrad.i0(vizgrad.tensor([0.0, 1.0]))   # tensor([1.0000, 1.2661])
+    """
+    return I0.apply(input)
+
+
+class Frexp(Op):
+    """Mantissa and exponent, x = m · 2^e with 0.5 ≤ |m| < 1 (m = x, e = 0 at 0, ±inf, NaN)."""
+
+    differentiable = False
+
+    @staticmethod
+    def forward(ctx, a):
+        xp = ctx.xp
+        size = xp.abs(a)
+        regular = xp.isfinite(a) & (a != 0)
+        safe = xp.where(regular, size, xp.ones_like(size))
+        exponent = xp.floor(xp.log2(safe)) + 1
+        mantissa = safe / xp.pow(xp.full_like(safe, 2.0), exponent)
+        # log2 may round across a power of two: one doubling or halving puts m in [0.5, 1)
+        low, high = mantissa < 0.5, mantissa >= 1
+        mantissa = xp.where(low, mantissa * 2, xp.where(high, mantissa / 2, mantissa))
+        exponent = xp.where(low, exponent - 1, xp.where(high, exponent + 1, exponent))
+        mantissa = xp.where(regular, xp.copysign(mantissa, a), a)
+        exponent = xp.where(regular, exponent, xp.zeros_like(exponent))
+        return mantissa, xp.astype(exponent, xp.int32)
+
+
+def _frexp_reference(x):
+    mantissa, exponent = np.frexp(x)
+    return mantissa, exponent.astype(np.int32)
+
+
+def _frexp_samples(rng):
+    yield from unary(-100.0, 100.0)(rng)
+    yield Sample((np.array([0.0, -0.0, 1.0, 0.5, -0.75, 1024.0, 3e-310, np.inf, -np.inf, np.nan]),),
+                 name="special values")
+
+
+@register(_frexp_reference, _frexp_samples, differentiable=False)
+def frexp(input):
+    """Decompose ``input`` into a mantissa and an exponent, ``input = mantissa · 2^exponent``
+    with 0.5 ≤ |mantissa| < 1 (the exponent int32); floating point tensors only.
+
+    Example::
+
+        vizgrad.frexp(vizgrad.tensor([8.0, -0.75]))
+        # vizgrad.return_types.frexp(mantissa=tensor([ 0.5000, -0.7500]), exponent=tensor([4, 0], dtype=vizgrad.int32))
+    """
+    from ..return_types import frexp as frexp_type
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("frexp", "input", input)
+    if not input.is_floating_point():
+        raise DTypeError(f"frexp: only supports floating-point dtypes, got {input.dtype.name}")
+    return frexp_type(*Frexp.apply(input))
+
+
+def _mvlgamma_reference(x, p):
+    import scipy.special
+    return scipy.special.multigammaln(x, p) if np.ndim(x) == 0 else np.vectorize(
+        lambda v: scipy.special.multigammaln(v, p), otypes=[np.float64])(x)
+
+
+def _mvlgamma_samples(rng):
+    for p in (1, 2, 3):
+        yield Sample((values(rng, (3, 4), 1.2, 5.0), p), name=f"p={p}")
+    yield Sample((values(rng, (), 1.5, 4.0), 2), name="0-d")
+
+
+@register(_mvlgamma_reference, _mvlgamma_samples)
+def mvlgamma(input, p):
+    """The multivariate log-gamma function of dimension ``p``, elementwise:
+    log Γ_p(x) = p(p-1)/4 · log π + Σ_{i<p} log Γ(x - i/2); every element must exceed (p-1)/2.
+    d/dx = Σ_{i<p} ψ(x - i/2).
+
+    Example::
+
+        vizgrad.mvlgamma(vizgrad.tensor([2.5]), 2)   # tensor([0.8570])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("mvlgamma", "input", input)
+    if input.dtype is bool_:
+        raise DTypeError("mvlgamma: the input tensor may not be a boolean tensor")
+    p = as_int("mvlgamma", "p", p)
+    if p < 1:
+        raise ArgumentError(f"mvlgamma: p has to be greater than or equal to 1, got {p}")
+    if not bool((input > (p - 1) / 2).all()):
+        raise ArgumentError(f"mvlgamma: all elements must be greater than (p-1)/2 = {(p - 1) / 2}")
+    total = lgamma(input)
+    for i in range(1, p):
+        total = total + lgamma(input - i / 2)
+    return total + p * (p - 1) / 4 * math.log(math.pi)
+
+
+def _renorm_reference(x, p, dim, maxnorm):
+    axes = tuple(axis for axis in range(x.ndim) if axis != dim % x.ndim)
+    norms = np.sum(np.abs(x) ** p, axis=axes, keepdims=True) ** (1 / p)
+    return x * np.where(norms > maxnorm, maxnorm / (norms + 1e-7), 1.0)
+
+
+def _renorm_samples(rng):
+    yield Sample((values(rng, (3, 4)), 2, 0, 1.0), name="p=2 dim=0")
+    yield Sample((values(rng, (2, 3, 4)), 1, 1, 2.5), name="p=1 dim=1")
+    yield Sample((values(rng, (3, 5)), 3, -1, 0.8), name="p=3 dim=-1")
+
+
+@register(_renorm_reference, _renorm_samples)
+def renorm(input, p, dim, maxnorm):
+    """Each slice ``input.select(dim, i)`` whose ``p``-norm exceeds ``maxnorm`` scaled down
+    to norm ``maxnorm`` (by ``maxnorm / (norm + 1e-7)``); the others unchanged. The gradient
+    flows through the norms too.
+
+    Example::
+
+        vizgrad.renorm(vizgrad.tensor([[3.0, 4.0], [0.3, 0.4]]), 2, 0, 1.0)
+        # tensor([[0.6000, 0.8000], [0.3000, 0.4000]])
+    """
+    if not isinstance(input, Tensor):
+        raise not_a_tensor("renorm", "input", input)
+    if not input.is_floating_point():
+        raise DTypeError(f"renorm: input must be a floating point tensor, got {input.dtype.name}")
+    p, maxnorm = as_number("renorm", "p", p), as_number("renorm", "maxnorm", maxnorm)
+    if p <= 0:
+        raise ArgumentError(f"renorm: non-positive norm not supported, got p={p}")
+    if maxnorm < 0:
+        raise ArgumentError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm}")
+    if input.dim() < 2:
+        raise ArgumentError(f"renorm: input needs at least 2 dimensions, got {input.dim()}")
+    dim = check_dim("renorm", dim, input.dim())
+    axes = tuple(axis for axis in range(input.dim()) if axis != dim)
+    size = input.abs()
+    norms = size.amax(dim=axes, keepdim=True) if p == math.inf else (size ** p).sum(dim=axes, keepdim=True) ** (1 / p)
+    from .binary import where
+    factor = where(norms > maxnorm, maxnorm / (norms + 1e-7), norms.new_ones(()))
+    return input * factor
