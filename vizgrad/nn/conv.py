@@ -127,7 +127,21 @@ class _ConvNd(Module):
         return text
 
 
-class Conv1d(_ConvNd):
+class _Conv(_ConvNd):
+    """Conv1d, Conv2d and Conv3d: PyTorch's arguments in its order; the forward pads the input
+    in ``padding_mode`` (see :meth:`_ConvNd._padded`), then convolves."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                 padding_mode="zeros", device=None, dtype=None):
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
+                         padding_mode, device=device, dtype=dtype)
+
+    def forward(self, input):
+        input, padding = self._padded(input)
+        return self._convolution(input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+
+
+class Conv1d(_Conv):
     """1-D convolution over (N, C_in, L) or (C_in, L); weight (out, in/groups, k).
 
     Example::
@@ -136,19 +150,10 @@ class Conv1d(_ConvNd):
         conv(vizgrad.randn(8, 3, 32)).shape      # (8, 16, 32)
     """
 
-    _dims = 1
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, device=device, dtype=dtype)
-
-    def forward(self, input):
-        input, padding = self._padded(input)
-        return F.conv1d(input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+    _dims, _convolution = 1, staticmethod(F.conv1d)
 
 
-class Conv2d(_ConvNd):
+class Conv2d(_Conv):
     """2-D convolution over (N, C_in, H, W) or (C_in, H, W); weight (out, in/groups, kH, kW).
 
     Example::
@@ -157,17 +162,10 @@ class Conv2d(_ConvNd):
         conv(vizgrad.randn(32, 1, 28, 28)).shape   # (32, 8, 28, 28)
     """
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, device=device, dtype=dtype)
-
-    def forward(self, input):
-        input, padding = self._padded(input)
-        return F.conv2d(input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+    _convolution = staticmethod(F.conv2d)
 
 
-class Conv3d(_ConvNd):
+class Conv3d(_Conv):
     """3-D convolution over (N, C_in, D, H, W) or (C_in, D, H, W); weight (out, in/groups, kD, kH, kW).
 
     Example::
@@ -176,16 +174,7 @@ class Conv3d(_ConvNd):
         conv(vizgrad.randn(2, 1, 8, 16, 16)).shape   # (2, 4, 8, 16, 16)
     """
 
-    _dims = 3
-
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
-                 padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, device=device, dtype=dtype)
-
-    def forward(self, input):
-        input, padding = self._padded(input)
-        return F.conv3d(input, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
+    _dims, _convolution = 3, staticmethod(F.conv3d)
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -197,6 +186,10 @@ class _ConvTransposeNd(_ConvNd):
             raise ArgumentError(f"{type(self).__name__}: padding must be an int or a tuple, got {padding!r}")
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
                          padding_mode, output_padding, device=device, dtype=dtype)
+
+    def forward(self, input, output_size=None):
+        return self._convolution(input, self.weight, self.bias, self.stride, self.padding,
+                                 self._output_padding(input, output_size), self.groups, self.dilation)
 
     def _output_padding(self, input, output_size):
         """The output_padding that gives ``output_size`` (PyTorch's rule), or the layer's own."""
@@ -225,11 +218,7 @@ class ConvTranspose1d(_ConvTransposeNd):
         up(vizgrad.randn(1, 4, 10)).shape       # (1, 2, 21)
     """
 
-    _dims = 1
-
-    def forward(self, input, output_size=None):
-        return F.conv_transpose1d(input, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(input, output_size), self.groups, self.dilation)
+    _dims, _convolution = 1, staticmethod(F.conv_transpose1d)
 
 
 class ConvTranspose2d(_ConvTransposeNd):
@@ -243,9 +232,7 @@ class ConvTranspose2d(_ConvTransposeNd):
         up(vizgrad.randn(2, 8, 7, 7)).shape     # (2, 4, 14, 14)
     """
 
-    def forward(self, input, output_size=None):
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(input, output_size), self.groups, self.dilation)
+    _convolution = staticmethod(F.conv_transpose2d)
 
 
 class ConvTranspose3d(_ConvTransposeNd):
@@ -258,8 +245,4 @@ class ConvTranspose3d(_ConvTransposeNd):
         up(vizgrad.randn(1, 4, 3, 3, 3)).shape   # (1, 2, 6, 6, 6)
     """
 
-    _dims = 3
-
-    def forward(self, input, output_size=None):
-        return F.conv_transpose3d(input, self.weight, self.bias, self.stride, self.padding,
-                                  self._output_padding(input, output_size), self.groups, self.dilation)
+    _dims, _convolution = 3, staticmethod(F.conv_transpose3d)
