@@ -158,11 +158,8 @@ Tensor.mH = property(_conjugate_transpose("mH", True), doc="The last two dims sw
                                                             "tensors: ``mT``), a view.")
 
 
-def adjoint(self):
-    """The conjugate transpose of the last two dims (``x.mH``), a view."""
-    return _conjugate_transpose("adjoint", True)(self)
-
-
+adjoint = _conjugate_transpose("adjoint", True)
+adjoint.__name__, adjoint.__doc__ = "adjoint", "The conjugate transpose of the last two dims (``x.mH``), a view."
 Tensor.adjoint = adjoint
 
 

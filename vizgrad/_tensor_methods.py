@@ -34,12 +34,6 @@ def _rtruediv(self, other):
     return ops.div(other, self)
 
 
-def _logical(function):
-    def method(self, other):
-        return function(self, other)
-    return method
-
-
 Tensor.__add__ = ops.add
 Tensor.__radd__ = _reflected(ops.add)
 Tensor.__sub__ = ops.sub

@@ -15,7 +15,7 @@ version counter moves); their gradient, as PyTorch's, is zero.
 import numpy as np
 
 from . import dtypes
-from .creation import Generator, _finish, default_generator, manual_seed
+from .creation import Generator, _finish, _into, default_generator, manual_seed
 from .errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, as_int, as_number, check_size, \
     format_shape, not_a_tensor, public_functions_of
 from .tensor import Tensor
@@ -124,7 +124,6 @@ def bernoulli(input, p=None, *, generator=None, out=None):
 
         vizgrad.bernoulli(vizgrad.full((2, 3), 0.5))       # zeros and ones
     """
-    from .creation import _into
     if not isinstance(input, Tensor):
         raise not_a_tensor("bernoulli", "input", input)
     rng = _rng("bernoulli", generator)
@@ -264,10 +263,10 @@ def bernoulli_(self, p=0.5, *, generator=None):
     rng = _rng("bernoulli_", generator)
     if isinstance(p, Tensor):
         _probabilities("bernoulli_", "p", p)
-        chance = np.broadcast_to(_host(p), tuple(self.shape)) if p.ndim <= self.ndim else None
-        if chance is None:
+        if p.ndim > self.ndim:
             raise ShapeError(f"bernoulli_: p of shape {format_shape(p.shape)} does not broadcast to the "
                              f"tensor's shape {format_shape(self.shape)}")
+        chance = np.broadcast_to(_host(p), tuple(self.shape))
     else:
         chance = _probability("bernoulli_", p)
     return _fill_inplace(self, "bernoulli_", lambda shape: rng.random(shape) < chance, floating_only=False)
@@ -301,19 +300,15 @@ def random_(self, *args, generator=None, **kwargs):
     _no_more("random_", kwargs)
     low = as_int("random_", "from", low)
     lowest, highest = _integer_range(self.dtype)
-    if high is None:
-        if low < lowest or low > highest:
-            raise ArgumentError(f"random_: from={low} is out of bounds for {self.dtype.name}")
-        last = highest
-    else:
+    if high is not None:
         high = as_int("random_", "to", high)
         if low >= high:
             raise ArgumentError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
-        if low < lowest or low > highest:
-            raise ArgumentError(f"random_: from={low} is out of bounds for {self.dtype.name}")
-        if high - 1 > highest or high - 1 < lowest:
-            raise ArgumentError(f"random_: to - 1 = {high - 1} is out of bounds for {self.dtype.name}")
-        last = high - 1
+    if low < lowest or low > highest:
+        raise ArgumentError(f"random_: from={low} is out of bounds for {self.dtype.name}")
+    if high is not None and (high - 1 > highest or high - 1 < lowest):
+        raise ArgumentError(f"random_: to - 1 = {high - 1} is out of bounds for {self.dtype.name}")
+    last = highest if high is None else high - 1
     rng = _rng("random_", generator)
     return _fill_inplace(self, "random_", lambda shape: rng.integers(low, last, size=shape, endpoint=True,
                                                                       dtype=np.int64), floating_only=False)

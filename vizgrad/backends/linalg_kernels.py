@@ -56,10 +56,9 @@ def lu_factor(lib, a):
     rows = lib.arange(count)
     for k in range(n):
         p = k + lib.argmax(lib.abs(lu[:, k:, k]), axis=1)
-        lu_k, lu_p = lu[rows, k, :].copy(), lu[rows, p, :].copy()
-        lu[rows, k, :], lu[rows, p, :] = lu_p, lu_k
-        perm_k, perm_p = perm[rows, k].copy(), perm[rows, p].copy()
-        perm[rows, k], perm[rows, p] = perm_p, perm_k
+        # (indexing with the array `rows` reads copies: the right-hand sides are taken before either write)
+        lu[rows, k, :], lu[rows, p, :] = lu[rows, p, :], lu[rows, k, :]
+        perm[rows, k], perm[rows, p] = perm[rows, p], perm[rows, k]
         pivot = lu[:, k, k]
         zero = pivot == 0
         info = lib.where((info == 0) & zero, lib.int32(k + 1), info)

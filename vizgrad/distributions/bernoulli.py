@@ -58,5 +58,4 @@ class Bernoulli(ProbsOrLogits):
     def enumerate_support(self, expand=True):
         """The values 0. and 1., shaped (2, 1, ..., 1) or expanded to (2,) + batch_shape."""
         values = creation.tensor([0.0, 1.0], dtype=self._param.dtype, device=self._param.device)
-        values = values.reshape(2, *(1,) * len(self._batch_shape))
-        return values.expand(2, *self._batch_shape) if expand else values
+        return self._over_batch(values, expand)

@@ -73,8 +73,7 @@ class Binomial(ProbsOrLogits):
         (one n for the whole batch)."""
         count = self._shared_total_count("enumerate_support")
         values = creation.arange(count + 1, dtype=self._param.dtype, device=self._param.device)
-        values = values.reshape(-1, *(1,) * len(self._batch_shape))
-        return values.expand(count + 1, *self._batch_shape) if expand else values
+        return self._over_batch(values, expand)
 
     def _shared_total_count(self, method):
         """The total_count every element of the batch shares (0 for an empty batch), as an int."""

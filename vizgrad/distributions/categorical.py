@@ -95,7 +95,5 @@ class Categorical(ProbsOrLogits):
 
     def enumerate_support(self, expand=True):
         """The K class indices, shaped (K, 1, ..., 1) or expanded to (K,) + batch_shape."""
-        values = creation.arange(self._num_events, device=self._param.device)
-        values = values.reshape(-1, *(1,) * len(self._batch_shape))
-        return values.expand(self._num_events, *self._batch_shape) if expand else values
+        return self._over_batch(creation.arange(self._num_events, device=self._param.device), expand)
 

@@ -48,7 +48,9 @@ class Constraint:
         raise NotImplementedError
 
     def __repr__(self):
-        return type(self).__name__.lstrip("_") + "()"
+        bounds = ", ".join(f"{name}={_show(getattr(self, name))}" for name in ("lower_bound", "upper_bound")
+                           if name in vars(self))
+        return f"{type(self).__name__.lstrip('_')}({bounds})"
 
 
 class _Dependent(Constraint):
@@ -135,9 +137,6 @@ class _IntegerInterval(Constraint):
     def check(self, value):
         return _is_integer(value) & (self.lower_bound <= value) & (value <= self.upper_bound)
 
-    def __repr__(self):
-        return f"IntegerInterval(lower_bound={_show(self.lower_bound)}, upper_bound={_show(self.upper_bound)})"
-
 
 class _IntegerGreaterThan(Constraint):
     is_discrete = True
@@ -147,9 +146,6 @@ class _IntegerGreaterThan(Constraint):
 
     def check(self, value):
         return _is_integer(value) & (value >= self.lower_bound)
-
-    def __repr__(self):
-        return f"IntegerGreaterThan(lower_bound={_show(self.lower_bound)})"
 
 
 class _Real(Constraint):
@@ -164,16 +160,10 @@ class _GreaterThan(Constraint):
     def check(self, value):
         return value > self.lower_bound
 
-    def __repr__(self):
-        return f"GreaterThan(lower_bound={_show(self.lower_bound)})"
-
 
 class _GreaterThanEq(_GreaterThan):
     def check(self, value):
         return value >= self.lower_bound
-
-    def __repr__(self):
-        return f"GreaterThanEq(lower_bound={_show(self.lower_bound)})"
 
 
 class _LessThan(Constraint):
@@ -183,9 +173,6 @@ class _LessThan(Constraint):
     def check(self, value):
         return value < self.upper_bound
 
-    def __repr__(self):
-        return f"LessThan(upper_bound={_show(self.upper_bound)})"
-
 
 class _Interval(Constraint):
     def __init__(self, lower_bound, upper_bound):
@@ -194,16 +181,10 @@ class _Interval(Constraint):
     def check(self, value):
         return (self.lower_bound <= value) & (value <= self.upper_bound)
 
-    def __repr__(self):
-        return f"Interval(lower_bound={_show(self.lower_bound)}, upper_bound={_show(self.upper_bound)})"
-
 
 class _HalfOpenInterval(_Interval):
     def check(self, value):
         return (self.lower_bound <= value) & (value < self.upper_bound)
-
-    def __repr__(self):
-        return f"HalfOpenInterval(lower_bound={_show(self.lower_bound)}, upper_bound={_show(self.upper_bound)})"
 
 
 class _Simplex(Constraint):
@@ -235,6 +216,12 @@ class _PositiveDefinite(Constraint):
         with no_grad():
             symmetric = ((value - value.mT).abs() <= 1e-6 * value.abs().amax((-2, -1), keepdim=True)).all(-1).all(-1)
             return symmetric & (linalg.cholesky_ex(value).info == 0)
+
+
+def over_event_dims(constraint, extra):
+    """``constraint`` read over ``extra`` more trailing dims: ``independent(constraint, extra)``,
+    or the constraint itself where there are none."""
+    return _IndependentConstraint(constraint, extra) if extra > 0 else constraint
 
 
 dependent = _Dependent()

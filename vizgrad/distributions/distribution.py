@@ -180,6 +180,11 @@ class Distribution:
     def enumerate_support(self, expand=True):
         raise NotImplementedError(f"{type(self).__name__} does not define enumerate_support")
 
+    def _over_batch(self, values, expand):
+        """The 1-D ``values`` of the support shaped (n, 1, ..., 1), or expanded to (n,) + batch_shape."""
+        values = values.reshape(-1, *(1,) * len(self._batch_shape))
+        return values.expand(values.shape[0], *self._batch_shape) if expand else values
+
     def perplexity(self):
         return self.entropy().exp()
 

@@ -44,9 +44,7 @@ class Independent(Distribution):
 
     @constraints.dependent_property
     def support(self):
-        support = self.base_dist.support
-        return constraints.independent(support, self.reinterpreted_batch_ndims) if self.reinterpreted_batch_ndims \
-            else support
+        return constraints.over_event_dims(self.base_dist.support, self.reinterpreted_batch_ndims)
 
     def expand(self, batch_shape, _instance=None):
         new = super().expand(batch_shape, _instance)

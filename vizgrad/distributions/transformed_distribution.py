@@ -58,8 +58,7 @@ class TransformedDistribution(Distribution):
         if not self.transforms:
             return self.base_dist.support
         support = self.transforms[-1].codomain
-        extra = len(self.event_shape) - support.event_dim
-        return constraints.independent(support, extra) if extra > 0 else support
+        return constraints.over_event_dims(support, len(self.event_shape) - support.event_dim)
 
     def expand(self, batch_shape, _instance=None):
         new = super().expand(batch_shape, _instance)       # and a subclass's own parameters (Gumbel's loc, scale)

@@ -170,8 +170,7 @@ class ComposeTransform(Transform):
         event_dim = self.parts[-1].codomain.event_dim       # walk back: the event dims the input needs
         for part in reversed(self.parts):
             event_dim = max(event_dim + part.domain.event_dim - part.codomain.event_dim, part.domain.event_dim)
-        return constraints.independent(domain, event_dim - domain.event_dim) if event_dim > domain.event_dim \
-            else domain
+        return constraints.over_event_dims(domain, event_dim - domain.event_dim)
 
     @property
     def codomain(self):
@@ -181,8 +180,7 @@ class ComposeTransform(Transform):
         event_dim = self.parts[0].domain.event_dim
         for part in self.parts:
             event_dim = max(event_dim + part.codomain.event_dim - part.domain.event_dim, part.codomain.event_dim)
-        return constraints.independent(codomain, event_dim - codomain.event_dim) if event_dim > codomain.event_dim \
-            else codomain
+        return constraints.over_event_dims(codomain, event_dim - codomain.event_dim)
 
     @property
     def bijective(self):
@@ -325,7 +323,7 @@ class AffineTransform(Transform):
 
     @property
     def domain(self):
-        return constraints.independent(constraints.real, self._event_dim) if self._event_dim else constraints.real
+        return constraints.over_event_dims(constraints.real, self._event_dim)
 
     codomain = domain
 

@@ -8,7 +8,39 @@ from . import init
 from .module import Module, Parameter
 
 
-class Embedding(Module):
+class _EmbeddingTable(Module):
+    """The ``num_embeddings`` x ``embedding_dim`` weight and ``padding_idx`` that
+    :class:`Embedding` and :class:`EmbeddingBag` share."""
+
+    def _init_table(self, layer, num_embeddings, embedding_dim, padding_idx, _weight, device, dtype):
+        num_embeddings = check_size(layer, "num_embeddings", num_embeddings)
+        embedding_dim = check_size(layer, "embedding_dim", embedding_dim)
+        if padding_idx is not None:
+            padding_idx = as_int(layer, "padding_idx", padding_idx)
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ArgumentError(f"{layer}: padding_idx ({padding_idx}) must be within num_embeddings "
+                                    f"({num_embeddings})")
+            padding_idx %= num_embeddings
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = Parameter(creation.empty(num_embeddings, embedding_dim, device=device, dtype=dtype))
+            self.reset_parameters()
+        else:
+            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+                raise ArgumentError(f"{layer}: _weight of shape {tuple(_weight.shape)} does not match "
+                                    f"(num_embeddings, embedding_dim) = ({num_embeddings}, {embedding_dim})")
+            self.weight = Parameter(_weight)
+
+    def reset_parameters(self):
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx] = 0.0
+
+
+class Embedding(_EmbeddingTable):
     """A table of ``num_embeddings`` vectors of size ``embedding_dim``; integer indices of
     any shape look up rows. The weight starts as N(0, 1); the ``padding_idx`` row starts
     at zero and gets no gradient.
@@ -22,36 +54,12 @@ class Embedding(Module):
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, sparse=False, _weight=None, _freeze=False, device=None, dtype=None):
         super().__init__()
-        num_embeddings = check_size("Embedding", "num_embeddings", num_embeddings)
-        embedding_dim = check_size("Embedding", "embedding_dim", embedding_dim)
-        if padding_idx is not None:
-            padding_idx = as_int("Embedding", "padding_idx", padding_idx)
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ArgumentError(f"Embedding: padding_idx ({padding_idx}) must be within num_embeddings "
-                                    f"({num_embeddings})")
-            padding_idx %= num_embeddings
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
-        self.padding_idx = padding_idx
+        self._init_table("Embedding", num_embeddings, embedding_dim, padding_idx, _weight, device, dtype)
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
         self.sparse = sparse
-        if _weight is None:
-            self.weight = Parameter(creation.empty(num_embeddings, embedding_dim, device=device, dtype=dtype),
-                                    requires_grad=not _freeze)
-            self.reset_parameters()
-        else:
-            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise ArgumentError(f"Embedding: _weight of shape {tuple(_weight.shape)} does not match "
-                                    f"(num_embeddings, embedding_dim) = ({num_embeddings}, {embedding_dim})")
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
-
-    def reset_parameters(self):
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx] = 0.0
+        self.weight.requires_grad = not _freeze
 
     def forward(self, input):
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
@@ -83,7 +91,7 @@ class Embedding(Module):
         return text
 
 
-class EmbeddingBag(Module):
+class EmbeddingBag(_EmbeddingTable):
     """A table of ``num_embeddings`` vectors whose looked-up rows are reduced per bag
     (``mode`` 'sum', 'mean' or 'max'; see :func:`vizgrad.nn.functional.embedding_bag`):
     ``forward(input, offsets=None, per_sample_weights=None)``.
@@ -98,39 +106,15 @@ class EmbeddingBag(Module):
                  mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None, device=None,
                  dtype=None):
         super().__init__()
-        num_embeddings = check_size("EmbeddingBag", "num_embeddings", num_embeddings)
-        embedding_dim = check_size("EmbeddingBag", "embedding_dim", embedding_dim)
         if mode not in ("sum", "mean", "max"):
             raise ArgumentError(f"EmbeddingBag: mode has to be one of sum, mean or max, got {mode!r}")
-        if padding_idx is not None:
-            padding_idx = as_int("EmbeddingBag", "padding_idx", padding_idx)
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ArgumentError(f"EmbeddingBag: padding_idx must be within num_embeddings ({num_embeddings}), "
-                                    f"got {padding_idx}")
-            padding_idx %= num_embeddings
-        self.num_embeddings = num_embeddings
-        self.embedding_dim = embedding_dim
+        self._init_table("EmbeddingBag", num_embeddings, embedding_dim, padding_idx, _weight, device, dtype)
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
         self.mode = mode
         self.sparse = sparse
         self.include_last_offset = include_last_offset
-        self.padding_idx = padding_idx
-        if _weight is None:
-            self.weight = Parameter(creation.empty(num_embeddings, embedding_dim, device=device, dtype=dtype))
-            self.reset_parameters()
-        else:
-            if tuple(_weight.shape) != (num_embeddings, embedding_dim):
-                raise ArgumentError(f"EmbeddingBag: _weight of shape {tuple(_weight.shape)} does not match "
-                                    f"(num_embeddings, embedding_dim) = ({num_embeddings}, {embedding_dim})")
-            self.weight = Parameter(_weight)
-
-    def reset_parameters(self):
-        init.normal_(self.weight)
-        if self.padding_idx is not None:
-            with no_grad():
-                self.weight[self.padding_idx] = 0.0
 
     def forward(self, input, offsets=None, per_sample_weights=None):
         return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,

@@ -949,6 +949,17 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
     return _channel_dropout("dropout1d", input, p, training, inplace, 2 if input.ndim == 3 else 1)
 
 
+def _warn_unusual_rank(name, input, spatial):
+    """PyTorch's deprecation warning when ``name`` (dropout2d or dropout3d) gets neither a
+    (C, *spatial) nor an (N, C, *spatial) input; stacklevel points at ``name``'s caller."""
+    if input.ndim not in (spatial + 1, spatial + 2):
+        warnings.warn(f"{name}: Received a {input.ndim}-D input to {name}, which is deprecated and will result "
+                      "in an error in a future release. To retain the behavior and silence this warning, please use "
+                      f"dropout instead. Note that {name} exists to provide channel-wise dropout on inputs with "
+                      f"{spatial} spatial dimensions, a channel dimension, and an optional batch dimension (i.e. "
+                      f"{spatial + 1}D or {spatial + 2}D inputs).", UserWarning, stacklevel=3)
+
+
 @register(_dropout_reference, _channel_dropout_samples((2, 3, 4, 2)), method=False)
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """Channel-wise dropout of (N, C, H, W) inputs: each (H, W) feature map is zeroed with
@@ -960,12 +971,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
         F.dropout2d(vizgrad.ones(2, 4, 3, 3)).sum(dim=(2, 3))   # each entry 0 or 18
     """
     _check_dropout("dropout2d", input, p)
-    if input.ndim not in (3, 4):
-        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will result "
-                      "in an error in a future release. To retain the behavior and silence this warning, please use "
-                      "dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 "
-                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
-                      "inputs).", UserWarning, stacklevel=2)
+    _warn_unusual_rank("dropout2d", input, 2)
     if input.ndim == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
                       "behavior is desired - input is interpreted as shape (N, C, L), where C is the channel dim. "
@@ -986,12 +992,7 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
         F.dropout3d(vizgrad.ones(2, 4, 2, 2, 2), p=0.25)
     """
     _check_dropout("dropout3d", input, p)
-    if input.ndim not in (4, 5):
-        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and will result "
-                      "in an error in a future release. To retain the behavior and silence this warning, please use "
-                      "dropout instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 "
-                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D "
-                      "inputs).", UserWarning, stacklevel=2)
+    _warn_unusual_rank("dropout3d", input, 3)
     if input.ndim == 0 and training and 0.0 < p < 1.0:
         raise ShapeError("dropout3d: channel-wise dropout needs at least 1 dim (C, ...) in the input, got a 0-d "
                          "tensor")

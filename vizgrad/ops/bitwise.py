@@ -87,6 +87,12 @@ class RightShift(Shift):
 def _check(op, input, other, shifts=False):
     """Tensors and Python ints and bools whose promoted dtype is an integer one (or, except
     for shifts, bool)."""
+    if isinstance(input, Tensor) and not input.dtype.is_floating_point:   # the common cases, without result_type
+        if type(other) is int:
+            return
+        if (isinstance(other, Tensor) and not other.dtype.is_floating_point
+                and not (shifts and input.dtype is bool_ and other.dtype is bool_)):
+            return
     if not isinstance(input, Tensor):
         if not isinstance(other, Tensor):
             raise not_a_tensor(op, "input", input)

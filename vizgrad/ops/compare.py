@@ -7,6 +7,7 @@ from .. import dtypes
 from ..autograd.function import Op
 from ..errors import ArgumentTypeError, DTypeError, not_a_tensor
 from ..tensor import Tensor
+from .binary import _require_tensors
 from .registry import Sample, bind_method, register
 from .samples import binary, booleans, values
 
@@ -333,11 +334,6 @@ def _infinities_samples(rng):
     yield Sample((booleans(rng, (4,)),), name="bools")
 
 
-def _require_tensor(op, input):
-    if not isinstance(input, Tensor):
-        raise not_a_tensor(op, "input", input)
-
-
 @register(np.isposinf, _infinities_samples, differentiable=False)
 def isposinf(input):
     """Elementwise test for positive infinity (always False for integer and bool tensors).
@@ -346,7 +342,7 @@ def isposinf(input):
 
         vizgrad.isposinf(vizgrad.tensor([float("inf"), float("-inf"), 1.0]))   # tensor([ True, False, False])
     """
-    _require_tensor("isposinf", input)
+    _require_tensors("isposinf", input=input)
     return eq(input, float("inf")) if input.is_floating_point() else ne(input, input)
 
 
@@ -358,7 +354,7 @@ def isneginf(input):
 
         vizgrad.isneginf(vizgrad.tensor([float("inf"), float("-inf"), 1.0]))   # tensor([False,  True, False])
     """
-    _require_tensor("isneginf", input)
+    _require_tensors("isneginf", input=input)
     return eq(input, float("-inf")) if input.is_floating_point() else ne(input, input)
 
 
@@ -371,5 +367,5 @@ def isreal(input):
 
         vizgrad.isreal(vizgrad.tensor([1.0, float("nan")]))   # tensor([True, True])
     """
-    _require_tensor("isreal", input)
+    _require_tensors("isreal", input=input)
     return logical_or(eq(input, input), ne(input, input))

@@ -35,7 +35,7 @@ from ..autograd.function import Op
 from ..errors import (ArgumentError, ArgumentTypeError, BackwardError, DTypeError, LinAlgError, ShapeError, as_int,
                       check_dim, format_shape, not_a_tensor)
 from ..tensor import Tensor
-from .linalg import MatMul, _matmul_shape, _matrices, _tensors, solve_system
+from .linalg import MatMul, _matmul_shape, _matrices, _matrix_name, _tensors, batch_shape, solve_system, system
 from .registry import Sample, register
 from .samples import values
 
@@ -77,20 +77,13 @@ def _same_dtype(op, names, *tensors):
                              f"{tensor.dtype.name}")
 
 
-def _batch(op, a, b, names=("A", "B")):
-    """The broadcast batch shape of ``a`` and ``b`` (all but their last two dims)."""
-    try:
-        return tuple(np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2])))
-    except ValueError:
-        raise ShapeError(f"{op}: the batch dims of {names[0]} {format_shape(a.shape)} and {names[1]} "
-                         f"{format_shape(b.shape)} do not broadcast") from None
-
-
-def _first_failure(xp, info):
-    """(flat batch index, value) of the first nonzero entry of ``info``."""
-    flat = xp.reshape(info, (-1,))
-    index = int(xp.nonzero(flat)[0][0])
-    return index, int(flat[index])
+def _check_info(xp, info, error, op, shape):
+    """Raise ``error(op, shape, index, value)`` for the first nonzero entry of ``info`` (its
+    flat batch index and value), if there is one."""
+    if bool(xp.any(info != 0)):
+        flat = xp.reshape(info, (-1,))
+        index = int(xp.nonzero(flat)[0][0])
+        raise error(op, shape, index, int(flat[index]))
 
 
 def _batch_element(shape, index):
@@ -153,8 +146,8 @@ class Cholesky(Op):
     def forward(ctx, a, op, check):
         xp = ctx.xp
         out, info = xp.cholesky_ex(a)
-        if check and bool(xp.any(info != 0)):
-            raise _not_positive_definite(op, a.shape, *_first_failure(xp, info))
+        if check:
+            _check_info(xp, info, _not_positive_definite, op, a.shape)
         ctx.save_for_backward(out, _eye(xp, a.shape[-1], a))
         ctx.mark_non_differentiable(info)
         return out, info
@@ -246,7 +239,7 @@ class Qr(Op):
         q, r = xp.linalg.qr(a, mode="complete" if mode == "complete" else "reduced")
         if mode == "r":
             q = xp.zeros((0,), dtype=a.dtype, device=a.device)
-        ctx.mode, ctx.rows, ctx.columns = mode, a.shape[-2], a.shape[-1]
+        ctx.mode = mode
         ctx.save_for_backward(q, r)
         return q, r
 
@@ -255,12 +248,12 @@ class Qr(Op):
         if ctx.mode == "r":
             raise BackwardError("linalg.qr: the derivative of linalg.qr depends on Q, which is not computed when "
                                 "mode='r'; use linalg.qr(A, mode='reduced') to differentiate through linalg.qr")
-        m, n = ctx.rows, ctx.columns
+        q, r = ctx.saved_tensors
+        m, n = q.shape[-2], r.shape[-1]                   # A is m×n
         if ctx.mode == "complete" and m > n:
             raise BackwardError(f"linalg.qr: the QR decomposition is not differentiable when mode='complete' and A has "
                                 f"more rows than columns ({m} > {n}): the last {m - n} columns of Q are any basis "
                                 "of their space; use mode='reduced'")
-        q, r = ctx.saved_tensors
         xp = ctx.xp
         if m >= n:
             return _qr_backward(xp, q, r, grad_q, grad_r)
@@ -627,12 +620,18 @@ class Pinv(Op):
         return (-(pt @ grad @ pt) + (after - a @ (p @ after)) + (before - (before @ p) @ a)), None, None
 
 
-def _pinv(op, A, atol, rtol, hermitian, rcond=None):
-    _matrix(op, A)
+def _hermitian(op, A, hermitian):
+    """The ``hermitian`` flag as a bool; with it A must be square."""
     hermitian = _flag(op, "hermitian", hermitian)
     if hermitian and A.shape[-1] != A.shape[-2]:
         raise ShapeError(f"{op}: with hermitian=True A must be a square matrix or a batch of them, got shape "
                          f"{format_shape(A.shape)}")
+    return hermitian
+
+
+def _pinv(op, A, atol, rtol, hermitian, rcond=None):
+    _matrix(op, A)
+    hermitian = _hermitian(op, A, hermitian)
     atol, rtol = _tolerances(op, A, atol, rtol, rcond=rcond)
     return Pinv.apply(A, atol, rtol, hermitian=hermitian)
 
@@ -718,10 +717,7 @@ def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
     """
     op = "linalg.matrix_rank"
     _matrix(op, A)
-    hermitian = _flag(op, "hermitian", hermitian)
-    if hermitian and A.shape[-1] != A.shape[-2]:
-        raise ShapeError(f"{op}: with hermitian=True A must be a square matrix or a batch of them, got shape "
-                         f"{format_shape(A.shape)}")
+    hermitian = _hermitian(op, A, hermitian)
     atol, rtol = _tolerances(op, A, atol, rtol, tol=tol)
     sizes = _singular_or_eigen_values(A, hermitian)
     if sizes.shape[-1] == 0:
@@ -805,7 +801,7 @@ class SolveTriangular(Op):
 def triangular_solve(a, b, upper, unitriangular=False):
     """X with T X = B (T a's upper or lower triangle): what ``xp.solve_triangular`` is over
     Tensors (:mod:`vizgrad.ops.tensor_namespace`), batch dims broadcast."""
-    batch = _batch("linalg.solve_triangular", a, b)
+    batch = batch_shape("linalg.solve_triangular", a, b)
     return SolveTriangular.apply(a.expand(batch + tuple(a.shape[-2:])), b.expand(batch + tuple(b.shape[-2:])),
                                  upper=upper, unitriangular=unitriangular)
 
@@ -861,7 +857,7 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
         equation = "AX = B" if left else "XA = B"
         raise ShapeError(f"{op}: A of shape {format_shape(A.shape)} and B of shape {format_shape(B.shape)} do not fit "
                          f"the equation {equation} (B needs {size} {'rows' if left else 'columns'}, has {inner})")
-    _batch(op, A, B)
+    batch_shape(op, A, B)
     if left:
         return triangular_solve(A, B, upper, unitriangular)
     return triangular_solve(A.mT, B.mT, not upper, unitriangular).mT    # X A = B  ⇔  Aᵀ Xᵀ = Bᵀ
@@ -874,8 +870,8 @@ class InverseEx(Op):
     def forward(ctx, a, op, check):
         xp = ctx.xp
         out, info = xp.inv_ex(a)
-        if check and bool(xp.any(info != 0)):
-            raise _singular(op, a.shape, *_first_failure(xp, info))
+        if check:
+            _check_info(xp, info, _singular, op, a.shape)
         ctx.save_for_backward(out)
         ctx.mark_non_differentiable(info)
         return out, info
@@ -919,8 +915,8 @@ class SolveEx(Op):
     def forward(ctx, a, b, op, check):
         xp = ctx.xp
         out, info = xp.solve_ex(a, b)
-        if check and bool(xp.any(info != 0)):
-            raise _singular(op, a.shape, *_first_failure(xp, info))
+        if check:
+            _check_info(xp, info, _singular, op, a.shape)
         ctx.save_for_backward(a, out)
         ctx.mark_non_differentiable(info)
         return out, info
@@ -973,22 +969,9 @@ def solve_ex(A, B, *, left=True, check_errors=False):
                              f"{format_shape(B.shape)}")
         result, info = solve_ex(A.mT, B.mT, check_errors=check)
         return return_types.linalg_solve_ex(result.mT, info)
-    a, column, vector = _system(op, A, B)
+    a, column, vector = system(op, A, B)
     result, info = SolveEx.apply(a, column, op=op, check=check)
     return return_types.linalg_solve_ex(result.squeeze(-1) if vector else result, info)
-
-
-def _system(op, a, b):
-    """A and B brought to one batch shape for A X = B, B a matrix or (as PyTorch) a vector or
-    a batch of vectors of A's shape but its last dim: ``(A, B as columns, whether B was one)``."""
-    size = a.shape[-1]
-    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1]))   # (*, n), as PyTorch
-    column = b.unsqueeze(-1) if vector else b
-    if column.ndim < 2 or column.shape[-2] != size:
-        raise ShapeError(f"{op}: B must have {size} rows to match A of shape {format_shape(a.shape)}, got shape "
-                         f"{format_shape(b.shape)}")
-    batch = _batch(op, a, column)
-    return a.expand(batch + (size, size)), column.expand(batch + tuple(column.shape[-2:])), vector
 
 
 # --- least squares -------------------------------------------------------------------------
@@ -1058,7 +1041,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if column.shape[-2] != m:
         raise ShapeError(f"{op}: B must have {m} rows to match A of shape {format_shape(A.shape)}, got shape "
                          f"{format_shape(B.shape)}")
-    batch = _batch(op, A, column)
+    batch = batch_shape(op, A, column)
     a, column = A.expand(batch + (m, n)), column.expand(batch + tuple(column.shape[-2:]))
     if rcond is None:
         rcond = float(np.finfo(A.dtype.numpy).eps) * max(m, n)
@@ -1105,7 +1088,7 @@ class MatrixExp(Op):
 
 def exponential(op, A):
     """:func:`matrix_exp` for ``op`` (``matrix_exp`` or ``linalg.matrix_exp``), named in errors."""
-    name = "A" if op.startswith("linalg.") else "input"
+    name = _matrix_name(op)
     _matrix(op, A, name, square=True, floating=False)
     if not A.is_floating_point():
         raise DTypeError(f"{op}: {name} must be a floating point tensor, got {A.dtype.name}")
@@ -1160,7 +1143,7 @@ def matrix_exp(input):
 
 def power(op, A, n):
     """A raised to the integer ``n`` (A⁻¹ to -n for n < 0), by repeated squaring."""
-    name = "A" if op.startswith("linalg.") else "input"
+    name = _matrix_name(op)
     _matrix(op, A, name, square=True, floating=False)
     n = _int(op, "n", n)
     if A.dtype is dtypes.bool_:

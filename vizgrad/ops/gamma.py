@@ -106,12 +106,19 @@ def _log_density(xp, a, x):
     return (a - 1) * xp.log(x) - x - xp.lgamma(a)
 
 
-def regularized_gamma(xp, a, x, eps):
-    """``(P(a, x), Q(a, x))`` elementwise, with PyTorch's values where 0 < a, x < ∞ fails."""
+def _regions(xp, a, x):
+    """``(valid, a, x, lower, x_series, x_fraction)``: :func:`_safe`'s, where the series applies
+    (x < a + 1), and the x each sum runs on (stand-ins where the other one applies)."""
     valid, a_safe, x_safe = _safe(xp, a, x)
     lower = x_safe < a_safe + 1
-    x_series = xp.where(lower, x_safe, a_safe * 0.5)          # stand-ins where the other applies
+    x_series = xp.where(lower, x_safe, a_safe * 0.5)
     x_fraction = xp.where(lower, a_safe * 2 + 2, x_safe)
+    return valid, a_safe, x_safe, lower, x_series, x_fraction
+
+
+def regularized_gamma(xp, a, x, eps):
+    """``(P(a, x), Q(a, x))`` elementwise, with PyTorch's values where 0 < a, x < ∞ fails."""
+    valid, a_safe, x_safe, lower, x_series, x_fraction = _regions(xp, a, x)
     series, _ = _series(xp, a_safe, x_series, eps, False)
     fraction, _ = _continued_fraction(xp, a_safe, x_fraction, eps, False)
     density = xp.exp(_log_density(xp, a_safe, x_safe))
@@ -130,10 +137,7 @@ def regularized_gamma(xp, a, x, eps):
 def gamma_slope(xp, a, x, eps):
     """-(∂P(a, x)/∂a) / p(x): the derivative of a Gamma(a, 1) sample x in a at a fixed quantile
     (0 where x = 0, NaN outside the domain)."""
-    valid, a_safe, x_safe = _safe(xp, a, x)
-    lower = x_safe < a_safe + 1
-    x_series = xp.where(lower, x_safe, a_safe * 0.5)
-    x_fraction = xp.where(lower, a_safe * 2 + 2, x_safe)
+    valid, a_safe, _, lower, x_series, x_fraction = _regions(xp, a, x)
     total, weighted = _series(xp, a_safe, x_series, eps, True)
     from_series = weighted - (xp.log(x_series) - xp.digamma(a_safe + 1)) * total
     fraction, slope = _continued_fraction(xp, a_safe, x_fraction, eps, True)

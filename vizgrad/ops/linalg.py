@@ -669,19 +669,31 @@ def solve_system(op, a, b, left=True):
         raise DTypeError(f"{op}: A and B must have one dtype, got {a.dtype.name} and {b.dtype.name}")
     if not left:              # X A = B  ⇔  Aᵀ Xᵀ = Bᵀ
         return solve_system(op, a.mT, b.mT).mT
+    a, column, vector = system(op, a, b)
+    out = Solve.apply(a, column, op=op)
+    return out.squeeze(-1) if vector else out
+
+
+def batch_shape(op, a, b):
+    """The broadcast batch shape of A ``a`` and B ``b`` (all but their last two dims)."""
+    try:
+        return tuple(np.broadcast_shapes(tuple(a.shape[:-2]), tuple(b.shape[:-2])))
+    except ValueError:
+        raise ShapeError(f"{op}: the batch dims of A {format_shape(a.shape)} and B {format_shape(b.shape)} do not "
+                         "broadcast") from None
+
+
+def system(op, a, b):
+    """A and B brought to one batch shape for A X = B, B a matrix or (as PyTorch) a vector or
+    a batch of vectors of A's shape but its last dim: ``(A, B as columns, whether B was one)``."""
     size = a.shape[-1]
     vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and tuple(b.shape) == tuple(a.shape[:-1]))   # (*, n), as PyTorch
     column = b.unsqueeze(-1) if vector else b
     if column.ndim < 2 or column.shape[-2] != size:
         raise ShapeError(f"{op}: B must have {size} rows to match A of shape {format_shape(a.shape)}, got shape "
                          f"{format_shape(b.shape)}")
-    try:
-        batch = np.broadcast_shapes(tuple(a.shape[:-2]), tuple(column.shape[:-2]))
-    except ValueError:
-        raise ShapeError(f"{op}: the batch dims of A {format_shape(a.shape)} and B {format_shape(b.shape)} do not "
-                         f"broadcast") from None
-    out = Solve.apply(a.expand(batch + (size, size)), column.expand(batch + tuple(column.shape[-2:])), op=op)
-    return out.squeeze(-1) if vector else out
+    batch = batch_shape(op, a, column)     # (a vector B has A's batch dims: column's shape is B's where this fails)
+    return a.expand(batch + (size, size)), column.expand(batch + tuple(column.shape[-2:])), vector
 
 
 def _kron_samples(rng):

@@ -259,15 +259,12 @@ def _median(op, input, dim, keepdim, ignore_nan):
     kind = "nanmedian" if ignore_nan else "median"
     if dim is None:
         if input.numel() == 0:
-            return input.new_tensor(math.nan) if input.is_floating_point() else \
-                _raise(ShapeError(f"{op}: cannot take the median of an empty tensor"))
+            if not input.is_floating_point():
+                raise ShapeError(f"{op}: cannot take the median of an empty tensor")
+            return input.new_tensor(math.nan)
         return (NanmedianAll if ignore_nan else MedianAll).apply(input, ignore_nan=ignore_nan)
     return _select(op, getattr(return_types, op), NanmedianDim if ignore_nan else MedianDim, input, dim, keepdim,
                    kind)
-
-
-def _raise(error):
-    raise error
 
 
 class NanmedianDim(Selection):
@@ -727,6 +724,11 @@ def _trapezoid_pieces(op, y, x, dx, dim):
     return pairs * widths / 2, axis, y
 
 
+def _trapezoid(op, y, x, dx, dim):
+    areas, axis, y = _trapezoid_pieces(op, y, x, dx, dim)
+    return y.sum(axis) if areas is None else areas.sum(axis)
+
+
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """∫ y along ``dim`` by the trapezoid rule: Σᵢ (xᵢ₊₁ - xᵢ)(yᵢ + yᵢ₊₁)/2, with the sample
     points ``x`` (a 1-D tensor along ``dim`` or a tensor of y's shape) or evenly ``dx`` apart
@@ -737,10 +739,7 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
         vizgrad.trapezoid(vizgrad.tensor([1.0, 2.0, 3.0]))                       # tensor(4.)
         vizgrad.trapezoid(vizgrad.tensor([1.0, 2.0]), vizgrad.tensor([0.0, 2.0]))   # tensor(3.)
     """
-    areas, axis, y = _trapezoid_pieces("trapezoid", y, x, dx, dim)
-    if areas is None:
-        return y.sum(axis)
-    return areas.sum(axis)
+    return _trapezoid("trapezoid", y, x, dx, dim)
 
 
 def trapz(y, x=None, *, dx=None, dim=-1):
@@ -750,8 +749,7 @@ def trapz(y, x=None, *, dx=None, dim=-1):
 
         vizgrad.trapz(vizgrad.tensor([1.0, 2.0, 3.0]), dx=0.5)    # tensor(2.)
     """
-    areas, axis, y = _trapezoid_pieces("trapz", y, x, dx, dim)
-    return y.sum(axis) if areas is None else areas.sum(axis)
+    return _trapezoid("trapz", y, x, dx, dim)
 
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):

@@ -704,17 +704,13 @@ def digamma(input):
     return Polygamma.apply(input, n=0)
 
 
-def _polygamma_reference(n, x):
-    return _scipy_special("polygamma")(n, x)
-
-
 def _polygamma_samples(rng):
     for n in (1, 2, 3):
         for sample in _gamma_samples(rng):
             yield Sample((n, *sample.args), name=f"n={n}, {sample.name}")
 
 
-@register(_polygamma_reference, _polygamma_samples, method=False)
+@register(_scipy_special("polygamma"), _polygamma_samples, method=False)
 def polygamma(n, input):
     """The ``n``-th derivative of the digamma function, ``ψ⁽ⁿ⁾(input)``, elementwise
     (n = 0 is digamma).  d/dx ψ⁽ⁿ⁾(x) = ψ⁽ⁿ⁺¹⁾(x).

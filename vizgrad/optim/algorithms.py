@@ -44,6 +44,18 @@ def _pair(optimizer, name, value):
     return tuple(as_number(type(optimizer).__name__, f"{name}[{position}]", v) for position, v in enumerate(value))
 
 
+def _gradient(p, g, group, decay=None):
+    """The gradient to step along: negated with ``maximize``, plus λp for a coupled weight
+    decay λ (the group's ``weight_decay`` unless ``decay`` is given)."""
+    if group["maximize"]:
+        g = -g
+    if decay is None:
+        decay = group["weight_decay"]
+    if decay:
+        g = g + decay * p
+    return g
+
+
 class SGD(Optimizer):
     """Stochastic gradient descent with optional momentum (heavy-ball or Nesterov).
 
@@ -68,10 +80,7 @@ class SGD(Optimizer):
                                       weight_decay=weight_decay, nesterov=nesterov, maximize=maximize))
 
     def update(self, p, g, state, group):
-        if group["maximize"]:
-            g = -g
-        if group["weight_decay"]:
-            g = g + group["weight_decay"] * p
+        g = _gradient(p, g, group)
         momentum = group["momentum"]
         if momentum:
             buffer = state.get("momentum_buffer")
@@ -121,17 +130,11 @@ class Adam(Optimizer):
                          decay_p=lr * decay if self.decoupled_weight_decay else 0.0)
             if step is not None:
                 return step
-        if group["maximize"]:
-            g = -g
-        if coupled_decay:
-            g = g + coupled_decay * p
+        g = _gradient(p, g, group, coupled_decay)
         m *= beta1
         _into(scratch, xp.multiply, g, 1 - beta1)
         m += scratch
-        v *= beta2
-        _into(scratch, xp.multiply, g, g)
-        scratch *= 1 - beta2
-        v += scratch
+        _square_average_into(v, g, beta2, scratch)
         if group["amsgrad"]:
             v_max = state["max_exp_avg_sq"]
             _into(v_max, xp.maximum, v_max, v)
@@ -175,10 +178,7 @@ class RMSprop(Optimizer):
 
     def update(self, p, g, state, group):
         xp = _namespace(p)
-        if group["maximize"]:
-            g = -g
-        if group["weight_decay"]:
-            g = g + group["weight_decay"] * p
+        g = _gradient(p, g, group)
         alpha = group["alpha"]
         if "square_avg" not in state:
             state["square_avg"] = xp.zeros_like(p)
@@ -221,10 +221,7 @@ class Adagrad(Optimizer):
 
     def update(self, p, g, state, group):
         xp = _namespace(p)
-        if group["maximize"]:
-            g = -g
-        if group["weight_decay"]:
-            g = g + group["weight_decay"] * p
+        g = _gradient(p, g, group)
         if "sum" not in state:
             state["sum"] = xp.full_like(p, group["initial_accumulator_value"])
         total = state["sum"]
@@ -246,10 +243,7 @@ class Adadelta(Optimizer):
 
     def update(self, p, g, state, group):
         xp = _namespace(p)
-        if group["maximize"]:
-            g = -g
-        if group["weight_decay"]:
-            g = g + group["weight_decay"] * p
+        g = _gradient(p, g, group)
         if "square_avg" not in state:
             state["square_avg"] = xp.zeros_like(p)
             state["acc_delta"] = xp.zeros_like(p)
@@ -286,11 +280,8 @@ def _moments(p, g, state, group, second="exp_avg_sq"):
         xp = _namespace(p)
         state["exp_avg"] = xp.zeros_like(p)
         state[second] = xp.zeros_like(p)
-    if group["maximize"]:
-        g = -g
-    if group["weight_decay"] and not group.get("decoupled_weight_decay", False):
-        g = g + group["weight_decay"] * p
-    return g, state["exp_avg"], state[second]
+    decay = 0.0 if group.get("decoupled_weight_decay", False) else group["weight_decay"]
+    return _gradient(p, g, group, decay), state["exp_avg"], state[second]
 
 
 class Adamax(Optimizer):
@@ -352,8 +343,7 @@ class NAdam(Optimizer):
     def update(self, p, g, state, group):
         lr, (beta1, beta2), decay, xp = group["lr"], group["betas"], group["weight_decay"], _namespace(p)
         t = state["step"]
-        if "mu_product" not in state:
-            state["mu_product"] = 1.0
+        state.setdefault("mu_product", 1.0)
         g, m, v = _moments(p, g, state, group)
         mu = beta1 * (1.0 - 0.5 * 0.96 ** (t * group["momentum_decay"]))
         mu_next = beta1 * (1.0 - 0.5 * 0.96 ** ((t + 1) * group["momentum_decay"]))
@@ -449,8 +439,7 @@ class Rprop(Optimizer):
     def update(self, p, g, state, group):
         xp = _namespace(p)
         (shrink, grow), (smallest, largest) = group["etas"], group["step_sizes"]
-        if group["maximize"]:
-            g = -g
+        g = _gradient(p, g, group, decay=0.0)
         if "prev" not in state:
             state["prev"] = xp.zeros_like(p)
             state["step_size"] = xp.full_like(p, group["lr"])
@@ -497,10 +486,7 @@ class ASGD(Optimizer):
     def update(self, p, g, state, group):
         xp = _namespace(p)
         lr, lambd = group["lr"], group["lambd"]
-        if group["maximize"]:
-            g = -g
-        if group["weight_decay"]:
-            g = g + group["weight_decay"] * p
+        g = _gradient(p, g, group)
         if "ax" not in state:
             state["eta"], state["mu"], state["ax"] = float(lr), 1.0, xp.zeros_like(p)
         eta, mu, ax = state["eta"], state["mu"], state["ax"]

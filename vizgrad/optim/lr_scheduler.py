@@ -63,6 +63,10 @@ class LRScheduler:
     def _set_rates(self, rates):
         for group, rate in zip(self.optimizer.param_groups, rates):
             group["lr"] = rate
+        self._record_rates()
+
+    def _record_rates(self):
+        """Keep the rates in force for ``get_last_lr()``."""
         self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
 
     def _restart(self):
@@ -122,7 +126,7 @@ class LambdaLR(LRScheduler):
         self.last_epoch += 1
         for group, base, function in zip(self.optimizer.param_groups, self.base_lrs, self.lr_lambdas):
             group["lr"] = base * function(self.last_epoch)
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._record_rates()
 
     def state_dict(self):
         state = super().state_dict()
@@ -297,7 +301,7 @@ class MultiplicativeLR(LRScheduler):
     def step(self):
         self.last_epoch += 1
         if self._initial:
-            self._set_rates([group["lr"] for group in self.optimizer.param_groups])
+            self._record_rates()
         else:
             self._set_rates([group["lr"] * function(self.last_epoch)
                              for group, function in zip(self.optimizer.param_groups, self.lr_lambdas)])
@@ -370,7 +374,7 @@ class OneCycleLR(LRScheduler):
                             group["momentum"] = momentum
                     break
                 start_step = end_step
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._record_rates()
 
 
 class CyclicLR(LRScheduler):
@@ -589,15 +593,19 @@ class SequentialLR(_Combined):
         elif hasattr(scheduler, "last_epoch"):
             scheduler.last_epoch -= 1
 
+    def _first(self):
+        """The scheduler that runs at epoch 0."""
+        return self._schedulers[bisect_right(self._milestones, 0)]
+
     def _initial_step(self):
         """Epoch 0 of the scheduler that runs first."""
-        first = self._schedulers[bisect_right(self._milestones, 0)]
+        first = self._first()
         first._initial_step()
         self._last_lr = first.get_last_lr()
 
     def _restart(self):    # a SequentialLR inside a SequentialLR, at a milestone
         self.last_epoch = 0
-        first = self._schedulers[bisect_right(self._milestones, 0)]
+        first = self._first()
         first._restart()
         self._last_lr = first.get_last_lr()
 
@@ -629,19 +637,19 @@ class ChainedScheduler(_Combined):
         _check_schedulers("ChainedScheduler", schedulers, optimizer)
         self._schedulers = schedulers
         self.optimizer = optimizer
-        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+        self._record_rates()
 
     def _initial_step(self):    # inside a SequentialLR
         for scheduler in self._schedulers:
             scheduler._initial_step()
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._record_rates()
 
     def _restart(self):
         for scheduler in self._schedulers:
             scheduler._restart()
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._record_rates()
 
     def step(self):
         for scheduler in self._schedulers:
             scheduler.step()
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._record_rates()
