@@ -19,7 +19,9 @@ Gradients are arrays; under ``create_graph=True`` they are Tensors and every
 backward runs with recording on, which is what makes gradients of gradients work.
 """
 
+import itertools
 import time
+import weakref
 from collections import deque
 from heapq import heappop, heappush
 
@@ -53,6 +55,24 @@ class ReadyNodes:
 
     def pop(self):
         return self._accumulators.popleft() if self._accumulators else heappop(self._heap)[1]
+
+
+class BackwardPass:
+    """One run of the engine, as the graph views need to know it: ``number`` (counting
+    from 1), ``call`` (``"backward"``, or ``"autograd.grad"`` when nothing is written
+    into ``.grad``) and weak references to its root tensors. Every node the pass ran keeps
+    it as ``node.last_pass``, so that a graph can tell its own pass from another's."""
+
+    __slots__ = ("number", "call", "roots")
+    _numbers = itertools.count(1)
+
+    def __init__(self, call, roots):
+        self.number = next(self._numbers)
+        self.call = call
+        self.roots = tuple(weakref.ref(root) for root in roots)
+
+    def __repr__(self):
+        return f"<BackwardPass {self.number}: {self.call}>"
 
 
 def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumulate=True):
@@ -91,6 +111,7 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
     captured = [None] * len(targets) if targets is not None else None
     tensor_xp = tensor_namespace() if create_graph else None
     node_count = 0
+    this_pass = BackwardPass("backward" if accumulate else "autograd.grad", roots)
     previous_mode = state.grad_enabled
     state.grad_enabled = create_graph
     try:
@@ -113,8 +134,12 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
                         or (accumulate and type(node) is AccumulateGrad))):
                     if type(node) is AccumulateGrad:
                         if accumulate:
+                            node.pass_count = 1 if node.variable.grad is None or node.last_pass is None \
+                                else node.pass_count + 1
+                            node.last_pass = this_pass
                             _accumulate_leaf(node, grads[0], create_graph, owners)
                     else:
+                        node.last_pass = this_pass
                         results = _run_node(node, grads, create_graph, retain_graph, tensor_xp)
             for position, edge in enumerate(node.next_edges):
                 if edge is not None:

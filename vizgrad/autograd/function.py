@@ -31,6 +31,7 @@ from .grad_mode import no_grad, state
 
 _next_node_id = itertools.count(1)
 Tensor = None  # vizgrad.tensor sets this (the two modules need each other)
+batching = None  # while a vizgrad.func.vmap runs: its dispatcher (vizgrad/func/batched.py), NotImplemented if unbatched
 
 
 class Node:
@@ -52,7 +53,7 @@ class Node:
     """
 
     __slots__ = ("id", "op", "next_edges", "input_meta", "needs_input_grad", "xp", "backend", "saved",
-                 "saved_sources", "__dict__", "__weakref__")
+                 "saved_sources", "scope", "last_pass", "__dict__", "__weakref__")
 
     # Rarely set, so class-level defaults keep node creation cheap.
     output_meta = None          # per output (shape, dtype), for nodes with several outputs
@@ -71,6 +72,8 @@ class Node:
         self.backend = backend
         self.xp = backend.xp
         self.saved = self.saved_sources = ()
+        self.scope = state.scope      # the module call that made it (autograd/scopes.py)
+        self.last_pass = None         # the latest backward pass that ran it (engine.BackwardPass)
 
     # --- the ctx interface -------------------------------------------------
     def save_for_backward(self, *values):
@@ -156,7 +159,7 @@ class Node:
 class AccumulateGrad(Node):
     """The node at a leaf tensor: it adds the incoming gradient into ``leaf.grad``."""
 
-    __slots__ = ("variable",)
+    __slots__ = ("variable", "pass_count")
     takes_tensors = False
 
     def __init__(self, variable):
@@ -166,6 +169,9 @@ class AccumulateGrad(Node):
         self.next_edges = ()
         self.saved = self.saved_sources = ()
         self.backend = None
+        self.scope = None
+        self.last_pass = None       # the latest backward pass that wrote into the leaf's .grad
+        self.pass_count = 0         # how many passes wrote into it since it was last None
 
     def name(self):
         return "AccumulateGrad"
@@ -233,6 +239,10 @@ class Op:
 
     @classmethod
     def apply(cls, *args, **params):
+        if batching is not None:   # inside vizgrad.func.vmap: batched arguments follow the batching rules
+            out = batching(cls, args, params)
+            if out is not NotImplemented:
+                return out
         arrays = list(args)   # each Tensor replaced by its array below
         backend = None
         needs = None
@@ -336,6 +346,10 @@ class Function:
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        if batching is not None:   # inside vizgrad.func.vmap: batched arguments follow the batching rules
+            out = batching(cls, args, kwargs)
+            if out is not NotImplemented:
+                return out
         tensors = [arg for arg in args if isinstance(arg, Tensor)]
         if state.grad_enabled:
             for tensor in tensors:

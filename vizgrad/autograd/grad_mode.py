@@ -13,6 +13,7 @@ class _State(threading.local):
     inference = False
     anomaly_enabled = False
     anomaly_check_nan = True
+    scope = None      # the module call (or recurrent step) ops made now belong to: autograd/scopes.py
 
 
 state = _State()

@@ -9,6 +9,8 @@ import itertools
 from collections import OrderedDict, namedtuple
 
 from ..autograd import observers
+from ..autograd.grad_mode import state as _grad_state
+from ..autograd.scopes import Scope
 from ..autograd.hooks import add_hook
 from ..device import as_device
 from ..errors import DTypeError, VizgradError, format_shape, ArgumentError, ArgumentTypeError, StateDictError
@@ -79,7 +81,7 @@ def _state_dict_message(module, missing, unexpected, errors):
         lines.append("Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". ")
     lines.extend(f"{error}." for error in errors)
     return "\n\t".join(lines)
-_module_stack = []  # qualified names of the modules whose forward is running (for events)
+_module_stack = []  # the scopes of the module calls running while an observer listens (for events)
 
 
 class Module:
@@ -420,9 +422,15 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__} must define forward()")
 
     def __call__(self, *args, **kwargs):
-        # the common case first: no hooks and nobody listening, nothing to do around forward
+        # the common case first: no hooks and nobody listening; the ops forward makes keep
+        # this call's scope (autograd/scopes.py), so every graph can group them by module
+        outer = _grad_state.scope
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or observers.active):
-            return self.forward(*args, **kwargs)
+            _grad_state.scope = Scope(self, outer)
+            try:
+                return self.forward(*args, **kwargs)
+            finally:
+                _grad_state.scope = outer
         for hook in list(self._forward_pre_hooks.values()) if self._forward_pre_hooks else ():
             result = hook(self, args)
             if observers.active:
@@ -430,8 +438,9 @@ class Module:
             if result is not None:
                 args = result if isinstance(result, tuple) else (result,)
         observed = bool(observers.active)
+        scope = _grad_state.scope = Scope(self, outer)
         if observed:
-            _module_stack.append(self._qualified_name)
+            _module_stack.append(scope)
             observers.module_entered(self, args)
         try:
             if self._backward_hooks:
@@ -440,6 +449,7 @@ class Module:
             else:
                 output = self.forward(*args, **kwargs)
         finally:
+            _grad_state.scope = outer
             if observed:
                 _module_stack.pop()
         if observed:
@@ -488,9 +498,10 @@ class Module:
 
 
 def current_module_path():
-    """The qualified name of the innermost module whose forward is running ('' outside any),
-    tracked only while an observer is attached."""
-    return _module_stack[-1] if _module_stack else ""
+    """The dotted path, from the outermost module called, of the innermost module whose
+    forward is running ('' outside any)."""
+    scope = _grad_state.scope
+    return scope.path if scope is not None else ""
 
 
 def _join(prefix, name):

@@ -20,6 +20,7 @@ import numbers
 import warnings
 
 from .. import creation
+from ..autograd.scopes import step_scope
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, format_shape
 from ..ops.shape import cat, stack
 from . import functional as F
@@ -191,7 +192,8 @@ class RNNBase(Module):
         order = range(len(steps) - 1, -1, -1) if direction else range(len(steps))
         outputs = [None] * len(steps)
         for t in order:
-            state = self._step(steps[t], state, w_hh, b_hh, w_hr)
+            with step_scope(self, f"t{t}", f"t={t}"):    # each time step is a box of the drawing
+                state = self._step(steps[t], state, w_hh, b_hh, w_hr)
             outputs[t] = state[0] if self.mode == "LSTM" else state
         return stack(outputs, 0), state
 
@@ -238,7 +240,12 @@ class RNNBase(Module):
             for direction in range(directions):
                 index = layer * directions + direction
                 state = (h0[index], c0[index]) if self.mode == "LSTM" else h0[index]
-                output, state = self._run_direction(layer_input, state, layer, direction)
+                if self.num_layers == 1 and directions == 1:
+                    output, state = self._run_direction(layer_input, state, layer, direction)
+                else:
+                    with step_scope(self, f"layer{layer}" + ("_reverse" if direction else ""),
+                                    f"layer {layer}" + (" (reverse)" if direction else "")):
+                        output, state = self._run_direction(layer_input, state, layer, direction)
                 outputs.append(output)
                 if self.mode == "LSTM":
                     final_h.append(state[0])

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes
+from ..autograd import observers
 from ..autograd.function import Op
 from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, IndexingError,
                       not_a_tensor, as_int, as_number, check_dim)
@@ -1059,9 +1060,12 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         if not -count <= padding_idx < count:
             raise ArgumentError(f"embedding: padding_idx {padding_idx} must be within num_embeddings ({count})")
         padding_idx = padding_idx % count
-    if input.numel() and (reduce.amin(input).item() < 0 or reduce.amax(input).item() >= count):
-        raise IndexingError(f"embedding: index out of range: indices must be in [0, {count}), got values from "
-                         f"{reduce.amin(input).item()} to {reduce.amax(input).item()}")
+    if input.numel():
+        with observers.quiet_ops:     # the index check is no part of the user's graph
+            low, high = reduce.amin(input).item(), reduce.amax(input).item()
+        if low < 0 or high >= count:
+            raise IndexingError(f"embedding: index out of range: indices must be in [0, {count}), got values from "
+                                f"{low} to {high}")
     if scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding: scale_grad_by_freq and sparse gradients are not supported by vizgrad")
     if max_norm is not None:

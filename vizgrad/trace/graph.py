@@ -76,6 +76,7 @@ class GraphNode:
     backward_index: Optional[int] = None
     group: Optional[str] = None
     uses: int = 0
+    grad_note: Optional[str] = None
 
 
 def shallow_copy(item):

@@ -32,10 +32,21 @@ _LABEL_FIELDS = (
 )
 
 
+def public_type_name(module):
+    """The name of the module's type as users know it: a user's own class as it is, one of
+    vizgrad's by the public class it derives from (``Linear`` for MultiheadAttention's
+    internal ``NonDynamicallyQuantizableLinear``)."""
+    from .. import nn
+    for cls in type(module).__mro__:
+        if not cls.__module__.startswith("vizgrad.") or getattr(nn, cls.__name__, None) is cls:
+            return cls.__name__
+    return type(module).__name__
+
+
 def module_label(module):
     """The module's type with its shape signature: ``Linear(784→512)``, ``Conv2d(1→8, 3×3)``,
     ``BatchNorm2d(16)``, ``MultiheadAttention(64, 4 heads)``; the bare type otherwise."""
-    kind = type(module).__name__
+    kind = public_type_name(module)
     attributes = vars(module)
     for names, text in _LABEL_FIELDS:
         if all(attributes.get(name) is not None for name in names):
@@ -55,7 +66,7 @@ def _digest(structure):
 def _structure(module):
     """What makes modules structurally identical, as text: the type, the parameter and
     buffer shapes, the children (recursively). A group's ``signature`` is its digest."""
-    parts = [type(module).__name__]
+    parts = [public_type_name(module)]
     for registry in (module._parameters, module._buffers):
         for name, tensor in registry.items():
             parts.append(f"{name}:{_shape_of(tensor)}")
@@ -101,7 +112,7 @@ class Hierarchy:
         if key is None:
             parent = self.modules.get(owner_path(path, self.modules)) if "." in path else None
             facts = self.facts(module)
-            key = self._add("module", path, type(module).__name__, facts[0], parent, facts[1])
+            key = self._add("module", path, public_type_name(module), facts[0], parent, facts[1])
             self.modules[path] = key
             self.instances[path] = weakref.ref(module)
         return key
@@ -123,7 +134,7 @@ class Hierarchy:
         if made is not None and made() is module:
             return True
         group = self.groups[self.modules[path]]
-        if group.type == type(module).__name__ and self.facts(module) == (group.label, group.signature):
+        if group.type == public_type_name(module) and self.facts(module) == (group.label, group.signature):
             self.instances[path] = weakref.ref(module)
             return True
         return False
@@ -137,6 +148,19 @@ class Hierarchy:
             key = self._add("module", path, "", path, parent, "")
             self.modules[path] = key
         return key
+
+    def scoped_module_group(self, module, name, parent):
+        """A new group for ``module``, called ``name``, inside group ``parent`` (a graph
+        grouped by the scopes its ops were made in: :mod:`vizgrad.trace.scope_groups`).
+        Its parameters are placed by identity, so its name is not registered for placing
+        them by theirs."""
+        label, signature = self.facts(module)
+        return self._add("module", name, public_type_name(module), label, parent, signature)
+
+    def step_group(self, name, type_name, label, parent, signature):
+        """A new group for one layer or time step (``type_name`` "layer" or "step") of a
+        recurrent layer."""
+        return self._add("step", name, type_name, label, parent, signature)
 
     def function_group(self, name, parent):
         """A new group for one call of the composite function ``name``."""
@@ -219,7 +243,7 @@ def mark_repeats(groups):
         while start < len(members):
             end = start + 1
             signature = members[start].signature
-            while (signature and members[start].kind == "module" and end < len(members)
+            while (signature and members[start].kind in ("module", "step") and end < len(members)
                    and members[end].signature == signature):
                 end += 1
             if end - start > 1:

@@ -26,15 +26,15 @@ from .. import events
 from ..nn.module import Parameter
 from ..tensor import Tensor
 from .graph import Graph, GraphEdge, GraphNode, gc_paused, shallow_copy, shape_text
-from .groups import Hierarchy
+from ..autograd.grad_mode import state as _grad_state
+from ..autograd.scopes import child_name, join_path
+from .groups import Hierarchy, public_type_name
+from .scope_groups import ScopeGroups, owns_directly
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _EXAMPLE_FILES = frozenset({"cli.py"})     # vizgrad's own programs (the demo): their lines are the user's code
 _FUNCTIONAL = os.path.join("nn", "functional.py")
 _METHOD_FILES = frozenset({"_tensor_methods.py", "tensor.py"})
-BACKWARD_NOTE = ("loss.backward() ran outside vizgrad.trace(): the order is the one the engine follows, and only "
-                 "the gradients that were kept are shown (leaves' .grad, tensors that called retain_grad()). "
-                 "Run the forward and backward inside `with vizgrad.trace() as tr:` to record every gradient.")
 
 
 SAMPLE_SIZE = 6      # values kept of every tensor (the first ones, flattened)
@@ -280,12 +280,13 @@ class _Frame:
     last finished one."""
 
     __slots__ = ("values", "numbers", "grads", "edge_grads", "order", "roots", "mutable", "frozen", "stats",
-                 "revision")
+                 "revision", "earlier")
 
     def __init__(self):
         self.values = {}       # node id -> the array of its value (as the op produced it)
         self.numbers = {}      # constant node id -> the Python number an op was given this iteration
         self.grads = {}        # node id -> the array of its gradient
+        self.earlier = set()   # node ids of leaves whose .grad also holds earlier backward passes' gradients
         self.edge_grads = {}   # id(edge) -> the array of the gradient that flowed back along it
         self.order = {}        # node id -> its backward index (insertion order is the backward order)
         self.roots = set()     # node ids of backward roots (drawn as outputs)
@@ -501,9 +502,7 @@ class _EngineTap(events.Observer):
                        "module_forward"})
 
     def __init__(self, recorder):
-        from ..nn.module import _module_stack
         self.recorder = recorder
-        self._modules = _module_stack       # the qualified names of the modules whose forward runs
         self._pass = []                     # (bind, arguments) of the backward pass's gradients so far
         self.roots = None
 
@@ -512,20 +511,18 @@ class _EngineTap(events.Observer):
 
     def op_applied(self, node, op, inputs, outputs, seconds):
         recorder = self.recorder
-        modules = self._modules
         with recorder.lock:
             # the frame that applied the op (observers.op_applied's caller): the walk to the
             # op's call site starts there, past the frames of the bus and of this recorder
             recorder._record_op(op.__name__, node.id if node is not None else None, inputs,
                                 outputs if type(outputs) is tuple else (outputs,),
-                                modules[-1] if modules else "",
-                                sys._getframe(2))
+                                _grad_state.scope, sys._getframe(2))
         if recorder._untold:
             recorder._changed()
 
     def module_entered(self, module, args):
         with self.recorder.lock:
-            self.recorder._module_entered(module, module._qualified_name)
+            self.recorder._enter_scope(_grad_state.scope)
 
     def backward_started(self, roots):
         with self.recorder.lock:
@@ -541,7 +538,7 @@ class _EngineTap(events.Observer):
 
     def grad_accumulated(self, tensor, first):
         grad = tensor.grad
-        self._pass.append((Recorder._bind_grad, (tensor.uid, grad._array if grad is not None else None)))
+        self._pass.append((Recorder._bind_grad, (tensor.uid, grad._array if grad is not None else None, not first)))
 
     def backward_finished(self, roots, node_count, seconds):
         with self.recorder.lock:
@@ -608,6 +605,8 @@ class Recorder:
         self._watchers = ()
         self._untold = ()          # the watchers not told of a change since a graph was last read
         self._hierarchy = Hierarchy()   # the groups of the structure (shared while it is replayed)
+        self._scope_names = {}          # scope -> the name of its box (this iteration's module calls)
+        self._step_modules = {}         # a recurrent step's box name -> its module's
         self._call = None          # (key, positions, its first op's nodes, group key) of the composite call under way
         self._in_backward = False
         self.records_forward = True   # False: only the backward passes of the graph it has (see from_tensor)
@@ -739,6 +738,7 @@ class Recorder:
         self._outputs = {}
         self._backward_done = False
         self._call = None
+        self._scope_names = {}
 
     def _add_gradient_edge(self, edge):
         self._inputs.setdefault(edge.target, []).append(edge)
@@ -849,6 +849,8 @@ class Recorder:
                 return  # a composite's check of its arguments: its result, if used, shows as a constant
         if self._backward_done:
             self._new_iteration()
+        if type(module) is not str:     # the engine's scope (events bring its path)
+            module = self._scope_name(module)
         replay = self._replay
         if replay is not None:
             position = replay.position
@@ -916,7 +918,7 @@ class Recorder:
             node = self.graph.nodes[-1]
             node.op = applied.op
             node.label = output.name or applied.op
-            node.module = applied.module
+            node.module = self._step_modules.get(applied.module, applied.module)   # a step's: its layer's module
             node.source = site
             if not grouped:
                 grouped = True
@@ -1104,6 +1106,47 @@ class Recorder:
         hierarchy.members = {node_id: key for node_id, key in shared.members.items() if node_id in kept}
         self._call = None
 
+    def _enter_scope(self, scope):
+        if self.records_forward and scope is not None:
+            if self._backward_done:
+                self._new_iteration()
+            self._scope_name(scope)
+
+    def _scope_name(self, scope):
+        """The name of the box of the ops made in ``scope`` ('' for none), its groups (and
+        its parents') made as needed: the path from the outermost module called, as a graph
+        drawn from a tensor's history names it (:mod:`vizgrad.trace.scope_groups`)."""
+        if scope is None:
+            return ""
+        name = self._scope_names.get(scope)
+        if name is None:
+            name = self._scope_names[scope] = self._name_scope(scope)
+        return name
+
+    def _name_scope(self, scope):
+        hierarchy = self._hierarchy
+        parent = scope.parent
+        if parent is None:       # the outermost module: a box when it owns parameters or buffers itself
+            if not owns_directly(scope.module):
+                return ""
+            name = public_type_name(scope.module).lower()
+            self._module_entered(scope.module, name)
+            return name
+        parent_name = self._scope_name(parent)
+        if scope.step is None:
+            name = join_path(parent_name, child_name(parent.module, scope.module))
+            self._module_entered(scope.module, name)
+            return name
+        key, label = scope.step
+        name = join_path(parent_name, key)
+        self._step_modules[name] = self._step_modules.get(parent_name, parent_name)
+        if name not in hierarchy.modules:
+            step = label.startswith("t=")
+            signature = f"{hierarchy.facts(scope.module)[1]}:{parent_name.rpartition('.')[2] if step else key}"
+            hierarchy.modules[name] = hierarchy.step_group(name, "step" if step else "layer", label,
+                                                           hierarchy.modules.get(parent_name), signature)
+        return name
+
     def _on_module_forward(self, event):
         if event.phase == "enter" and event.instance is not None:
             self._module_entered(event.instance, event.path)
@@ -1162,7 +1205,8 @@ class Recorder:
 
     def _on_grad_accumulated(self, event):
         grad = event.tensor.grad if event.tensor is not None else None
-        self._backward_ran([(Recorder._bind_grad, (event.tensor_id, grad._array if grad is not None else None))])
+        self._backward_ran([(Recorder._bind_grad, (event.tensor_id, grad._array if grad is not None else None,
+                                                   not event.first))])
 
     def _backward_ran(self, gradients):
         """Node and leaf gradients of the backward pass under way, ``(bind, arguments)`` in
@@ -1200,8 +1244,9 @@ class Recorder:
                 for edge, grad in zip(edges, grads):
                     edge_grads[id(edge)] = _raw(grad)
 
-    def _bind_grad(self, tensor_id, grad):
-        """The leaf with uid ``tensor_id`` accumulated a gradient (``grad``, its array, or None)."""
+    def _bind_grad(self, tensor_id, grad, earlier=False):
+        """The leaf with uid ``tensor_id`` accumulated a gradient (``grad``, its array, or None)
+        into a ``.grad`` that held one already (``earlier``: another pass's)."""
         node_id = self._ids.get(tensor_id)
         if node_id is None:
             return
@@ -1209,6 +1254,8 @@ class Recorder:
         self._frame.revision += 1
         if self.grads and grad is not None:
             self._frame.grads[node_id] = grad
+            if earlier:
+                self._frame.earlier.add(node_id)
 
     def _on_backward_end(self, event):
         if not self._in_backward:
@@ -1291,6 +1338,9 @@ class Recorder:
                 node.label = "" if number is None else _number_text(number)
             if grad is not None:
                 node.grad = frame.statistics(grad, "full")
+                if node.id in frame.earlier:
+                    node.grad_note = (f"{node.label}.grad also holds the gradients of earlier backward passes "
+                                      "(.grad accumulates until it is zeroed: optimizer.zero_grad())")
             node.backward_index = index
             if output:
                 node.kind = "output"
@@ -1454,6 +1504,9 @@ def _history(tensor, values, names=None):
         return node
 
     pending = []    # (node, "value" or "grad", tensor): the leaves' statistics, computed together at the end
+    tensors, modules = tensors_by_name(names) if names is not None else ([], {})
+    variables = {id(value): name for name, value in tensors}
+    this_pass = tensor.grad_fn.last_pass if tensor.grad_fn is not None else None
 
     def add_leaf(key, leaf):
         kind = _leaf_kind(leaf)
@@ -1469,18 +1522,23 @@ def _history(tensor, values, names=None):
             pending.append((node, "value", leaf))
         grad = leaf.grad
         if grad is not None:
-            pending.append((node, "grad", grad))
+            accumulator = key if type(key) is AccumulateGrad else None
+            ours = accumulator is not None and this_pass is not None and accumulator.last_pass is this_pass
+            if ours:
+                pending.append((node, "grad", grad))
+            node.grad_note = _leaf_grad_note(variables.get(id(leaf)) or leaf.name or node.label, ours,
+                                             accumulator.pass_count if accumulator is not None else 0)
 
     def fill_statistics():
         for (node, field, _), data in zip(pending, stats_dicts([tensor for *_, tensor in pending])):
             setattr(node, field, data)
 
-    tensors, modules = tensors_by_name(names) if names is not None else ([], {})
+    roots = module_names(names)
     if tensor.grad_fn is None:
         add_leaf(("tensor", id(tensor)), tensor)
         fill_statistics()
         _name_history(result, ids, tensors)
-        return result, ids, _group_history(result, [], ids, modules)
+        return result, ids, _group_history(result, [], ids, modules, roots)
     # post-order depth-first walk with an explicit stack: inputs before the ops that use them
     order, done, stack = [], set(), [(tensor.grad_fn, False)]
     while stack:
@@ -1515,25 +1573,31 @@ def _history(tensor, values, names=None):
         op = node.op.__name__
         if node is root:
             target = add(node, "output", tensor.name or op, shape, dtype, device, op,
-                         value=stats_dict(tensor) if values or not tensor.ndim else None, grad=_retained_grad(node))
+                         value=stats_dict(tensor) if values or not tensor.ndim else None,
+                         grad=_retained_grad(node, this_pass))
         else:
             target = add(node, "op", op, shape, dtype, device, op,
-                         grad=_retained_grad(node) if node.retained_grads else None)
+                         grad=_retained_grad(node, this_pass) if node.retained_grads else None)
         for index, edge in enumerate(node.next_edges):     # (inputs come first: they have their ids)
             if edge is not None:
                 edges.append(GraphEdge(ids[edge[0]], target.id, index, shapes.get(edge[0], ([], ""))[0]))
     fill_statistics()
-    if _backward_ran(order):
+    if this_pass is not None:
         result.backward_order = [ids[node] for node in run_order([root])]
         for index, node_id in enumerate(result.backward_order):
             nodes[int(node_id[1:])].backward_index = index       # ids are "n" and the position
-        result.backward = {"source": "graph", "note": BACKWARD_NOTE}
+        result.backward = {"source": "graph", "note": backward_note(this_pass, tensor, variables)}
+    elif any(node.grad_note for node in nodes):
+        result.backward = {"source": None, "note": FORWARD_ONLY_NOTE}
     _name_history(result, ids, tensors)
-    return result, ids, _group_history(result, order, ids, modules)
+    return result, ids, _group_history(result, order, ids, modules, roots)
 
 
-def _retained_grad(node):
-    """Statistics of the gradient a tensor made by ``node`` kept with retain_grad(), or None."""
+def _retained_grad(node, this_pass):
+    """Statistics of the gradient a tensor made by ``node`` kept with retain_grad() in the
+    backward pass ``this_pass``, or None."""
+    if this_pass is None or node.last_pass is not this_pass:
+        return None
     for ref in (node.retained_grads or {}).values():
         kept = ref()
         if kept is not None and kept.grad is not None:
@@ -1541,12 +1605,36 @@ def _retained_grad(node):
     return None
 
 
-def _backward_ran(order):
-    """Whether a backward pass went through these autograd nodes: one freed what it saved,
-    or a leaf holds a gradient."""
-    from ..autograd.function import AccumulateGrad
-    return any(node.saved is None for node in order if type(node) is not AccumulateGrad) or any(
-        node.variable.grad is not None for node in order if type(node) is AccumulateGrad)
+def backward_note(this_pass, tensor, variables):
+    """What the banner of a history graph says of the backward pass it shows: what ran
+    (``loss.backward()``, ``autograd.grad``), named by the user's variable, and what is shown."""
+    started = [ref() for ref in this_pass.roots]
+    root = started[0] if started else None
+    name = variables.get(id(root)) if root is not None else None
+    if this_pass.call == "autograd.grad":
+        what = f"autograd.grad({name}, ...)" if name else "autograd.grad"
+        return (f"{what} ran outside vizgrad.trace(): the order is the one the engine follows; autograd.grad "
+                "returns its gradients instead of keeping them, so only tensors that called retain_grad() "
+                "show one. Run it inside `with vizgrad.trace() as tr:` to record every gradient.")
+    what = f"{name}.backward()" if name else "backward()"
+    through = "" if root is tensor or root is None else         f" from {name or 'a tensor computed from this one'}, through this graph"
+    return (f"{what} ran outside vizgrad.trace(){through}: the order is the one the engine follows, and only "
+            "the gradients that were kept are shown (leaves' .grad, tensors that called retain_grad()). "
+            "Run the forward and backward inside `with vizgrad.trace() as tr:` to record every gradient.")
+
+
+FORWARD_ONLY_NOTE = ("No backward pass ran through this graph: it shows the forward computation only. "
+                     "A .grad you see on its leaves came from another backward pass.")
+
+
+def _leaf_grad_note(name, ours, passes):
+    """The note on a leaf whose ``.grad`` is not (only) this graph's, else None."""
+    if not ours:
+        return f"{name}.grad came from another backward pass, not this graph's: it is not shown here"
+    if passes > 1:
+        return (f"{name}.grad is the sum of {passes} backward passes (.grad accumulates until it is "
+                "zeroed: optimizer.zero_grad())")
+    return None
 
 
 def _name_history(result, ids, tensors):
@@ -1565,11 +1653,15 @@ def _name_history(result, ids, tensors):
                 node.label = name
 
 
-def _group_history(result, order, ids, modules):
-    """Groups of a history graph (applied to it, and returned): the modules that own its
-    parameters (typed where ``modules`` knows them), each op placed in the module whose
-    parameters it uses."""
+def _group_history(result, order, ids, modules, root_names=None):
+    """Groups of a history graph (applied to it, and returned): the module calls (and
+    recurrent steps) its ops were made in (:mod:`vizgrad.trace.scope_groups`); for a graph
+    whose ops know no module (functional code), the modules that own its parameters, each
+    op placed in the module whose parameters it uses."""
     from ..autograd.function import AccumulateGrad
+    scopes = [node.scope for node in order if type(node) is not AccumulateGrad]
+    if any(scope is not None for scope in scopes):
+        return _group_by_scope(result, order, ids, scopes, root_names)
     hierarchy = Hierarchy()
     owners = {}           # id of a parameter or buffer -> the path of the module that owns it
     for path, module in modules.items():
@@ -1604,3 +1696,38 @@ def _group_history(result, order, ids, modules):
             hierarchy.members[ids[node]] = hierarchy.modules[used.pop()]
     hierarchy.apply(result)
     return hierarchy
+
+
+def _group_by_scope(result, order, ids, scopes, root_names):
+    from ..autograd.function import AccumulateGrad
+    hierarchy = Hierarchy()
+    boxes = ScopeGroups(hierarchy, scopes, root_names)
+    nodes = result.nodes
+    # boxes made in the order the ops ran (a node's id counts up as ops are applied), so
+    # that siblings come in call order, as a trace records them
+    for node in sorted((node for node in order if type(node) is not AccumulateGrad), key=_by_id):
+        key = boxes.of(node.scope)
+        if key is not None:
+            node_id = ids[node]
+            hierarchy.members[node_id] = key
+            nodes[int(node_id[1:])].module = boxes.module_names[key]
+    for node in order:
+        if type(node) is AccumulateGrad:
+            key = boxes.owner(node.variable)
+            if key is not None:
+                node_id = ids[node]
+                hierarchy.members[node_id] = key
+                nodes[int(node_id[1:])].module = boxes.module_names[key]
+    hierarchy.apply(result)
+    return hierarchy
+
+
+def _by_id(node):
+    return node.id
+
+
+def module_names(namespace):
+    """id of each module among a namespace's values -> the variable that holds it."""
+    from ..nn.module import Module
+    return {id(value): name for name, value in namespace.items()
+            if isinstance(value, Module) and not name.startswith("_")} if namespace else {}
