@@ -519,7 +519,7 @@ def test_graph_statistics_in_batches_are_each_tensors_own():
     dtype) are what ``stats_dict`` gives each alone: samples, heatmaps, histograms and edges
     exactly, means and deviations to float64 rounding; non-finite values, vanishing
     gradients, big, integer and 0-d tensors included."""
-    from vizgrad.trace.recorder import stats_dict, stats_dicts
+    from vizgrad.trace.statistics import stats_dict, stats_dicts
     rng = np.random.default_rng(1)
     arrays = []
     for i in range(400):

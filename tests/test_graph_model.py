@@ -15,7 +15,7 @@ from vizgrad import nn
 from vizgrad.autograd import observers
 from vizgrad.render import dot as dot_module
 from vizgrad.trace import Graph
-from vizgrad.trace.recorder import _role
+from vizgrad.trace.call_sites import _role
 
 
 @pytest.fixture(autouse=True)

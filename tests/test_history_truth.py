@@ -156,6 +156,55 @@ class Transformer(nn.Module):
         return self.head(self.blocks(self.embed(tokens)))
 
 
+class CausalSelfAttention(nn.Module):      # lesson 12's model, as the lesson writes it
+    def __init__(self, width, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(width, 3 * width)
+        self.proj = nn.Linear(width, width)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=-1)
+        q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in (q, k, v))
+        scores = q @ k.transpose(-2, -1) / (C // self.heads) ** 0.5
+        weights = scores.masked_fill(vg.tril(vg.ones(T, T)) == 0, float("-inf")).softmax(dim=-1)
+        return self.proj((weights @ v).transpose(1, 2).reshape(B, T, C))
+
+
+class TinyBlock(nn.Module):
+    def __init__(self, width, heads):
+        super().__init__()
+        self.ln1, self.attention = nn.LayerNorm(width), CausalSelfAttention(width, heads)
+        self.ln2 = nn.LayerNorm(width)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(approximate="tanh"), nn.Linear(4 * width, width))
+
+    def forward(self, x):
+        for ln, sublayer in ((self.ln1, self.attention), (self.ln2, self.mlp)):
+            x = x + sublayer(ln(x))
+        return x
+
+
+class TinyTransformer(nn.Module):
+    def __init__(self, vocab=13, width=16, heads=4, layers=2, context=8):
+        super().__init__()
+        self.token = nn.Embedding(vocab, width)
+        self.position = nn.Embedding(context, width)
+        self.blocks = nn.Sequential(*[TinyBlock(width, heads) for _ in range(layers)])
+        self.ln = nn.LayerNorm(width)
+        self.head = nn.Linear(width, vocab)
+
+    def forward(self, idx):
+        x = self.token(idx) + self.position(vg.arange(idx.shape[1]))
+        return self.head(self.ln(self.blocks(x)))
+
+
+def _lesson12_loss():
+    model = TinyTransformer()
+    logits = model(vg.randint(0, 13, (2, 8)))
+    return F.cross_entropy(logits.view(-1, 13), vg.randint(0, 13, (16,))), model
+
+
 def _cnn_loss():
     model = ResidualCNN()
     return F.cross_entropy(model(vg.randn(2, 1, 6, 6)), vg.tensor([0, 2])), model
@@ -178,12 +227,13 @@ def _transformer_loss():
     return F.cross_entropy(logits.reshape(-1, 11), vg.randint(0, 11, (10,))), model
 
 
-MODELS = {"cnn": _cnn_loss, "lstm": _lstm_loss, "seq2seq": _seq2seq_loss, "transformer": _transformer_loss}
+MODELS = {"cnn": _cnn_loss, "lstm": _lstm_loss, "seq2seq": _seq2seq_loss, "transformer": _transformer_loss,
+          "lesson12": _lesson12_loss}
 # the ops outside every box: the loss, what the user did to the model's output, and the
 # model's own forward (the outermost module called is the drawing's canvas, its path '')
 OUTSIDE = {"cnn": {"LogSoftmax", "NllLoss", "Relu", "Add", "Reshape"}, "lstm": {"GetItem", "Pow", "Mean"},
            "seq2seq": {"Pow", "Mean"},
-           "transformer": {"Reshape", "LogSoftmax", "NllLoss"}}
+           "transformer": {"Reshape", "LogSoftmax", "NllLoss"}, "lesson12": {"Add", "View", "LogSoftmax", "NllLoss"}}
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -289,6 +339,7 @@ def test_graph_view_of_a_loss_groups_as_the_trace_does():
     loss.backward()
     view = GraphView(loss)
     names = {group["name"] for group in json.loads(view.graph_json)["groups"]}
+    view.close()
     assert {"lstm", "lstm.layer0", "lstm.layer1.t11"} <= names
 
 

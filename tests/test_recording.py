@@ -14,7 +14,7 @@ import vizgrad as vg
 from vizgrad import events, nn
 from vizgrad.autograd import observers
 from vizgrad.trace import Recorder, stats_dict, summary_dict
-from vizgrad.trace.recorder import SUMMARY_KEYS
+from vizgrad.trace.statistics import SUMMARY_KEYS
 
 pytestmark = pytest.mark.usefixtures("no_listener_leaks")
 
