@@ -56,9 +56,10 @@ $(BUNDLE) &: $(NODE_MODULES) $(VENV)/.stamp-builder $(WIDGETS)/build.mjs $(wildc
 	@cd $(WIDGETS) && PATH="$(abspath $(VENV))/bin:$$PATH" npm run build --silent
 	@touch $(BUNDLE)
 
-# B6 writes the HTML report and B5/PG run the widgets: both need the browser bundle.
+# B6 writes the HTML report and B5/PG run the widgets: both need the browser bundle. Options
+# pass through BENCH_ARGS, e.g. `make bench BENCH_ARGS=--save-baseline` (benchmarks/run.py --help).
 bench: $(VENV)/.stamp-bench $(BUNDLE)
-	$(PY) benchmarks/run.py
+	$(PY) benchmarks/run.py $(BENCH_ARGS)
 
 # The compatibility suite (compat/): tutorial-style programs run with vizgrad and with PyTorch
 # (installed by the bench extra), compared number by number; prints how many agree.

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import vizgrad as vg
-from benchmarks import run as bench
+from benchmarks import harness as bench, on_gpu
 
 ROOT = Path(__file__).resolve().parent.parent
 B7 = [key for key in bench.BENCHMARKS if key.startswith("B7")]
@@ -79,9 +79,9 @@ class _OnTheCpu:
 def test_b7_workloads_run_for_both_peers_and_agree(monkeypatch):
     """Every B7 workload, run on the CPU: both peers step without error and start from the same loss."""
     pytest.importorskip("torch")
-    monkeypatch.setattr(bench, "GPU", "cpu")
-    monkeypatch.setattr(bench, "_gpu_library",
-                        lambda name: _OnTheCpu(bench._torch() if name == bench.TORCH else vg))
+    monkeypatch.setattr(on_gpu, "GPU", "cpu")
+    monkeypatch.setattr(on_gpu, "_gpu_library",
+                        lambda name: _OnTheCpu(bench.cpu_torch() if name == bench.TORCH else vg))
     for key in [key for key in B7 if key != "B7-mlp4096"]:    # (B7-mlp's code at 8x the width: seconds on a CPU)
         logged = []
         results = bench.measure(bench.BENCHMARKS[key], min_reps=1, budget=0.001, warmup=1, log=logged.append)
