@@ -27,7 +27,7 @@ LABEXTENSION := vizgrad/labextension/package.json
 BUNDLE := vizgrad/render/static/report.js vizgrad/render/static/report.css $(WIDGET_BUNDLE) $(LABEXTENSION)
 NEED_NPM = command -v npm >/dev/null || { echo "Building vizgrad's browser bundle needs Node.js 18+ and npm (on Debian: apt-get install nodejs npm)." >&2; exit 1; }
 
-.PHONY: demo lab test build bench compat clean
+.PHONY: demo lab test fuzz build bench compat clean
 .NOTPARALLEL:  # the targets share one .venv; never install into it twice at once
 
 demo: $(VENV)/.stamp-base $(BUNDLE)
@@ -42,6 +42,12 @@ lab: $(VENV)/.stamp-lab $(BUNDLE)
 test: $(VENV)/.stamp-dev $(BUNDLE)
 	cd $(WIDGETS) && npm test --silent
 	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+# The differential fuzzer against PyTorch (tests/test_differential_fuzz.py) for longer than the
+# bounded sample `make test` runs; FUZZ_EXAMPLES per op.
+FUZZ_EXAMPLES ?= 200
+fuzz: $(VENV)/.stamp-dev
+	VIZGRAD_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q $(PYTEST_ARGS) tests/test_differential_fuzz.py
 
 build: $(BUNDLE)
 	@:

@@ -2,8 +2,9 @@
 Chromium driven by Playwright.
 
 The test opens tests/notebooks/attention.ipynb, runs its cells, and checks what a person
-sees and does: one heatmap per head with a cell per (query, key) pair and the sentence's
-characters as labels; a click on a cell marks it, shows the sentence shaded by where that
+sees and does: a tab per head (with a thumbnail of its weights) and the chosen head's
+heatmap, a cell per (query, key) pair and the sentence's characters as labels, the whole
+view under 760 px tall and no wider than its output; a click on a cell marks it, shows the sentence shaded by where that
 query looks (the caption naming the character it looks at most, as Python computes it),
 and reaches Python (`view.selected`, read back by running the next cell). No console or
 page errors, no request to any host but the server. The screenshot goes to
@@ -68,15 +69,26 @@ def test_attention_view_draws_the_heads_and_a_click_reaches_python(tmp_path):
             page.wait_for_function("el => el.dataset.ready === 'true' || el.dataset.error !== undefined",
                                    arg=view.element_handle(), timeout=30_000)
             assert view.get_attribute("data-error") is None
+            tabs = view.locator('[data-testid="vg-attention-tab"]')
+            assert tabs.count() == heads == 4
+            assert tabs.evaluate_all("tabs => tabs.map(t => t.getAttribute('aria-selected'))") == ["true", "false", "false", "false"]
             maps = view.locator('[data-testid="vg-attention-map"]')
-            assert maps.count() == heads == 4
-            assert maps.nth(0).locator(".vg-attention-cell").count() == queries * keys
-            labels = maps.nth(0).locator("text").all_text_contents()
+            assert maps.count() == 1 and maps.get_attribute("data-head") == "0"
+            assert maps.locator(".vg-attention-cell").count() == queries * keys
+            labels = maps.locator("text").all_text_contents()
             assert labels[:3] == ["I", "t", "␣"] and "y" in labels
+            sizes = maps.locator("text").evaluate_all("ts => ts.map(t => t.getBoundingClientRect().height)")
+            assert min(sizes) >= 11, "labels at 11 px or more"
+            box = view.bounding_box()
+            assert box["height"] <= 760
+            assert view.evaluate("el => el.scrollWidth <= el.clientWidth + 1")
             assert view.locator('[data-testid="vg-attention-detail"]').count() == 0      # nothing selected yet
             assert view.locator('[data-testid="vg-attention-selected"]').count() == 0
 
-            maps.nth(2).locator('.vg-attention-cell[data-query="10"][data-key="4"]').click()
+            tabs.nth(2).click()                                                           # head 2, large
+            page.wait_for_function("el => el.querySelector('[data-testid=\"vg-attention-map\"]').dataset.head === '2'",
+                                   arg=view.element_handle(), timeout=10_000)
+            maps.locator('.vg-attention-cell[data-query="10"][data-key="4"]').click()
             caption = view.locator('[data-testid="vg-attention-caption"]')
             caption.wait_for(timeout=10_000)
             top_key, top_token = facts["top"]
@@ -95,7 +107,7 @@ def test_attention_view_draws_the_heads_and_a_click_reaches_python(tmp_path):
             page.keyboard.press("Shift+Enter")
             reader.locator(".jp-OutputArea-output", has_text="VG-SELECTED").first.wait_for(timeout=30_000)
             selected = _printed(reader, "VG-SELECTED")
-            assert selected["selected"] == {"head": 2, "query": 10, "key": 4}
+            assert selected["selected"] == {"head": 2, "query": 10, "key": 4} and selected["head"] == 2
             assert selected["top"] == facts["top"]
             assert problems == [], "\n".join(problems)
         except Exception:

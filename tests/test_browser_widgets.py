@@ -51,6 +51,7 @@ from lab_server import KERNEL_DISPLAY_NAME, running_jupyterlab
 pytestmark = pytest.mark.xdist_group("jupyterlab")
 
 NOTEBOOK = Path(__file__).resolve().parent / "notebooks" / "widgets.ipynb"
+SIZES_NOTEBOOK = NOTEBOOK.with_name("widget-sizes.ipynb")
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "browser-widgets"
 STDERR = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
 GRAPH_VIEW = '[data-testid="vg-graph-widget"]'
@@ -67,7 +68,8 @@ def browser():
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab-root")
-    shutil.copy(NOTEBOOK, root)             # the server may write beside it (checkpoints)
+    for notebook in (NOTEBOOK, SIZES_NOTEBOOK):
+        shutil.copy(notebook, root)         # the server may write beside it (checkpoints)
     with running_jupyterlab(root) as server:
         yield server
 
@@ -387,7 +389,8 @@ def test_optimizer_view_races_on_the_surface(notebook):
     # no label twice in a card's head ("Adam Adam"); axes and a colour bar with numbers
     for name in ("sgd", "momentum", "adam", "rmsprop"):
         head = view.locator(f'[data-testid="optimizer-card-{name}"] .vg-opt-card-head').inner_text().split()
-        words = [word for word in head if word not in ("running", "✓", "finished", "✗", "diverged")]
+        words = [word for word in head if word not in ("running", "paused", "ready", "✓", "finished", "✗", "diverged",
+                                                       "out", "of", "steps")]
         assert len(words) == len(set(words)), f"{name}'s card repeats a label: {head}"
     for axis in ("optimizer-x-axis", "optimizer-y-axis", "optimizer-colour-bar"):
         ticks = view.locator(f'[data-testid="{axis}"] text').evaluate_all("ts => ts.map(t => t.textContent)")
@@ -415,6 +418,10 @@ def test_optimizer_race_at_the_default_speed_reaches_rosenbrocks_minimum_with_tr
     assert view.locator('[data-testid="optimizer-speed"]').input_value() == "200"
     started = time.perf_counter()
     view.locator('[data-testid="optimizer-play"]').click()
+    # while it plays the badges say running (Python's state_rows, drawn)
+    notebook.page.wait_for_function(
+        "root => root.querySelector('[data-testid=\"optimizer-status-sgd\"]').dataset.status === 'running'",
+        arg=view.element_handle(), timeout=10_000)
     notebook.page.wait_for_function(
         "root => root.querySelector('[data-testid=\"optimizer-status-adam\"]').dataset.status === 'finished'"
         " && root.querySelector('[data-testid=\"optimizer-status-momentum\"]').dataset.status === 'finished'",
@@ -425,14 +432,18 @@ def test_optimizer_race_at_the_default_speed_reaches_rosenbrocks_minimum_with_tr
     # about 10 s on an idle machine (1,800 steps at 200 steps/s); the bound leaves room for a
     # loaded one and still fails the old pace of one step per frame (about a minute)
     assert seconds < 40, "the default speed should show Rosenbrock converging in about 10 s"
-    # status colours: finished, running and diverged each look different
+    # once paused no badge says running; finished and paused each look different
+    notebook.page.wait_for_function(
+        "root => ![...root.querySelectorAll('[data-testid^=\"optimizer-status-\"]')].some(e => e.dataset.status === 'running')",
+        arg=view.element_handle(), timeout=10_000)
     statuses = view.locator('[data-testid^="optimizer-status-"]').evaluate_all(
         "els => els.map(e => [e.dataset.status, getComputedStyle(e).backgroundColor, e.textContent])")
     by_status = {status: (background, text) for status, background, text in statuses}
-    assert {"finished", "running"} <= set(by_status)
-    assert by_status["finished"][0] != by_status["running"][0] and "finished" in by_status["finished"][1]
+    assert {"finished", "paused"} <= set(by_status)
+    assert by_status["finished"][0] != by_status["paused"][0] and "finished" in by_status["finished"][1]
     # every trail pixel (its own colour, read back from the drawn canvas) stands out against the
-    # surface under it (read back from the surface canvas): the trail or its dark outline by 3:1
+    # surface under it (read back from the surface canvas): the trail, its dark outline or the
+    # outline's light halo by 3:1
     drawn = view.evaluate(
         r"""root => {
             const read = (testid) => {
@@ -454,8 +465,9 @@ def test_optimizer_race_at_the_default_speed_reaches_rosenbrocks_minimum_with_tr
                 return {colour, surface: pairs};
             });
         }""")
-    outline = (0, 0, 0)
+    outline, halo = (0, 0, 0), (255, 255, 255)
     assert len(drawn) == 4
+    assert len({tuple(trail["colour"]) for trail in drawn}) == 4, "every racer has its own colour"
     # trails drawn later cover parts of earlier ones (SGD's path lies under Momentum's): most show
     visible = sorted(len(trail["surface"]) for trail in drawn)
     assert visible[1] > 50 and sum(visible) > 500, f"trail pixels visible: {visible}"
@@ -463,7 +475,8 @@ def test_optimizer_race_at_the_default_speed_reaches_rosenbrocks_minimum_with_tr
         assert _contrast(trail["colour"], outline) >= 3
         if not trail["surface"]:          # wholly under later trails (the race's timing decides): nothing to read
             continue
-        worst = min(max(_contrast(trail["colour"], under), _contrast(outline, under)) for under in trail["surface"])
+        worst = min(max(_contrast(trail["colour"], under), _contrast(outline, under), _contrast(halo, under))
+                    for under in trail["surface"])
         assert worst >= 3, f"trail {trail['colour']} reaches a contrast of only {worst:.2f} against the surface"
     chart = view.locator('[data-testid="optimizer-value-chart"] path.vg-line:not(.vg-line-outline)')
     assert len(_drawn_lines(chart)) == 4
@@ -708,3 +721,118 @@ def test_the_playgrounds_static_picture_shows_the_network_and_the_boundary(brows
             overlaps = box["x"] < boundary["right"] and boundary["x"] < box["right"] and \
                 box["y"] < boundary["bottom"] and boundary["y"] < box["bottom"]
             assert not overlaps, box
+
+
+# --- every widget fits a laptop's screen ------------------------------------------------------------------------
+
+SCREEN = {"width": 1280, "height": 800}
+MAX_HEIGHT = 760
+# cell tag in widget-sizes.ipynb -> the widget's root
+FITTED = {"playground": "playground-view", "conv_explorer": "conv-explorer", "attention": "vg-attention-widget",
+          "grad_flow_06": "vg-grad-flow-widget", "grad_flow_07": "vg-grad-flow-widget",
+          "grad_flow_12": "vg-grad-flow-widget", "dashboard": "vg-dashboard", "optimizer_view": "optimizer-view"}
+# what a person clicks next, after which the widget must still fit: a hidden unit (its detail opens),
+# another of the dashboard's tabs, another head
+CLICKED = {"playground": '[data-testid="playground-unit-0-2"]', "dashboard": '[data-testid="vg-dashboard-tab-flow"]',
+           "attention": '[data-testid="vg-attention-tab"][data-head="3"]'}
+
+# What a person would see cut off or too small in one widget's output: its height; how far the output
+# scrolls sideways; every element or SVG text that reaches past the right (or left) of a box that clips it
+# (the output itself, a scrolling panel, an SVG) or whose text overflows its own box (an ellipsis);
+# every text under 11 px on screen.
+_MEASURE = """output => {
+    const outside = output.getBoundingClientRect();
+    const clips = (e) => e === output || (e instanceof SVGSVGElement && getComputedStyle(e).overflow !== 'visible')
+        || (e instanceof HTMLElement && getComputedStyle(e).overflowX !== 'visible');
+    const name = (e) => `${e.tagName.toLowerCase()}${e.dataset?.testid ? `[${e.dataset.testid}]` : ''}`
+        + ` "${(e.textContent || '').trim().slice(0, 40)}"`;
+    const clipped = [], overflowing = [], small = [];
+    for (const e of output.querySelectorAll('*')) {
+        const box = e.getBoundingClientRect();
+        if (!box.width || !box.height || getComputedStyle(e).visibility === 'hidden') continue;
+        for (let up = e.parentElement; up; up = up.parentElement) {
+            if (!clips(up)) { if (up === output) break; continue; }
+            const frame = up.getBoundingClientRect();
+            if (box.right > frame.right + 1 || box.left < frame.left - 1) {
+                clipped.push(`${name(e)} reaches ${Math.round(box.right - frame.right)} px past ${name(up).slice(0, 40)}`);
+            }
+            if (up === output) break;
+        }
+        const text = [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim());
+        if (!text) continue;
+        if (e instanceof HTMLElement && getComputedStyle(e).overflowX !== 'visible' && e.scrollWidth > e.clientWidth + 1) {
+            overflowing.push(`${name(e)}: ${e.scrollWidth} px of text in ${e.clientWidth} px`);
+        }
+        const svg = e.closest('svg');
+        const scale = svg && svg.viewBox.baseVal && svg.viewBox.baseVal.width
+            ? svg.getBoundingClientRect().width / svg.viewBox.baseVal.width : 1;
+        const size = parseFloat(getComputedStyle(e).fontSize) * scale;
+        if (size < 10.9) small.push(`${name(e)}: ${size.toFixed(1)} px`);
+    }
+    return {height: outside.height, width: outside.width, scroll: output.scrollWidth - output.clientWidth,
+            clipped, overflowing, small};
+}"""
+
+
+@pytest.fixture(scope="module")
+def laptop(browser, lab):
+    """widget-sizes.ipynb open at 1280 × 800 with JupyterLab's file browser open, every cell run."""
+    cells = json.loads(SIZES_NOTEBOOK.read_text(encoding="utf-8"))["cells"]
+    page = browser.new_page(viewport=SCREEN)
+    nb = Notebook(page, [cell.get("metadata", {}).get("tags", []) for cell in cells])
+    page.on("console", lambda message: nb.problems.append(f"console {message.type}: {message.text}")
+            if message.type == "error" else None)
+    page.on("pageerror", lambda error: nb.problems.append(f"page error: {error}"))
+    try:
+        # a workspace of its own: only this notebook open (the module's other page has widgets.ipynb)
+        page.goto(lab.url(f"lab/workspaces/laptop/tree/{SIZES_NOTEBOOK.name}"))
+        page.locator(".jp-Notebook .jp-Cell").nth(len(cells) - 1).wait_for(timeout=60_000)
+        page.locator(".jp-StatusBar-Widget", has_text=f"{KERNEL_DISPLAY_NAME} | Idle").wait_for(timeout=60_000)
+        if not page.locator(".jp-FileBrowser").first.is_visible():
+            page.locator('.jp-SideBar .lm-TabBar-tab[data-id="filebrowser"]').first.click()
+        page.locator(".jp-FileBrowser").first.wait_for(state="visible", timeout=10_000)
+        nb.cell("setup").click()
+        page.locator(".lm-MenuBar-item", has_text="Run").first.click()
+        page.locator(".lm-Menu-item", has_text="Run All Cells").first.click()
+        _wait_for_all_cells(page, lab)
+        yield nb
+    except Exception:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "laptop-failure.png"))
+        raise
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("tag", list(FITTED))
+def test_every_widget_fits_a_laptop_screen(laptop, tag):
+    """At 1280 × 800 with the file browser open, each widget at its default size (the lessons'
+    models) is at most 760 px tall, with nothing clipped at the right and no text under 11 px
+    (screenshots: laptop-<tag>.png)."""
+    view = laptop.widget(tag, FITTED[tag])
+    laptop.page.wait_for_function("el => el.dataset.ready === undefined || el.dataset.ready === 'true'"
+                                  " || el.dataset.error !== undefined", arg=view.element_handle(), timeout=30_000)
+    assert view.get_attribute("data-error") is None, view.get_attribute("data-error")
+    browser_panel = laptop.page.locator(".jp-FileBrowser").first.bounding_box()
+    assert browser_panel and browser_panel["width"] >= 200, "the file browser is open"
+    output = laptop.cell(tag).locator(".jp-OutputArea-output", has=laptop.page.locator(f'[data-testid="{FITTED[tag]}"]')).first
+    output.scroll_into_view_if_needed()
+    measured = output.evaluate(_MEASURE)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    output.screenshot(path=str(ARTIFACTS / f"laptop-{tag}.png"))
+    print(f"\n{tag}: {measured['width']:.0f} × {measured['height']:.0f} px")
+    assert 780 <= measured["width"] <= 920, f"a notebook output at 1280 px with the file browser open: {measured['width']}"
+    assert measured["height"] <= MAX_HEIGHT, f"{tag} is {measured['height']:.0f} px tall"
+    assert measured["scroll"] <= 1, f"{tag}'s output scrolls sideways by {measured['scroll']} px"
+    assert measured["clipped"] == [], f"{tag} clips: {measured['clipped'][:8]}"
+    assert measured["overflowing"] == [], f"{tag} cuts text off: {measured['overflowing'][:8]}"
+    assert measured["small"] == [], f"{tag} has text under 11 px: {measured['small'][:8]}"
+    if tag in CLICKED:
+        view.locator(CLICKED[tag]).click()
+        laptop.page.evaluate("() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))")
+        after = output.evaluate(_MEASURE)
+        output.screenshot(path=str(ARTIFACTS / f"laptop-{tag}-clicked.png"))
+        print(f"{tag} after a click: {after['height']:.0f} px tall")
+        assert after["height"] <= MAX_HEIGHT, f"{tag} is {after['height']:.0f} px tall after a click"
+        assert after["clipped"] == [] and after["overflowing"] == [] and after["small"] == [], after
+    laptop.assert_no_problems()

@@ -382,3 +382,20 @@ def test_graph_view_opened_after_another_pass_does_not_present_its_gradient():
         assert shown["backward_order"] == [] and "No backward pass ran" in shown["backward"]["note"]
     finally:
         view.close()
+
+
+def test_gradients_piling_up_over_a_loop_without_zero_grad_are_labelled_as_a_sum():
+    x = vg.randn(4, 3)
+    w = vg.randn(3, 1, requires_grad=True)
+    for _ in range(3):                  # each step's graph is freed: the leaf's accumulator dies each time
+        loss = (x @ w).sum()
+        loss.backward()
+    leaf = next(n for n in vg.graph(loss, names=locals()).nodes if n.label == "w")
+    assert leaf.grad_note.startswith("w.grad is the sum of 3 backward passes")
+    w.grad.zero_()                      # zero_grad(set_to_none=False): the sum is gone
+    assert "changed after this graph's backward pass" in \
+        next(n for n in vg.graph(loss, names=locals()).nodes if n.label == "w").grad_note
+    loss = (x @ w).sum()
+    loss.backward()                     # onto a zeroed .grad: this pass's alone
+    leaf = next(n for n in vg.graph(loss, names=locals()).nodes if n.label == "w")
+    assert leaf.grad_note is None and leaf.grad is not None

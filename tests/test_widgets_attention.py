@@ -152,3 +152,13 @@ def test_labels_and_colours():
     assert [token_label(t) for t in (" ", "\n", "x")] == ["␣", "↵", "x"]
     assert weight_colour(0.0) == "rgb(255,255,255)" and weight_colour(1.0) == "rgb(8,48,107)"
     assert weight_colour(float("nan")) == "rgb(160,160,160)" and weight_colour(3.0) == weight_colour(1.0)
+
+
+def test_the_shown_head_is_a_trait_that_follows_a_selection_from_python(closing):
+    view = AttentionView(causal_weights(4, 6), tokens=list("abcdef"))
+    closing.append(view)
+    assert view.head == 0                                     # head 0 large, the others on tabs
+    view.selected = {"head": 3, "query": 2, "key": 1}
+    assert view.head == 3
+    view.head = 1                                             # a tab clicked: the selection stays
+    assert view.selected == {"head": 3, "query": 2, "key": 1} and view.head == 1

@@ -354,3 +354,15 @@ def test_a_model_without_parameters_is_refused():
     with pytest.raises(ValueError, match="no parameters"):
         GradFlowView(nn.Tanh())
     assert observers.active == []
+
+
+def test_the_dashboards_tab_is_a_trait_of_three_panels(closing):
+    import traitlets
+    model = small_model()
+    board = dashboard(model, optim.SGD(model.parameters(), lr=0.1))
+    closing.append(board)
+    assert board.tab == "curves"
+    board.tab = "flow"
+    assert board.tab == "flow"
+    with pytest.raises(traitlets.TraitError):
+        board.tab = "scalars"

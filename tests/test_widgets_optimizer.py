@@ -203,10 +203,65 @@ def test_a_diverging_optimizer_stops_with_a_finite_path():
     assert len(race.paths["Adam"]) == 51 and race.running
 
 
-def test_max_steps_finishes_the_race():
+def test_max_steps_stops_the_race_without_calling_it_finished():
     race = OptimizerRace("quadratic", optimizers=("SGD",), max_steps=10)
     assert race.step(100) == 10
-    assert not race.running and race.states["SGD"]["status"] == "finished"
+    assert not race.running and race.states["SGD"]["status"] == "stopped"     # not at the minimum yet
+
+
+# --- status badges ----------------------------------------------------------------------------
+def test_on_the_saddle_every_optimizer_diverges_and_none_is_called_finished():
+    """The saddle is unbounded below: f running off far beyond the range it spans on the
+    plot is divergence (it used to end "finished" at f = -1e9 once out of steps)."""
+    from vizgrad.widgets.optimizer_view import DIVERGED_SPANS, value_bounds
+    race = OptimizerRace("saddle", optimizers=("SGD", "Momentum", "Adam", "RMSprop"))
+    low, high = value_bounds(race.surface)
+    assert (low, high) == pytest.approx((-4 - DIVERGED_SPANS * 8, 4 + DIVERGED_SPANS * 8), rel=1e-3)
+    race.step(5000)
+    for name, state in race.states.items():
+        assert state["status"] == "diverged", (name, state["status"], state["value"])
+        assert low <= state["value"] <= high and np.all(np.isfinite(race.paths[name]))
+    assert not race.running
+    sgd = race.runner("SGD")
+    assert len(sgd.positions) < 100          # y grows by 1.1× a step: off the bound after about 76 steps
+
+
+def test_non_finite_values_diverge():
+    surface = Surface("cliff", "Cliff", "log(x)", lambda x, y: (x.log() + 0 * y), ((0.5, 2.0), (-1.0, 1.0)), (),
+                      (0.6, 0.0), lr={"sgd": 1.0})
+    race = OptimizerRace(surface, optimizers=("SGD",))
+    with np.errstate(invalid="ignore"):                # log of a negative x: NaN, as intended
+        race.step(10)
+    assert race.states["SGD"]["status"] == "diverged"
+    assert np.all(np.isfinite(race.values["SGD"]))
+
+
+def test_badges_say_running_only_while_the_race_is_stepped():
+    race = OptimizerRace("rosenbrock", optimizers=("SGD", "Adam"))
+    race.step(10)
+    assert [row["status"] for row in race.state_rows()] == ["paused", "paused"]
+    assert [row["status"] for row in race.state_rows(stepping=True)] == ["running", "running"]
+    race.step(5000)
+    assert {state["status"] for state in race.states.values()} <= {"finished", "stopped"}
+    assert race.states["Adam"]["status"] == "finished"
+    assert all(row["status"] != "running" for row in race.state_rows(stepping=True))
+
+
+def test_every_racer_has_its_own_colour_blind_safe_colour():
+    from test_report import _CVD_SIMULATIONS, _cie_lab, _linear_rgb
+
+    from vizgrad.render.html import SERIES_COLOURS
+    from vizgrad.widgets.optimizer_view import PRESETS
+    race = OptimizerRace("quadratic", optimizers=tuple(PRESETS)[:len(SERIES_COLOURS)])
+    colours = [runner.colour for runner in race.runners]
+    assert len(set(colours)) == len(colours) == len(SERIES_COLOURS)
+    assert set(colours) == set(SERIES_COLOURS)
+    default = [runner.colour for runner in OptimizerRace().runners]        # SGD, Momentum, Adam, RMSprop
+    for simulation in _CVD_SIMULATIONS.values():
+        seen = [_cie_lab(np.clip(simulation @ _linear_rgb(colour), 0, 1)) for colour in default]
+        for i in range(len(seen)):
+            for j in range(i):
+                assert np.linalg.norm(seen[i] - seen[j]) > 15, (default[i], default[j])
 
 
 def test_an_optimizer_at_the_minimum_has_finished_and_the_default_speed_shows_it_in_about_ten_seconds():
@@ -243,7 +298,7 @@ def test_every_trail_colour_stands_out_on_every_colour_of_the_contour_map():
     import re
     from pathlib import Path
 
-    from vizgrad.widgets.optimizer_view import COLOURS, OUTLINE
+    from vizgrad.widgets.optimizer_view import COLOURS, HALO, OUTLINE
     core = (Path(__file__).resolve().parent.parent / "widgets" / "src" / "widgets" / "optimizer-core.js").read_text(
         encoding="utf-8")
     stops = np.array(json.loads(re.search(r"export const sequential = colourRamp\((\[.*?\])\);", core).group(1)),
@@ -254,11 +309,13 @@ def test_every_trail_colour_stands_out_on_every_colour_of_the_contour_map():
     surface = stops[index] + (stops[index + 1] - stops[index]) * fraction[:, None]
     surface = np.concatenate([surface, surface * 0.7])
     outline = [int(OUTLINE[i:i + 2], 16) for i in (1, 3, 5)]
+    halo = [int(HALO[i:i + 2], 16) for i in (1, 3, 5)]
+    assert _contrast(outline, halo) >= 7
     for colour in COLOURS:
         trail = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
-        assert _contrast(trail, outline) >= 3, colour
-        worst = min(max(_contrast(trail, under), _contrast(outline, under)) for under in surface)
-        assert worst >= 3, f"{colour}: {worst:.2f}"
+        assert _contrast(trail, outline) >= 3, colour            # the trail stands out on its outline
+    for under in surface:                                         # and the outline or its halo on the map
+        assert max(_contrast(outline, under), _contrast(halo, under)) >= 3, under
 
 
 def test_changing_function_resets_at_its_start_with_its_rates():
@@ -320,6 +377,37 @@ def test_view_traits_after_steps_hold_the_paths_and_states(view_class):
         assert view.surface["name"] == "rosenbrock" and view.grid_shape == [120, 120]
         grid = np.frombuffer(view.grid, dtype="<f4").reshape(120, 120)
         assert grid[0, 0] == pytest.approx(get_surface("rosenbrock").value((-2.0, -1.0)), rel=1e-6)
+    finally:
+        view.close()
+
+
+def test_view_badges_are_final_when_step_returns_and_running_while_playing(view_class):
+    view = view_class("rosenbrock", optimizers=("SGD", "Adam"))
+    seen = []
+    view.observe(lambda change: seen.append([row["status"] for row in change["new"]]), "state_rows")
+    try:
+        view.step(1000)
+        assert ["running", "running"] in seen                   # the first update came while stepping
+        assert [row["status"] for row in view.state_rows] == ["paused", "paused"], "no badge says running after step()"
+        view.playing = True                                     # Play in the front end
+        view._updates.flush()
+        assert [row["status"] for row in view.state_rows] == ["running", "running"]
+        view.playing = False
+        view._updates.flush()
+        assert [row["status"] for row in view.state_rows] == ["paused", "paused"]
+        view.step(4000)
+        assert [row["status"] for row in view.state_rows] == ["stopped", "finished"]
+        assert not view.playing
+    finally:
+        view.close()
+
+
+def test_view_on_the_saddle_ends_diverged(view_class):
+    view = view_class("saddle", optimizers=("SGD", "Adam"))
+    try:
+        view.step(1000)
+        assert [row["status"] for row in view.state_rows] == ["diverged", "diverged"]
+        assert all(-1e4 < row["value"] < 0 for row in view.state_rows)
     finally:
         view.close()
 

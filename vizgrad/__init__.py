@@ -18,7 +18,7 @@ from .tensor import (BoolTensor, DoubleTensor, FloatTensor, HalfTensor, IntTenso
                      is_tensor)
 from .printing import get_printoptions, set_printoptions
 from .errors import (ArgumentError, ArgumentTypeError, BackwardError, DeviceError, DivisionByZeroError, DTypeError,
-                     IndexingError, NonFiniteError, ShapeError, StateDictError, VizgradError)
+                     IndexingError, NonFiniteError, ShapeError, StateDictError, TransformError, VizgradError)
 from . import ops as _ops
 from .ops.registry import OPS as _OPS
 from .ops.compare import allclose, equal
@@ -39,6 +39,10 @@ from . import cuda
 from . import nn
 from . import optim
 from . import distributions
+from . import func
+from . import accelerator, distributed, jit, onnx
+from .autograd import forward_ad as _forward_ad  # noqa: F401  (vizgrad.autograd.forward_ad, as torch's)
+from .func import vmap
 from . import data
 from . import utils
 from . import serialization
@@ -50,6 +54,7 @@ from . import trace as _trace_module
 from .trace import Graph, graph, trace
 from .serialization import load, save
 from .render.notebook import show
+from .tutor import explain_grad  # (vizgrad.tutor: compare, check_function)
 from . import _tensor_methods  # noqa: F401  (operators and methods that are not registered ops)
 
 globals().update({name: info.function for name, info in _OPS.items() if "." not in name})   # linalg.*: vizgrad.linalg

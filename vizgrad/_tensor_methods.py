@@ -139,11 +139,11 @@ def _snapshot(tensor):
 
 def _adopt_history(target, result):
     if result.requires_grad and not target.is_floating_point():   # integers carry no gradient
-        target.grad_fn, target.requires_grad = None, False
+        target.grad_fn, target._requires_grad = None, False
         return
     target.grad_fn = result.grad_fn
     target._output_nr = result._output_nr
-    target.requires_grad = result.requires_grad
+    target._requires_grad = result.requires_grad
 
 
 def _write_into_view(view, base, positions, compute, op_name, cast):
@@ -319,8 +319,19 @@ def setitem(self, key, value):
     both ``x`` and ``value``."""
     if not _recording(self, value) and _is_basic_key(key) and _write_basic(self, key, value):
         return
+    if isinstance(value, Tensor) and value.ndim and value.shape[0] == 1:
+        value = value.reshape(_without_leading_ones(value.shape))    # as PyTorch: (1, 27) fills a (27,) row
     apply_inplace(self, lambda target: ops.index.index_put(target, key, value), "__setitem__", value,
                   cast=True)
+
+
+def _without_leading_ones(shape):
+    """``shape`` without its leading 1s: PyTorch views the value of ``x[key] = value`` so
+    before broadcasting it to ``x[key]``'s shape."""
+    start = 0
+    while start < len(shape) and shape[start] == 1:
+        start += 1
+    return tuple(shape[start:])
 
 
 def _is_basic_key(key):

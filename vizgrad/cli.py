@@ -9,10 +9,11 @@ the same.
 
 ``vizgrad lab`` opens JupyterLab on the lessons (``vizgrad.lessons.lab``);
 ``vizgrad lessons check-solutions`` runs the lessons' reference solutions through
-their checkers (``vizgrad.lessons``).
+their checkers, ``vizgrad lessons grade`` grades learners' notebooks (``vizgrad.lessons``).
 """
 
 import argparse
+import math
 import os
 import sys
 import time
@@ -196,11 +197,11 @@ def build_parser():
         description="Train a 2-16-16-1 MLP on two moons with vizgrad and write a self-contained HTML report: "
                     "the computation graph with its backward replay, the loss curve, the gradient flow and "
                     "the decision boundary.")
-    demo_parser.add_argument("--out", default=DEFAULT_REPORT, metavar="PATH",
+    demo_parser.add_argument("--out", type=_report_path, default=DEFAULT_REPORT, metavar="PATH",
                              help=f"where to write the report (default {DEFAULT_REPORT})")
     demo_parser.add_argument("--steps", type=_positive, default=500, help="SGD steps (default 500)")
     demo_parser.add_argument("--seed", type=int, default=0, help="seed of the data and the weights (default 0)")
-    demo_parser.add_argument("--lr", type=float, default=0.5, help="learning rate (default 0.5)")
+    demo_parser.add_argument("--lr", type=_learning_rate, default=0.5, help="learning rate (default 0.5)")
     demo_parser.add_argument("--points", type=_positive, default=200, help="data set size (default 200)")
     demo_parser.set_defaults(run=demo)
 
@@ -208,7 +209,7 @@ def build_parser():
     from .lessons.__main__ import add_commands as add_lessons_commands
     lab.add_parser(commands)
     lessons_parser = commands.add_parser(
-        "lessons", help="the lessons' exercises: check-solutions, list",
+        "lessons", help="the lessons' exercises: check-solutions, list, grade",
         description="The exercises of the lessons (lessons/*.ipynb) and their checkers.")
     add_lessons_commands(lessons_parser.add_subparsers(dest="lessons_command", metavar="command"))
     lessons_parser.set_defaults(run=_lessons, lessons_help=lessons_parser.print_help)
@@ -227,6 +228,26 @@ def _positive(text):
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
     return value
+
+
+def _learning_rate(text):
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive finite number, got {text}")
+    return value
+
+
+def _report_path(text):
+    if os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a directory; give a file path such as "
+                                         f"{os.path.join(text, DEFAULT_REPORT)!r}")
+    folder = os.path.dirname(os.path.abspath(text))
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"the folder {folder!r} does not exist")
+    return text
 
 
 def main(argv=None):

@@ -4,6 +4,8 @@ Random numbers come from one NumPy generator seeded by :func:`manual_seed` and a
 then moved to the requested device, so a seed gives the same values on every device.
 """
 
+import warnings
+
 import numpy as np
 
 from . import dtypes
@@ -146,7 +148,11 @@ def from_numpy(array):
     if not isinstance(array, np.ndarray):
         raise ArgumentTypeError(f"from_numpy expects a numpy.ndarray, got {type(array).__name__}")
     dtypes.from_numpy_dtype(array.dtype)
-    return Tensor._make(array)
+    if not array.flags.writeable:       # a read-only np.memmap, np.broadcast_to: PyTorch warns, and shares
+        warnings.warn("from_numpy: the given NumPy array is not writable, and vizgrad does not support "
+                      "non-writable tensors: writes into this tensor fail. Copy the array (or make it writable) "
+                      "before converting it to write into it", UserWarning, stacklevel=2)
+    return Tensor._make(np.asarray(array))    # a subclass (np.memmap) as a plain view of its memory
 
 
 def _shape(size, op, keyword=None):

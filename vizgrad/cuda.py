@@ -42,3 +42,17 @@ def get_device_name(device=None):
     """The GPU's name as its driver reports it, e.g. ``'NVIDIA H100 80GB HBM3'``."""
     backend, index = _gpu(device)
     return backend.device_name(index)
+
+
+def manual_seed(seed):
+    """PyTorch's seed for the CUDA generators. vizgrad draws the random numbers of GPU tensors
+    from the one generator :func:`vizgrad.manual_seed` seeds, so this checks ``seed`` and
+    changes nothing, as PyTorch ignores it on a machine without a GPU."""
+    from .errors import check_size
+    check_size("cuda.manual_seed", "seed", seed)
+
+
+def manual_seed_all(seed):
+    """As :func:`manual_seed`, for every GPU."""
+    from .errors import check_size
+    check_size("cuda.manual_seed_all", "seed", seed)

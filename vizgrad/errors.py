@@ -92,6 +92,17 @@ class LinAlgError(VizgradError, RuntimeError):
     ``RuntimeError``, as ``torch.linalg.LinAlgError``; also ``vizgrad.linalg.LinAlgError``."""
 
 
+class TransformError(VizgradError, RuntimeError):
+    """A function transform (``vizgrad.func``: ``vmap``, ``grad``, ``vjp``, ``jvp``, ``jacrev``,
+    ...) used in a way it cannot follow: a non-scalar output for ``grad``, ``.item()`` on a
+    batched tensor, a random op under ``vmap(randomness="error")`` (a ``RuntimeError``, as in PyTorch)."""
+
+
+class UnsupportedError(VizgradError, NotImplementedError):
+    """A PyTorch feature vizgrad does not have and does not pretend to (ONNX export, distributed
+    training, saving TorchScript): a ``NotImplementedError`` that says so."""
+
+
 class StateDictError(VizgradError, RuntimeError):
     """``load_state_dict`` got a state dict whose keys or shapes do not match the module
     (a ``RuntimeError``, as in PyTorch). ``missing_keys`` and ``unexpected_keys`` list them."""

@@ -22,10 +22,11 @@ from .ops.decompositions import (cholesky, cholesky_ex, cond, diagonal, eigh, ei
                                  matrix_power, matrix_rank, multi_dot, pinv, qr, solve_ex, solve_triangular, svd,
                                  svdvals, tensorinv, tensorsolve, vander, vecdot)
 from .ops.decompositions import linalg_matrix_exp as matrix_exp
+from .ops.lu import linalg_lu as lu, lu_factor, lu_factor_ex
 from .tensor import Tensor
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
-           "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
+           "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
            "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv",
            "tensorsolve", "vander", "vecdot", "vector_norm"]
 

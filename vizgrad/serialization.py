@@ -1,11 +1,19 @@
 """``vizgrad.save`` and ``vizgrad.load``: checkpoints that never run code on load.
 
-A checkpoint is a zip archive holding ``vizgrad.json`` (the structure: dicts, lists,
-tuples, numbers, strings, booleans, None and references to arrays) and one ``.npy``
-file per tensor, read back with ``allow_pickle=False``. Writing goes to a temporary
-file in the same folder that replaces the target only once complete, so a crash
-mid-save leaves the previous checkpoint intact. A temporary is named after its target
-and the saving process (``.vizgrad-save-<name>.<pid>.<random>``), so the next save of
+A checkpoint is a zip archive holding ``vizgrad.json`` (the structure: dicts and
+``OrderedDict``/``defaultdict``, lists, tuples, named tuples, ``vizgrad.Size``, sets, numbers,
+NumPy scalars, strings, booleans, None and references to arrays) and one ``.npy`` file per
+tensor storage, read back with ``allow_pickle=False``. As with ``torch.save``, a tensor saved
+twice comes back as one tensor, and views of one tensor (tied weights, ``w`` and ``w[0]``) as
+views of one storage (on the CPU; ``map_location`` to another device copies each). A named
+tuple comes back as its class when that class's module is already imported (no module is
+imported on load), else as a named tuple of the same name and fields.
+
+Writing goes to a temporary file in the target's folder (the folder a symlink points into:
+the link stays a link) that replaces the target only once complete and flushed, so a crash
+mid-save leaves the previous checkpoint intact and no failure leaves a temporary behind; a
+read-only target is refused, as ``open(path, "wb")`` refuses it. A temporary is named after its
+target and the saving process (``.vizgrad-save-<name>.<pid>.<random>``), so the next save of
 that target removes the ones that killed saves left behind.
 
 Transforms (a save/load "param mapper") change tensors on the way in or out: a
@@ -19,9 +27,12 @@ Example::
     state = vizgrad.load("ckpt.vzg", transform=vizgrad.serialization.cast_floating(vizgrad.float32))
 """
 
+import collections
 import io
 import json
 import os
+import stat
+import sys
 import tempfile
 import zipfile
 import zlib
@@ -30,9 +41,10 @@ import numpy as np
 
 from . import dtypes
 from .errors import ArgumentTypeError, DeviceError, VizgradError
+from .tensor import Size, Tensor
 
 FORMAT = "vizgrad-checkpoint"
-VERSION = 1
+VERSION = 2      # 2: container kinds, NumPy scalars, shared storages and views
 _MANIFEST = "vizgrad.json"
 # What zipfile and NumPy raise on damaged bytes, besides BadZipFile: EOFError and OSError for
 # cut-off data or bad offsets, NotImplementedError for an unknown compression method or zip
@@ -60,6 +72,10 @@ class CheckpointNotFoundError(CheckpointPathError, FileNotFoundError):
     """A checkpoint to load that does not exist, or a folder to save into that does not."""
 
 
+class CheckpointPermissionError(CheckpointPathError, PermissionError):
+    """A checkpoint that may not be written (a read-only file) or read."""
+
+
 def cast_floating(dtype):
     """A transform that casts floating-point tensors to ``dtype`` and leaves others alone."""
     dtype = dtypes.as_dtype(dtype)
@@ -71,9 +87,10 @@ def cast_floating(dtype):
 
 
 def save(obj, path, transform=None):
-    """Write ``obj`` (nested dicts, lists and tuples of tensors, numbers, strings, booleans and
-    None) to ``path`` atomically, or, as ``torch.save`` does, into a binary file-like object
-    (``io.BytesIO``, a file opened with ``"wb"``), from its current position.
+    """Write ``obj`` (nested dicts, lists, tuples, named tuples and sets of tensors, numbers,
+    NumPy scalars, strings, booleans and None) to ``path`` atomically, or, as ``torch.save``
+    does, into a binary file-like object (``io.BytesIO``, a file opened with ``"wb"``), from its
+    current position. A symlink is written through (its target replaced, the link kept).
 
     Example::
 
@@ -82,87 +99,212 @@ def save(obj, path, transform=None):
         buffer.seek(0)
         model.load_state_dict(vizgrad.load(buffer))
     """
-    from .tensor import Tensor
-    arrays = {}
     stream = path if hasattr(path, "write") else None
     if stream is not None:
         if isinstance(stream, io.TextIOBase):
             raise ArgumentTypeError(f"save: the file {_stream_name(stream)} is open in text mode; open it in "
                                     "binary mode ('wb')")
-        target = _stream_name(stream)
+        target = destination = _stream_name(stream)
     else:
         target = os.fspath(path)
-        folder = os.path.dirname(os.path.abspath(target))
+        destination = os.path.realpath(target)       # through symlinks: the link stays a link
+        folder = os.path.dirname(destination)
         if not os.path.isdir(folder):
             raise CheckpointNotFoundError(f"save: cannot write {target!r}: the folder {folder!r} does not exist")
-        if os.path.isdir(target):
+        if os.path.isdir(destination):
             raise CheckpointPathError(f"save: cannot write {target!r}: it is a directory; give a file path "
                                       f"such as {os.path.join(target, 'checkpoint.vzg')!r}")
-    containers = set()   # ids of the dicts, lists and tuples being encoded: a cycle is an error
-
-    def encode(value, where):
-        if isinstance(value, Tensor):
-            tensor = transform(where, value) if transform is not None else value
-            key = str(len(arrays))
-            arrays[key] = tensor.detach()
-            return {"t": "tensor", "key": key, "requires_grad": bool(value.requires_grad), "device": str(tensor.device)}
-        if isinstance(value, (dict, list, tuple)):
-            if id(value) in containers:
-                raise CheckpointError(f"save: cannot write {target!r}: the object contains itself at "
-                                      f"{where or 'the top level'} (a self-referential {type(value).__name__})")
-            containers.add(id(value))
-            try:
-                return encode_container(value, where)
-            finally:
-                containers.discard(id(value))
-        if value is None or isinstance(value, (bool, int, float, str)):
-            return value
-        if isinstance(value, np.generic):
-            return value.item()
-        if isinstance(value, dtypes.dtype):
-            return {"t": "dtype", "name": value.name}
-        raise CheckpointError(f"save: cannot write {target!r}: cannot store a {type(value).__name__} at "
-                              f"{where or 'the top level'}; checkpoints hold tensors, numbers, strings, booleans, "
-                              "None, lists, tuples and dicts")
-
-    def encode_container(value, where):
-        if isinstance(value, dict):
-            items = []
-            for k, v in value.items():
-                if not isinstance(k, (str, int)) or isinstance(k, bool):
-                    raise CheckpointError(f"save: cannot write {target!r}: dict keys must be strings or integers; "
-                                          f"{where or 'the object'} has a key of type {type(k).__name__}")
-                items.append([k, encode(v, f"{where}.{k}" if where else str(k))])
-            return {"t": "dict", "items": items}
-        return {"t": type(value).__name__,
-                "items": [encode(v, f"{where}.{i}" if where else str(i)) for i, v in enumerate(value)]}
-
-    manifest = {"format": FORMAT, "version": VERSION, "root": encode(obj, "")}
+        if _read_only(destination):
+            raise CheckpointPermissionError(f"save: cannot write {target!r}: permission denied (the file is "
+                                            "read-only; make it writable, or save under another name)")
+    encoder = _Encoder(target, transform)
+    manifest = {"format": FORMAT, "version": VERSION, "root": encoder.encode(obj, "")}
     if stream is not None:
         try:
-            _write_archive(stream, manifest, arrays)
+            _write_archive(stream, manifest, encoder.arrays)
         except OSError as error:
             raise CheckpointPathError(f"save: cannot write {target!r}: {error.strerror or error}") from None
         return
-    prefix = f"{_TEMPORARY}{os.path.basename(target)}."
+    _replace_atomically(target, destination, manifest, encoder.arrays)
+
+
+def _read_only(path):
+    """Whether an existing ``path`` may not be written: no permission, or no write bit at all
+    (which even a superuser's ``torch.save`` would otherwise overwrite)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not os.access(path, os.W_OK) or not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+
+
+def _replace_atomically(target, destination, manifest, arrays):
+    """Write the archive to a temporary beside ``destination``, flush it to disk, and only then
+    put it in ``destination``'s place; on any failure the temporary is removed."""
+    folder = os.path.dirname(destination)
+    prefix = f"{_TEMPORARY}{os.path.basename(destination)}."
     _remove_stale_temporaries(folder, prefix)
     try:
         handle, temporary = tempfile.mkstemp(prefix=f"{prefix}{os.getpid()}.", dir=folder)
     except OSError as error:
-        raise CheckpointPathError(f"save: cannot write {target!r}: {error.strerror or error}") from None
+        raise _path_error(target, error) from None
     try:
         with os.fdopen(handle, "wb") as raw:
             _write_archive(raw, manifest, arrays)
             raw.flush()
             os.fsync(raw.fileno())
-        os.chmod(temporary, _file_mode(target))
-        os.replace(temporary, target)
+        os.chmod(temporary, _file_mode(destination))
+        os.replace(temporary, destination)
     except BaseException as error:
         if os.path.exists(temporary):
             os.unlink(temporary)
         if isinstance(error, OSError) and not isinstance(error, VizgradError):
-            raise CheckpointPathError(f"save: cannot write {target!r}: {error.strerror or error}") from None
+            raise _path_error(target, error) from None
         raise
+    _sync_folder(folder)
+
+
+def _path_error(target, error):
+    kind = CheckpointPermissionError if isinstance(error, PermissionError) else CheckpointPathError
+    return kind(f"save: cannot write {target!r}: {error.strerror or error}")
+
+
+def _sync_folder(folder):
+    """Flush the folder's entry for the replaced file, where the platform allows it."""
+    try:
+        descriptor = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(descriptor)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+
+
+# defaultdict factories a checkpoint may name (no other code is ever looked up on load)
+_FACTORIES = {factory.__name__: factory for factory in (list, dict, set, frozenset, tuple, int, float, str, bool)}
+
+
+class _Encoder:
+    """The manifest's structure for one object, and the arrays it references (``arrays``:
+    storage key -> Tensor). A tensor saved twice is encoded once; tensors sharing one base's
+    memory reference that base's storage, with their offset, shape and strides."""
+
+    def __init__(self, target, transform):
+        self.target, self.transform = target, transform
+        self.arrays = {}
+        self.tensors = {}         # id(tensor) -> its entry
+        self.storages = {}        # id(memory owner) -> storage key
+        self.kept = []            # the encoded tensors, alive until the save ends (their ids stay unique)
+        self.containers = set()   # ids of the containers being encoded: a cycle is an error
+
+    def refuse(self, message):
+        raise CheckpointError(f"save: cannot write {self.target!r}: {message}")
+
+    def encode(self, value, where):
+        if value is None or type(value) in (bool, int, float, str):
+            return value
+        if isinstance(value, Tensor):
+            return self.tensor(value, where)
+        if isinstance(value, np.generic):
+            return self.numpy_scalar(value, where)
+        if isinstance(value, (dict, list, tuple, set, frozenset)):
+            if id(value) in self.containers:
+                self.refuse(f"the object contains itself at {where or 'the top level'} (a self-referential "
+                            f"{type(value).__name__})")
+            self.containers.add(id(value))
+            try:
+                if isinstance(value, Size):
+                    return {"t": "size", "items": [int(n) for n in value]}
+                return self.container(value, where)
+            finally:
+                self.containers.discard(id(value))
+        if isinstance(value, (bool, int, float, str)):
+            return value
+        if isinstance(value, dtypes.dtype):
+            return {"t": "dtype", "name": value.name}
+        self.refuse(f"cannot store a {type(value).__name__} at {where or 'the top level'}; checkpoints hold tensors, "
+                    "numbers, strings, booleans, None, lists, tuples, sets and dicts")
+
+    def items(self, values, where):
+        return [self.encode(v, f"{where}.{i}" if where else str(i)) for i, v in enumerate(values)]
+
+    def container(self, value, where):
+        if isinstance(value, dict):
+            items = []
+            for k, v in value.items():
+                if not isinstance(k, (str, int)) or isinstance(k, bool):
+                    self.refuse(f"dict keys must be strings or integers; {where or 'the object'} has a key of type "
+                                f"{type(k).__name__}")
+                items.append([k, self.encode(v, f"{where}.{k}" if where else str(k))])
+            if isinstance(value, collections.defaultdict):
+                factory = value.default_factory
+                if factory is not None and _FACTORIES.get(getattr(factory, "__name__", None)) is not factory:
+                    self.refuse(f"the defaultdict at {where or 'the top level'} has default_factory {factory!r}; "
+                                f"it must be None or one of {', '.join(_FACTORIES)}")
+                return {"t": "defaultdict", "factory": None if factory is None else factory.__name__, "items": items}
+            return {"t": "ordered_dict" if isinstance(value, collections.OrderedDict) else "dict", "items": items}
+        if isinstance(value, (set, frozenset)):
+            return {"t": "set" if isinstance(value, set) else "frozenset", "items": self.items(value, where)}
+        if isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple):
+            kind = type(value)
+            return {"t": "namedtuple", "module": kind.__module__, "name": kind.__qualname__,
+                    "fields": list(kind._fields), "items": self.items(value, where)}
+        return {"t": "list" if isinstance(value, list) else "tuple", "items": self.items(value, where)}
+
+    def numpy_scalar(self, value, where):
+        kind = value.dtype.kind
+        if kind not in "biufc":
+            self.refuse(f"cannot store a NumPy {value.dtype} scalar at {where or 'the top level'}")
+        item = value.item()
+        return {"t": "numpy", "dtype": value.dtype.str,
+                "value": [item.real, item.imag] if kind == "c" else item}
+
+    def tensor(self, value, where):
+        entry = self.tensors.get(id(value))
+        if entry is not None:        # the same tensor again: one tensor on load
+            return entry
+        tensor = self.transform(where, value) if self.transform is not None else value
+        self.kept += (value, tensor)
+        entry = {"t": "tensor", "id": len(self.tensors), "requires_grad": bool(value.requires_grad),
+                 "device": str(tensor.device)}
+        view = None if tensor is not value else _storage_view(value)
+        if view is None:
+            entry["key"] = self.store(tensor.detach(), id(tensor))
+        else:
+            owner, geometry = view
+            entry["key"] = self.store(owner.detach(), id(owner))
+            if geometry is not None:
+                entry["view"] = geometry
+        self.tensors[id(value)] = entry
+        return entry
+
+    def store(self, tensor, owner_id):
+        key = self.storages.get(owner_id)
+        if key is None:
+            key = self.storages[owner_id] = str(len(self.arrays))
+            self.arrays[key] = tensor
+        return key
+
+
+def _storage_view(tensor):
+    """``(owner, geometry)``: the tensor whose row-major memory ``tensor`` lies in, and
+    ``[offset, shape, strides]`` in that memory's elements (None where ``tensor`` is all of it,
+    in order). None where that memory cannot be shared in a checkpoint (not row-major)."""
+    owner = tensor._base if tensor._base is not None else tensor
+    backend = owner._backend()
+    try:
+        here, there = backend.memory_layout(tensor._array), backend.memory_layout(owner._array)
+    except (AttributeError, KeyError, TypeError):
+        return None
+    if not backend.is_contiguous(owner._array):
+        return None
+    itemsize = here[2]
+    if tensor is owner or (tensor.shape == owner.shape and here == there):
+        return owner, None
+    return owner, [(here[0] - there[0]) // itemsize, list(tensor.shape), [s // itemsize for s in here[1]]]
 
 
 def _write_archive(stream, manifest, arrays):
@@ -226,8 +368,11 @@ def _file_mode(path):
         return 0o666 & ~umask
 
 
-def _placed(make_tensor, array, saved, device):
-    """``array`` as a tensor on ``device``, in load's words when that device is not usable here."""
+def _placed(make_tensor, array, saved, device, share=False):
+    """``array`` as a tensor on ``device``, in load's words when that device is not usable here
+    (with ``share``, on the CPU, the tensor keeps ``array``'s memory)."""
+    if share:
+        return Tensor._make(array)
     try:
         return make_tensor(array, device=device)
     except DeviceError as error:
@@ -235,6 +380,44 @@ def _placed(make_tensor, array, saved, device):
                 "pass a map_location that names a device this machine has")
         raise DeviceError(f"load: the checkpoint holds tensors saved on '{saved}', to be loaded onto '{device}', "
                           f"which is not usable here ({error}); {hint}") from None
+
+
+_DICTS = {"dict": dict, "ordered_dict": collections.OrderedDict, "defaultdict": None}
+_SEQUENCES = {"list": list, "tuple": tuple, "set": set, "frozenset": frozenset, "size": Size}
+
+
+def _on_cpu(device):
+    return device is None or str(device) == "cpu"
+
+
+def _strided(storage, geometry, key, name):
+    """The view ``[offset, shape, strides]`` of the row-major ``storage``, after checking that it
+    stays inside it (a damaged checkpoint must not read outside its arrays)."""
+    offset, shape, strides = geometry
+    if not (isinstance(offset, int) and len(shape) == len(strides)
+            and all(isinstance(n, int) and n >= 0 for n in shape) and all(isinstance(s, int) for s in strides)):
+        raise CheckpointError(f"load: the view of array {key} in {name!r} is damaged")
+    if 0 not in shape:
+        low = offset + sum(min(0, (n - 1) * s) for n, s in zip(shape, strides))
+        high = offset + sum(max(0, (n - 1) * s) for n, s in zip(shape, strides))
+        if low < 0 or high >= storage.size:
+            raise CheckpointError(f"load: a view of array {key} in {name!r} lies outside it (damaged)")
+    flat = storage.reshape(-1)
+    itemsize = storage.itemsize
+    return np.lib.stride_tricks.as_strided(flat[offset:] if 0 not in shape else flat, shape,
+                                           [s * itemsize for s in strides])
+
+
+def _named_tuple(module, qualname, fields):
+    """The named tuple class saved as ``module.qualname`` with ``fields``: that class when its
+    module is already imported and its fields match (no module is imported: loading runs no
+    code), else a named tuple of the same name and fields."""
+    found = sys.modules.get(module)
+    for part in qualname.split("."):
+        found = getattr(found, part, None)
+    if isinstance(found, type) and issubclass(found, tuple) and list(getattr(found, "_fields", ())) == list(fields):
+        return found
+    return collections.namedtuple(qualname.rpartition(".")[2], fields)
 
 
 def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, transform=None,
@@ -275,7 +458,7 @@ def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap
         if isinstance(error, IsADirectoryError) or os.path.isdir(name):
             raise CheckpointPathError(f"load: {name!r} is a directory, not a checkpoint file") from None
         if isinstance(error, PermissionError):
-            raise CheckpointPathError(f"load: cannot read {name!r}: permission denied") from None
+            raise CheckpointPermissionError(f"load: cannot read {name!r}: permission denied") from None
         raise CheckpointError(f"load: {name!r} is not a vizgrad checkpoint (not a zip archive: damaged, "
                               "truncated, or written by another program)") from None
     except _DAMAGE:
@@ -300,33 +483,69 @@ def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap
         def read_array(key):
             try:
                 data = archive.read(f"arrays/{key}.npy")
-                return np.lib.format.read_array(io.BytesIO(data), allow_pickle=False)
+                array = np.lib.format.read_array(io.BytesIO(data), allow_pickle=False)
             except (KeyError, *_DAMAGE) as error:
                 raise CheckpointError(f"load: array {key} of {name!r} is missing or damaged ({error})") from None
+            if array.dtype == object:
+                raise CheckpointError(f"load: array {key} of {name!r} is not numeric")
+            return array
+
+        storages = {}    # storage key -> (its host array, the tensor owning its memory here, or None)
+        tensors = {}     # entry id -> the tensor: a tensor saved twice is loaded once
+
+        def load_tensor(value, where):
+            known = tensors.get(value.get("id"))
+            if known is not None:
+                return known
+            key = value["key"]
+            if key not in storages:
+                storages[key] = [read_array(key), None]
+            storage = storages[key]
+            array = storage[0] if "view" not in value else _strided(storage[0], value["view"], key, name)
+            saved = value.get("device", "cpu")    # older checkpoints held CPU tensors only
+            target = "cpu" if relocate is not None else destination(saved)
+            if _on_cpu(target) and "id" in value:    # shares the storage's memory
+                tensor = _placed(make_tensor, array, saved, target, share=True)
+                if storage[1] is None:
+                    storage[1] = tensor if "view" not in value else _placed(make_tensor, storage[0], saved, target,
+                                                                            share=True)
+                if storage[1] is not tensor:
+                    tensor._as_view_of(storage[1])
+            else:
+                tensor = _placed(make_tensor, array, saved, target)
+            if relocate is not None:
+                moved = relocate(tensor, saved)
+                tensor = _placed(make_tensor, array, saved, saved) if moved is None else moved
+            if transform is not None:
+                tensor = transform(where, tensor)
+            if value.get("requires_grad") and tensor.is_floating_point():
+                tensor.requires_grad_(True)
+            if "id" in value:
+                tensors[value["id"]] = tensor
+            return tensor
 
         def decode(value, where):
             if not isinstance(value, dict):
                 return value
             kind = value.get("t")
             if kind == "tensor":
-                array = read_array(value["key"])
-                if array.dtype == object:
-                    raise CheckpointError(f"load: array {value['key']} of {name!r} is not numeric")
-                saved = value.get("device", "cpu")    # older checkpoints held CPU tensors only
-                tensor = _placed(make_tensor, array, saved, "cpu" if relocate is not None else destination(saved))
-                if relocate is not None:
-                    moved = relocate(tensor, saved)
-                    tensor = _placed(make_tensor, array, saved, saved) if moved is None else moved
-                if transform is not None:
-                    tensor = transform(where, tensor)
-                if value.get("requires_grad") and tensor.is_floating_point():
-                    tensor.requires_grad_(True)
-                return tensor
-            if kind == "dict":
-                return {k: decode(v, f"{where}.{k}" if where else str(k)) for k, v in value["items"]}
-            if kind in ("list", "tuple"):
+                return load_tensor(value, where)
+            if kind in _DICTS:
+                items = [(k, decode(v, f"{where}.{k}" if where else str(k))) for k, v in value["items"]]
+                if kind == "defaultdict":
+                    factory = value.get("factory")
+                    if factory is not None and factory not in _FACTORIES:
+                        raise CheckpointError(f"load: {name!r} names an unknown defaultdict factory {factory!r}")
+                    return collections.defaultdict(_FACTORIES.get(factory), items)
+                return _DICTS[kind](items)
+            if kind in _SEQUENCES or kind == "namedtuple":
                 items = [decode(v, f"{where}.{i}" if where else str(i)) for i, v in enumerate(value["items"])]
-                return items if kind == "list" else tuple(items)
+                if kind == "namedtuple":
+                    return _named_tuple(value["module"], value["name"], value["fields"])(*items)
+                return _SEQUENCES[kind](items)
+            if kind == "numpy":
+                number = value["value"]
+                return np.dtype(value["dtype"]).type(complex(*number) if isinstance(number, list) else number)
             if kind == "dtype":
                 return dtypes.as_dtype(value["name"])
             raise CheckpointError(f"load: {name!r} holds an entry of unknown kind {kind!r} at {where or 'the top'}")

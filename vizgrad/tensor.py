@@ -1,6 +1,7 @@
 """``vizgrad.Tensor``: an array of one backend plus its autograd state."""
 
 import itertools
+import operator
 import weakref
 
 import numpy as np
@@ -98,7 +99,10 @@ class Tensor:
         x.grad          # tensor([2., 4., 6.])
     """
 
-    __slots__ = ("_array", "requires_grad", "grad", "grad_fn", "_output_nr", "__dict__", "__weakref__")
+    # ``requires_grad`` and ``grad`` are properties over the ``_requires_grad`` and ``_grad`` slots
+    # (defined below the class): reading one is a slot read, assigning one is checked as PyTorch
+    # checks it. vizgrad's own code writes the slots.
+    __slots__ = ("_array", "_requires_grad", "_grad", "grad_fn", "_output_nr", "__dict__", "__weakref__")
     # Rarely set, so class-level defaults keep tensor creation cheap (a tensor that sets one
     # keeps it in its __dict__).
     name = None
@@ -109,6 +113,7 @@ class Tensor:
     _hooks = None           # register_hook on a leaf: {handle id: hook}
     _post_accumulate_hooks = None
     _accumulator = None     # a weak reference to the leaf's AccumulateGrad node
+    _grad_record = None     # (backward pass, passes summed, the .grad it left, its version): engine._store_grad
     _uid = None
     __array_priority__ = 1000  # NumPy defers to Tensor's reflected operators
     __array_ufunc__ = None
@@ -211,6 +216,13 @@ class Tensor:
     @property
     def is_cuda(self):
         return self._backend().device_type == "cuda"
+
+    @property
+    def is_xpu(self):
+        """False: vizgrad's devices are the CPU and CUDA GPUs (PyTorch's ``is_xpu`` is Intel GPUs)."""
+        return False
+
+    is_mps = is_meta = is_xpu   # Apple GPUs and meta tensors, which vizgrad does not have either
 
     def is_floating_point(self):
         return self._backend().is_floating(self._array)
@@ -409,20 +421,28 @@ class Tensor:
         return tensor
 
     def detach_(self):
-        """Cut this tensor from the graph, making it a leaf."""
+        """Cut this tensor from the graph, making it a leaf. Views refuse, as in PyTorch: their
+        history is their base's."""
+        if self._base is not None:
+            raise BackwardError("detach_: can't detach views in-place (this tensor is a view of a tensor of shape "
+                                f"{format_shape(self._base.shape)}); use detach() instead")
         self.grad_fn = None
-        self.requires_grad = False
+        self._requires_grad = False
         return self
 
     def requires_grad_(self, requires_grad=True):
-        """Ask backward to fill ``.grad`` for this leaf tensor. Only floating-point tensors can."""
+        """Ask backward to fill ``.grad`` for this leaf tensor. Only floating-point tensors can;
+        a result (not a leaf) already requires grad and cannot stop."""
+        if not isinstance(requires_grad, (bool, np.bool_)):
+            raise ArgumentTypeError(f"requires_grad_: requires_grad must be a bool, got {type(requires_grad).__name__} "
+                                    f"({requires_grad!r})")
         if not self.is_leaf:
+            if requires_grad:
+                return self
             raise BackwardError(
-                "requires_grad_() can only change leaf tensors; this tensor is the result of "
-                f"{self.grad_fn.name()}. Use tensor.detach().requires_grad_() for a new leaf.")
-        if requires_grad and not self._backend().is_floating(self._array):
-            raise DTypeError(f"only floating-point tensors can require gradients, got dtype {self.dtype.name}")
-        self.requires_grad = bool(requires_grad)
+                "requires_grad_(False) can only change leaf tensors; this tensor is the result of "
+                f"{self.grad_fn.name()}. Use tensor.detach() for a tensor cut from the graph.")
+        _set_requires_grad(self, bool(requires_grad), "requires_grad_")
         return self
 
     def retain_grad(self):
@@ -440,6 +460,12 @@ class Tensor:
     def retains_grad(self):
         node = self.grad_fn
         return bool(node is not None and node.retained_grads and self._output_nr in node.retained_grads)
+
+    def explain_grad(self, loss=None):
+        """Why this tensor's ``.grad`` is what it is: :func:`vizgrad.explain_grad`."""
+        import sys
+        from .tutor.explain import explain_from
+        return explain_from(self, loss, sys._getframe(1))
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute gradients of this tensor with respect to the leaves of its graph and
@@ -573,7 +599,7 @@ class Tensor:
         import copy
         copied = Tensor._make(self._backend().xp.asarray(self._array, copy=True))
         copied.__class__ = type(self)
-        copied.requires_grad = self.requires_grad
+        copied._requires_grad = self._requires_grad
         copied.name = self.name
         memo[id(self)] = copied
         if self.grad is not None:
@@ -586,10 +612,50 @@ class Tensor:
 
 def _init(tensor, array, requires_grad, grad_fn, output_nr):
     tensor._array = array
-    tensor.requires_grad = requires_grad
+    tensor._requires_grad = requires_grad
     tensor.grad_fn = grad_fn
     tensor._output_nr = output_nr
-    tensor.grad = None
+    tensor._grad = None
+
+
+def _set_requires_grad(tensor, value, name="requires_grad"):
+    """``tensor.requires_grad = value``, refused where PyTorch refuses it: not a bool, not a
+    leaf, an integer or bool tensor asked to require grad."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ArgumentTypeError(f"{name}: requires_grad must be a bool, got {type(value).__name__} ({value!r})")
+    if tensor.grad_fn is not None:
+        raise BackwardError(f"{name}: you can only change requires_grad flags of leaf tensors; this one is the result "
+                            f"of {tensor.grad_fn.name()}. For a tensor that does not require grad, use tensor.detach()")
+    if value and not tensor._backend().is_floating(tensor._array):
+        raise DTypeError(f"{name}: only floating-point tensors can require gradients, got dtype {tensor.dtype.name}")
+    tensor._requires_grad = bool(value)
+
+
+def _set_grad(tensor, grad):
+    """``tensor.grad = grad``: None, or a Tensor of the tensor's shape, dtype and device."""
+    if grad is not None:
+        if not isinstance(grad, Tensor):
+            raise ArgumentTypeError(f"grad: assigned grad expected to be a Tensor or None, but got a "
+                                    f"{type(grad).__name__}")
+        if tuple(grad.shape) != tuple(tensor.shape):
+            raise ShapeError(f"grad: attempting to assign a gradient of shape {format_shape(grad.shape)} to a tensor "
+                             f"of shape {format_shape(tensor.shape)}; they must be the same")
+        if grad.dtype is not tensor.dtype:
+            raise DTypeError(f"grad: attempting to assign a gradient of dtype {grad.dtype.name} to a tensor of dtype "
+                             f"{tensor.dtype.name}; they must match")
+        if grad.device != tensor.device:
+            raise DeviceError(f"grad: attempting to assign a gradient on {grad.device} to a tensor on "
+                              f"{tensor.device}; they must be on the same device")
+    tensor._grad = grad
+
+
+# (attrgetter: the cheapest getter a property can call; vizgrad's hot paths read the slots)
+Tensor.requires_grad = property(operator.attrgetter("_requires_grad"), _set_requires_grad,
+                                doc="Whether backward computes a gradient for this tensor (a bool; only leaves "
+                                    "may change it, and only floating-point tensors may require grad).")
+Tensor.grad = property(operator.attrgetter("_grad"), _set_grad,
+                       doc="The gradient backward accumulated for this tensor (None until then); assign None or "
+                           "a Tensor of its shape, dtype and device.")
 
 
 def _is_size_int(value):

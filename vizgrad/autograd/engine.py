@@ -134,10 +134,8 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
                         or (accumulate and type(node) is AccumulateGrad))):
                     if type(node) is AccumulateGrad:
                         if accumulate:
-                            node.pass_count = 1 if node.variable.grad is None or node.last_pass is None \
-                                else node.pass_count + 1
                             node.last_pass = this_pass
-                            _accumulate_leaf(node, grads[0], create_graph, owners)
+                            _accumulate_leaf(node, grads[0], create_graph, owners, this_pass)
                     else:
                         node.last_pass = this_pass
                         results = _run_node(node, grads, create_graph, retain_graph, tensor_xp)
@@ -235,8 +233,8 @@ def _run_node(node, grads, create_graph, retain_graph, tensor_xp):
             node.xp = node.backend.xp
     else:
         results = op.backward(node, *grads)
-    if type(results) is not tuple:
-        results = tuple(results) if isinstance(results, list) else (results,)
+    if type(results) is not tuple:   # a user's Function returns a tuple, or one gradient (a list is one, as in PyTorch)
+        results = tuple(results) if isinstance(results, list) and not custom else (results,)
     edges = node.next_edges
     if len(results) > len(edges) and all(extra is None for extra in results[len(edges):]):
         results = results[:len(edges)]    # trailing Nones are dropped, as PyTorch does
@@ -251,6 +249,9 @@ def _run_node(node, grads, create_graph, retain_graph, tensor_xp):
         if grad is None:
             continue
         if meta is None:    # the input needs no gradient
+            if custom and not node.tensor_inputs[position]:
+                raise BackwardError(f"{op.__name__}.backward returned a gradient (not None) for input {position}, "
+                                    "but that forward input was not a Tensor: return None there.")
             results[position] = None
             continue
         if custom and not create_graph:
@@ -320,11 +321,23 @@ def tensor_namespace():
     return namespace
 
 
-def _accumulate_leaf(node, grad, create_graph, owners):
+def _accumulate_leaf(node, grad, create_graph, owners, this_pass):
     leaf = node.variable
     if leaf._hooks:
         grad = _run_hooks(leaf._hooks, grad, create_graph, leaf.name or f"leaf {leaf.uid}")
+    before = leaf.grad
     _store_grad(leaf, grad, create_graph, owners)
+    _record_grad(leaf, before, this_pass)
+
+
+def _record_grad(leaf, before, this_pass):
+    """Note on ``leaf`` which pass wrote its ``.grad`` and how many passes it sums: one more
+    than before when the pass added to the ``.grad`` the previous pass left, untouched since
+    (the graph views label a gradient that is not one pass's alone)."""
+    record = leaf._grad_record
+    summed = before is not None and record is not None and record[2] is before and before._version == record[3]
+    grad = leaf.grad
+    leaf._grad_record = (this_pass, record[1] + 1 if summed else 1, grad, grad._version)
     if leaf._post_accumulate_hooks:
         for hook in list(leaf._post_accumulate_hooks.values()):
             hook(leaf)
@@ -333,17 +346,17 @@ def _accumulate_leaf(node, grad, create_graph, owners):
 def _store_grad(tensor, grad, create_graph, owners):
     """Add ``grad`` into ``tensor.grad``; the first gradient is stored without a copy when
     no other tensor can see its buffer."""
-    first = tensor.grad is None
+    first = tensor._grad is None
     if create_graph:
-        tensor.grad = grad if first else tensor.grad + grad
+        tensor._grad = grad if first else tensor._grad + grad
     elif first:
         backend = tensor._backend()
         if type(grad) is not backend.array_type or not backend.owns_memory(grad) or id(grad) in owners:
             grad = backend.xp.asarray(grad, copy=True)   # a NumPy scalar, a view, or seen by another tensor
         owners.add(id(grad))     # (an array that owns its memory is its own memory owner)
-        tensor.grad = _function.Tensor._make(grad)
+        tensor._grad = _function.Tensor._make(grad)
     else:
-        tensor.grad = _as_tensor(tensor.grad._array + grad)
+        tensor._grad = _as_tensor(tensor._grad._array + grad)
     if observers.active:
         observers.grad_accumulated(tensor, first)
 
@@ -378,6 +391,10 @@ def _run_hooks(hooks, grad, create_graph, label):
             if result.shape != value.shape:
                 raise BackwardError(f"a tensor hook returned a gradient of shape {format_shape(result.shape)} "
                                     f"for a tensor of shape {format_shape(value.shape)}")
+            if result.dtype is not value.dtype or result.device != value.device:
+                raise BackwardError(f"a tensor hook returned a gradient of dtype {result.dtype.name} on {result.device} "
+                                    f"for a gradient of dtype {value.dtype.name} on {value.device}: a hook may not "
+                                    "change the gradient's dtype or device")
             value = result
     return value if create_graph else value._array
 

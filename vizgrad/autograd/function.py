@@ -26,12 +26,12 @@ from ..backends.base import _by_array_type
 from ..errors import (ArgumentError, ArgumentTypeError, BackwardError, DeviceError, DTypeError, IndexingError,
                       ShapeError, VizgradError, format_shape, public_caller)
 from . import observers
-from .names import grad_fn_name
+from .names import grad_fn_name, static_name
 from .grad_mode import no_grad, state
 
 _next_node_id = itertools.count(1)
 Tensor = None  # vizgrad.tensor sets this (the two modules need each other)
-batching = None  # while a vizgrad.func.vmap runs: its dispatcher (vizgrad/func/batched.py), NotImplemented if unbatched
+transform = None  # while vmap or forward AD runs: their dispatcher (autograd/transform_hooks.py), else None
 
 
 class Node:
@@ -99,6 +99,10 @@ class Node:
         """Declare outputs (e.g. argmax indices) that have no gradient."""
         self.non_differentiable = outputs
 
+    def save_for_forward(self, *tensors):
+        """A custom Function's values for its ``jvp`` (read there as ``ctx.saved_tensors``,
+        see :mod:`vizgrad.autograd.forward_ad`); nothing to keep outside forward AD."""
+
     def _saved_as_tensors(self, saved):
         """The saved values as Tensors (for a backward that records its own graph): inputs as
         they were, outputs as they are (rebuilt if they died), constant arrays wrapped."""
@@ -145,7 +149,10 @@ class Node:
     def name(self):
         """PyTorch's name for this node: ``MulBackward0``, ``AddmmBackward0``; a custom
         Function's is its class name and ``Backward`` (see :mod:`vizgrad.autograd.names`)."""
-        return grad_fn_name(self)
+        name = grad_fn_name(self)
+        if type(self).__name__ != name:
+            self.__class__ = _named_type(name)
+        return name
 
     @property
     def next_functions(self):
@@ -159,7 +166,7 @@ class Node:
 class AccumulateGrad(Node):
     """The node at a leaf tensor: it adds the incoming gradient into ``leaf.grad``."""
 
-    __slots__ = ("variable", "pass_count")
+    __slots__ = ("variable",)
     takes_tensors = False
 
     def __init__(self, variable):
@@ -171,10 +178,29 @@ class AccumulateGrad(Node):
         self.backend = None
         self.scope = None
         self.last_pass = None       # the latest backward pass that wrote into the leaf's .grad
-        self.pass_count = 0         # how many passes wrote into it since it was last None
 
     def name(self):
         return "AccumulateGrad"
+
+
+_types_by_op = {}      # op class -> the Node subclass its nodes are made as
+_types_by_name = {}    # a PyTorch node name -> its Node subclass
+
+
+def _node_type(op):
+    """The Node subclass ``op``'s nodes are made as, named as PyTorch names them
+    (``type(y.grad_fn).__name__`` is ``MulBackward0``); where the name depends on the node,
+    :meth:`Node.name` settles the class once it is known."""
+    kind = _types_by_op[op] = _named_type(static_name(op) or f"{op.__name__}Backward0")
+    return kind
+
+
+def _named_type(name):
+    """The Node subclass named ``name`` (no state of its own: nodes may move between them)."""
+    kind = _types_by_name.get(name)
+    if kind is None:
+        kind = _types_by_name[name] = type(name, (Node,), {"__slots__": (), "__module__": "vizgrad.autograd"})
+    return kind
 
 
 def accumulator_of(leaf):
@@ -239,8 +265,8 @@ class Op:
 
     @classmethod
     def apply(cls, *args, **params):
-        if batching is not None:   # inside vizgrad.func.vmap: batched arguments follow the batching rules
-            out = batching(cls, args, params)
+        if transform is not None:   # vmap's batched tensors, forward AD's dual tensors
+            out = transform(cls, args, params)
             if out is not NotImplemented:
                 return out
         arrays = list(args)   # each Tensor replaced by its array below
@@ -259,7 +285,7 @@ class Op:
                 elif type(array) is not type(first) or (
                         backend.multi_device and array.device != first.device):
                     raise _device_mismatch(cls, args)
-                if recording and arg.requires_grad:   # an input edge of the node to come
+                if recording and arg._requires_grad:   # an input edge of the node to come (the slot: no property call)
                     if needs is None:
                         count = len(args)
                         needs, edges, meta = [False] * count, [None] * count, [None] * count
@@ -286,7 +312,7 @@ class Op:
                 observers.op_applied(None, cls, args, outputs, time.perf_counter() - started)
             return outputs
 
-        node = Node(cls, backend)
+        node = (_types_by_op.get(cls) or _node_type(cls))(cls, backend)    # MulBackward0 and the like
         node.needs_input_grad = needs
         node.next_edges = edges
         node.input_meta = meta
@@ -344,10 +370,30 @@ class Function:
     def backward(ctx, *grad_outputs):
         raise NotImplementedError("a Function subclass must define a static backward(ctx, *grads)")
 
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        """PyTorch 2's other style: ``forward(*args)`` without ctx, then ``setup_context(ctx,
+        inputs, output)`` saves what backward (or ``jvp``) needs; a subclass defining both has
+        its forward called that way (see ``__init_subclass__``)."""
+        raise NotImplementedError("setup_context is defined by Function subclasses whose forward takes no ctx")
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        forward = vars(cls).get("forward")
+        if forward is None or cls.setup_context is Function.setup_context:
+            return
+        forward = forward.__func__ if isinstance(forward, staticmethod) else forward
+
+        def forward_then_setup_context(ctx, *args, **kwargs):
+            output = forward(*args, **kwargs)
+            cls.setup_context(ctx, args, output)
+            return output
+        cls.forward = staticmethod(forward_then_setup_context)
+
     @classmethod
     def apply(cls, *args, **kwargs):
-        if batching is not None:   # inside vizgrad.func.vmap: batched arguments follow the batching rules
-            out = batching(cls, args, kwargs)
+        if transform is not None:   # vmap's batched tensors, forward AD's dual tensors
+            out = transform(cls, args, kwargs)
             if out is not NotImplemented:
                 return out
         tensors = [arg for arg in args if isinstance(arg, Tensor)]
@@ -363,7 +409,7 @@ class Function:
                 raise _device_mismatch(cls, args)
         needs = tuple(isinstance(arg, Tensor) and arg.requires_grad and state.grad_enabled
                       for arg in args)
-        node = Node(cls, backend)
+        node = (_types_by_op.get(cls) or _node_type(cls))(cls, backend)    # MulBackward0 and the like
         node.needs_input_grad = needs
         started = time.perf_counter() if observers.active else 0.0
         with no_grad(), observers.quiet_ops:      # what forward does stays inside this node
@@ -383,6 +429,7 @@ class Function:
         node.next_edges = tuple(_edge(arg) if need else None for arg, need in zip(args, needs))
         node.input_meta = tuple((arg._array.shape, arg._array.dtype) if need else None
                                 for arg, need in zip(args, needs))
+        node.tensor_inputs = tuple(isinstance(arg, Tensor) for arg in args)   # backward's gradients are checked
         non_differentiable = {id(t) for t in node.non_differentiable}
         outputs = []
         for position, result in enumerate(results):

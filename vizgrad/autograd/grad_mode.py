@@ -5,11 +5,15 @@ The state is thread-local: a ``no_grad`` block in one thread does not affect ano
 """
 
 import functools
+import inspect
 import threading
+
+from ..errors import ArgumentTypeError
 
 
 class _State(threading.local):
-    grad_enabled = True
+    grad_enabled = True   # whether ops record graphs (read by every op): grad mode on, inference mode off
+    grad_mode = True      # the grad mode blocks set; enable_grad inside inference_mode sets it, recording nothing
     inference = False
     anomaly_enabled = False
     anomaly_check_nan = True
@@ -20,8 +24,56 @@ state = _State()
 
 
 def is_grad_enabled():
-    """Whether ops record graphs in this thread."""
-    return state.grad_enabled
+    """Whether grad mode is on in this thread (as PyTorch: also inside ``enable_grad`` within
+    ``inference_mode``, where ops still record nothing)."""
+    return state.grad_enabled or (state.inference and state.grad_mode)
+
+
+def _modes():
+    return state.grad_mode, state.inference, state.grad_enabled
+
+
+def _set_modes(grad_mode, inference, recording=None):
+    state.grad_mode, state.inference = grad_mode, inference
+    state.grad_enabled = grad_mode and not inference if recording is None else recording
+
+
+def _decorated(function, make_mode):
+    """``function`` run under a fresh ``make_mode()``; a generator function runs each of its
+    steps under it (and the caller's mode in between), as PyTorch's decorators do."""
+    if not inspect.isgeneratorfunction(function):
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            with make_mode():
+                return function(*args, **kwargs)
+        return wrapper
+
+    @functools.wraps(function)
+    def generator_wrapper(*args, **kwargs):
+        generator = function(*args, **kwargs)
+        sent, thrown = None, None
+        while True:
+            try:
+                with make_mode():
+                    value = generator.throw(thrown) if thrown is not None else generator.send(sent)
+            except StopIteration as stop:
+                return stop.value
+            sent, thrown = None, None
+            try:
+                sent = yield value
+            except GeneratorExit:
+                with make_mode():
+                    generator.close()
+                raise
+            except BaseException as error:      # thrown into the wrapper: passed on to the generator
+                thrown = error
+    return generator_wrapper
+
+
+def _check_bool(name, mode):
+    if not isinstance(mode, bool):
+        raise ArgumentTypeError(f"{name}: mode must be a bool, got {type(mode).__name__} ({mode!r})")
+    return mode
 
 
 class _GradMode:
@@ -30,23 +82,20 @@ class _GradMode:
     enabled = True
 
     def __enter__(self):
-        self._previous = state.grad_enabled
-        state.grad_enabled = self.enabled
+        self._previous = _modes()
+        _set_modes(self.enabled, state.inference)
 
     def __exit__(self, *exc):
-        state.grad_enabled = self._previous
+        _set_modes(*self._previous)
         return False
 
     def __call__(self, function):
-        @functools.wraps(function)
-        def wrapper(*args, **kwargs):
-            with self.__class__():
-                return function(*args, **kwargs)
-        return wrapper
+        return _decorated(function, self.__class__)
 
 
 class no_grad(_GradMode):
-    """Disable graph recording inside the block or the decorated function.
+    """Disable graph recording inside the block or the decorated function (each step of a
+    decorated generator).
 
     Example::
 
@@ -59,8 +108,10 @@ class no_grad(_GradMode):
 
 class inference_mode(_GradMode):
     """PyTorch's mode for running a model without training it: nothing is recorded, as
-    under :class:`no_grad` (PyTorch also makes the tensors cheaper; here the two are the
-    same). ``inference_mode(False)`` changes nothing. A context manager and a decorator.
+    under :class:`no_grad`, even inside ``enable_grad`` (PyTorch also makes the tensors
+    cheaper; here the two are the same). ``inference_mode(False)`` turns inference mode off
+    and grad mode on, as in PyTorch. A context manager and a decorator (``@inference_mode``
+    with or without parentheses).
 
     Example::
 
@@ -68,26 +119,20 @@ class inference_mode(_GradMode):
             prediction = model(x)          # no graph
     """
 
+    def __new__(cls, mode=True):
+        if callable(mode) and not isinstance(mode, bool):      # @inference_mode without parentheses
+            return cls()(mode)
+        return super().__new__(cls)
+
     def __init__(self, mode=True):
-        self.mode = bool(mode)
+        self.mode = _check_bool("inference_mode", mode)
 
     def __enter__(self):
-        self._previous = (state.grad_enabled, state.inference)
-        if self.mode:
-            state.grad_enabled, state.inference = False, True
-
-    def __exit__(self, *exc):
-        state.grad_enabled, state.inference = self._previous
-        return False
+        self._previous = _modes()
+        _set_modes(not self.mode, self.mode)
 
     def __call__(self, function):
-        mode = self.mode
-
-        @functools.wraps(function)
-        def wrapper(*args, **kwargs):
-            with inference_mode(mode):
-                return function(*args, **kwargs)
-        return wrapper
+        return _decorated(function, lambda: inference_mode(self.mode))
 
 
 def is_inference_mode_enabled():
@@ -96,28 +141,25 @@ def is_inference_mode_enabled():
 
 
 class enable_grad(_GradMode):
-    """Enable graph recording inside the block, also within ``no_grad``."""
+    """Enable graph recording inside the block, also within ``no_grad`` (within
+    ``inference_mode`` grad mode turns on but nothing is recorded, as in PyTorch)."""
 
     enabled = True
 
 
 class set_grad_enabled(_GradMode):
     """``set_grad_enabled(False)`` switches recording off now; as a context manager it
-    restores the previous mode on exit."""
+    restores the previous mode on exit. ``mode`` must be a bool, as PyTorch's."""
 
     def __init__(self, mode):
-        self._previous = state.grad_enabled
-        self.enabled = bool(mode)
-        state.grad_enabled = self.enabled
+        self._previous = _modes()
+        self.enabled = _check_bool("set_grad_enabled", mode)
+        _set_modes(self.enabled, state.inference)
 
     def __enter__(self):
         pass
 
     def __call__(self, function):
-        state.grad_enabled = self._previous
-
-        @functools.wraps(function)
-        def wrapper(*args, **kwargs):
-            with set_grad_enabled(self.enabled):
-                return function(*args, **kwargs)
-        return wrapper
+        _set_modes(*self._previous)
+        enabled = self.enabled
+        return _decorated(function, lambda: set_grad_enabled(enabled))

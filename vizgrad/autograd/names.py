@@ -136,6 +136,17 @@ def grad_fn_name(node):
     return name
 
 
+def static_name(op):
+    """The name every node of ``op`` gets, or None where it depends on the node (an overload
+    read from its arguments)."""
+    if op.takes_tensors:
+        return op.__name__ + "Backward"
+    name = _NAMES.get(op.__name__)
+    if name is None:
+        return op.__name__ + "Backward0"
+    return None if callable(name) else name
+
+
 def pin_name(node):
     """Fix the name of a node whose name reads its saved values, before backward frees them."""
     name = _NAMES.get(node.op.__name__)

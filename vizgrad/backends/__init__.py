@@ -9,6 +9,7 @@ Tensors, so a backward written once also records its own graph when
 """
 
 from . import base
+from . import cuda, cudnn, mps    # PyTorch's flags (torch.backends.cudnn.benchmark, ...); CuPy is cupy_backend
 from .base import Backend, EXTRAS, STANDARD_NAMES, backend_for_device, backend_of, register
 from .host_memory import keep_freed_memory
 from .numpy_backend import NumpyBackend

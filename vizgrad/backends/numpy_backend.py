@@ -2,11 +2,25 @@
 
 import functools
 import math
+import warnings
 
 import numpy as np
 
 from . import linalg_kernels
 from .base import Backend, namespace
+
+
+def quiet_floating_point_warnings():
+    """Silence NumPy's floating-point warnings ("invalid value encountered in arcsin") raised in
+    vizgrad's own modules: PyTorch gives the inf and NaN of domain errors silently, and so does
+    vizgrad. A warnings filter costs nothing until a warning is raised (no per-op errstate); the
+    user's own NumPy code still warns. Installed at import (a ``warnings.catch_warnings`` block
+    around the import, as pytest's collection, restores the filters it found)."""
+    warnings.filterwarnings("ignore", message=r"(invalid value|divide by zero|overflow|underflow) encountered in",
+                            category=RuntimeWarning, module=r"vizgrad\.")
+
+
+quiet_floating_point_warnings()
 
 # erf by W. J. Cody's rational Chebyshev approximations ("Rational Chebyshev approximations for
 # the error function", Math. Comp. 23 (1969) 631-637; the coefficients of his CALERF), one per

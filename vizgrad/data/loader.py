@@ -76,20 +76,29 @@ def random_split(dataset, lengths, generator=None):
 
 
 def default_collate(samples):
-    """Stack a list of samples into a batch: tuples are collated field by field, tensors stacked,
-    numbers turned into a tensor."""
+    """Stack a list of samples into a batch, as PyTorch's: tensors stacked; sequences (of equal
+    lengths) collated field by field into a list (a named tuple stays one); dicts key by key;
+    Python floats into a float64 tensor, ints into int64, bools into bool, NumPy numbers in
+    their dtype; strings kept as they are."""
     from ..ops.shape import stack
     first = samples[0]
     if isinstance(first, Tensor):
         return stack(list(samples), 0)
     if isinstance(first, (tuple, list)):
-        return type(first)(default_collate([s[i] for s in samples]) for i in range(len(first))) \
-            if isinstance(first, tuple) else [default_collate([s[i] for s in samples]) for i in range(len(first))]
+        lengths = sorted({len(sample) for sample in samples})
+        if len(lengths) > 1:
+            raise ShapeError(f"default_collate: each element in list of batch should be of equal size, got "
+                             f"sequences of lengths {', '.join(map(str, lengths))}")
+        fields = [default_collate(tuple(s[i] for s in samples)) for i in range(len(first))]
+        return type(first)(*fields) if hasattr(type(first), "_fields") else fields
     if isinstance(first, dict):
         return {key: default_collate([s[key] for s in samples]) for key in first}
+    if isinstance(first, str):
+        return samples
     if isinstance(first, (int, float, bool, np.number)):
+        from .. import dtypes
         from ..creation import tensor
-        return tensor(samples)
+        return tensor(samples, dtype=dtypes.float64) if type(first) is float else tensor(samples)
     raise ArgumentTypeError(f"default_collate cannot batch samples of type {type(first).__name__}")
 
 

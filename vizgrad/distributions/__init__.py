@@ -39,10 +39,14 @@ from .one_hot_categorical import OneHotCategorical
 from .poisson import Poisson
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
+from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTransform, SigmoidTransform,
+                         TanhTransform, Transform)
 from .uniform import Uniform
 from .kl import kl_divergence, register_kl
 
 __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Dirichlet", "Distribution",
            "Exponential", "Gamma", "Geometric", "Gumbel", "HalfNormal", "Independent", "Laplace", "LogNormal",
            "MultivariateNormal", "Normal", "OneHotCategorical", "Poisson", "StudentT", "TransformedDistribution",
-           "Uniform", "constraints", "kl_divergence", "register_kl", "transforms"]
+           "Uniform", "constraints", "kl_divergence", "register_kl", "transforms",
+           "AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform", "TanhTransform",
+           "Transform"]

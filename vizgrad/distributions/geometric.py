@@ -5,7 +5,7 @@ from ..autograd.grad_mode import no_grad
 from ..ops.binary import xlog1py
 from ..ops.loss import binary_cross_entropy_with_logits
 from . import constraints
-from .distribution import ProbsOrLogits
+from .distribution import ProbsOrLogits, check_values
 
 
 class Geometric(ProbsOrLogits):
@@ -21,6 +21,12 @@ class Geometric(ProbsOrLogits):
     """
 
     support = constraints.nonnegative_integer
+
+    def _check_parameters(self):
+        """The unit interval, and beyond it, as PyTorch checks: probs = 0 has no first success."""
+        super()._check_parameters()
+        if "probs" in self.__dict__:
+            check_values(repr(self), "probs", self.probs, self.probs > 0, "positive")
 
     @property
     def mean(self):

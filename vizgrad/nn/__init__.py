@@ -3,6 +3,8 @@
 
 from .module import Module, Parameter, UninitializedParameter
 from . import functional, init, utils
+from . import parallel
+from .parallel import DataParallel
 from .activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Hardtanh, LeakyReLU,
                          LogSigmoid, LogSoftmax, Mish, PReLU, ReLU, ReLU6, Sigmoid, SiLU, Softmax, Softmin, Softplus,
                          Softmax2d, Softshrink, Softsign, Tanh, Tanhshrink, Threshold)

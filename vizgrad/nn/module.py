@@ -122,10 +122,12 @@ class Module:
             raise VizgradError(f"cannot assign {name!r} before Module.__init__() was called: "
                                "call super().__init__() first in your module's __init__")
         if isinstance(value, Parameter):
-            self._remove(name)
+            if name not in self._parameters:    # a re-assigned parameter keeps its place, as in PyTorch
+                self._remove(name)
             self.register_parameter(name, value)
         elif isinstance(value, Module):
-            self._remove(name)
+            if name not in self._modules:       # and so does a re-assigned submodule
+                self._remove(name)
             self.add_module(name, value)
         elif name in self._parameters:
             if value is not None:
@@ -278,6 +280,9 @@ class Module:
     # --- modes and conversions -----------------------------------------------
     def train(self, mode=True):
         """Training mode (dropout active, batch statistics used) for this module and its children."""
+        if not isinstance(mode, bool):
+            raise ArgumentError(f"{type(self).__name__}.train: training mode is expected to be a bool, got "
+                                f"{type(mode).__name__} ({mode!r})")
         for module in self.modules():
             object.__setattr__(module, "training", bool(mode))
         return self

@@ -5,6 +5,7 @@ from . import (activation, binary, bitwise, compare, conversion, conv, gamma, in
                histogram, reduce, shape, sorting, statistics, unary)
 from . import decompositions
 from . import embedding  # embedding_bag
+from . import lu  # linalg.lu_factor, linalg.lu, lu_unpack, Tensor.lu
 from .registry import OPS
 
 __all__ = sorted(name for name in OPS if "." not in name)   # (dotted names, "linalg.svd", live in their namespace)

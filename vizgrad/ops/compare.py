@@ -143,6 +143,10 @@ def _isin_samples(rng):
     yield Sample((rng.integers(0, 4, size=(6,)), 2), name="a number")
 
 
+def _is_number(value):
+    return isinstance(value, (bool, int, float))
+
+
 @register(_isin_reference, _isin_samples, differentiable=False, method=False)
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """Whether each of ``elements`` is among ``test_elements`` (a tensor or a number), as a
@@ -152,11 +156,16 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 
         vizgrad.isin(vizgrad.tensor([1, 2, 3, 4]), vizgrad.tensor([2, 4]))   # tensor([False,  True, False,  True])
     """
-    if not isinstance(elements, Tensor):
+    if isinstance(test_elements, Tensor) and _is_number(elements):       # a number among a tensor's
+        found = eq(test_elements.reshape(-1), elements).any()
+    elif not isinstance(elements, Tensor):
         raise not_a_tensor("isin", "elements", elements)
-    if not isinstance(test_elements, Tensor):
-        test_elements = elements.new_tensor([test_elements])
-    found = eq(elements.unsqueeze(-1), test_elements.reshape(-1)).any(-1)
+    elif _is_number(test_elements):             # compared in the promoted dtype: 2 is not 2.5
+        found = eq(elements, test_elements)
+    else:
+        if not isinstance(test_elements, Tensor):
+            raise not_a_tensor("isin", "test_elements", test_elements)
+        found = eq(elements.unsqueeze(-1), test_elements.reshape(-1)).any(-1)
     return found.logical_not() if invert else found
 
 
@@ -253,7 +262,7 @@ class IsClose(Op):
     differentiable = False
 
     @staticmethod
-    def forward(ctx, a, b, rtol, atol, equal_nan, floating):
+    def forward(ctx, a, b, rtol, atol, equal_nan, floating, integer):
         xp = ctx.xp
         close = xp.equal(a, b)
         if floating:
@@ -263,6 +272,10 @@ class IsClose(Op):
             close = xp.logical_or(close, xp.logical_and(finite, within))
             if equal_nan:
                 close = xp.logical_or(close, xp.logical_and(xp.isnan(a), xp.isnan(b)))
+        elif integer:      # the difference exact, compared in float64 with the tolerance
+            difference = xp.astype(xp.maximum(a, b) - xp.minimum(a, b), xp.float64)
+            size = xp.abs(xp.astype(b, xp.float64)) if hasattr(b, "shape") else abs(float(b))
+            close = xp.logical_or(close, difference <= atol + rtol * size)
         return close
 
 
@@ -294,8 +307,9 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         vizgrad.isclose(vizgrad.tensor([1.0, 2.0]), vizgrad.tensor([1.0 + 1e-9, 2.1]))   # tensor([ True, False])
     """
     _check_same_dtype("isclose", input, other)
-    return IsClose.apply(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan,
-                         floating=input.is_floating_point())
+    floating = input.is_floating_point()
+    return IsClose.apply(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan, floating=floating,
+                         integer=not floating and input.dtype is not dtypes.bool_)
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):

@@ -35,6 +35,7 @@ from ..autograd.function import Op
 from ..errors import (ArgumentError, ArgumentTypeError, BackwardError, DTypeError, LinAlgError, ShapeError, as_int,
                       check_dim, format_shape, not_a_tensor)
 from ..tensor import Tensor
+from . import nonfinite
 from .linalg import MatMul, _matmul_shape, _matrices, _matrix_name, _tensors, batch_shape, solve_system, system
 from .registry import Sample, register
 from .samples import values
@@ -426,7 +427,7 @@ class Svd(Op):
     @staticmethod
     def forward(ctx, a, full_matrices):
         xp = ctx.xp
-        u, s, vh = xp.linalg.svd(a, full_matrices=full_matrices)
+        u, s, vh = nonfinite.svd(xp, a, full_matrices)
         ctx.save_for_backward(u, s, vh, _eye(xp, s.shape[-1], a))
         return u, s, vh
 
@@ -464,8 +465,8 @@ class Svdvals(Op):
     def forward(ctx, a):
         xp = ctx.xp
         if not ctx.needs_input_grad:
-            return xp.linalg.svdvals(a)
-        u, s, vh = xp.linalg.svd(a, full_matrices=False)
+            return nonfinite.svdvals(xp, a)
+        u, s, vh = nonfinite.svd(xp, a, False)
         ctx.save_for_backward(a, u, vh)
         return s
 
@@ -595,7 +596,7 @@ class Pinv(Op):
             w, v = xp.linalg.eigh(a)
             spectrum, sizes = w, xp.abs(w)
         else:
-            u, spectrum, vh = xp.linalg.svd(a, full_matrices=False)
+            u, spectrum, vh = nonfinite.svd(xp, a, False)
             sizes = spectrum
         if sizes.shape[-1] == 0:
             out = xp.zeros(tuple(a.shape[:-2]) + (a.shape[-1], a.shape[-2]), dtype=a.dtype, device=a.device)

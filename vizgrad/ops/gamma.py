@@ -15,7 +15,9 @@ fraction of Q/p elsewhere, each with its derivative in ``a``:
 
 A Gamma(α, 1) sample z keeps its quantile u = P(α, z) fixed as α moves, so
 dz/dα = -(∂P/∂α)/p(z): the implicit reparameterisation gradient, the same quantity. Both sums
-need about 9√a terms near x ≈ a (fewer elsewhere). Everything is written with ``ctx.xp``, so the
+need about 9√a terms near x ≈ a (fewer elsewhere): for large a (past 1e5 in double precision,
+100 in single) Temme's uniform asymptotic expansion gives P and Q, and the fixed-quantile
+derivative of its leading term dz/dα. Everything is written with ``ctx.xp``, so the
 backward records its own graph under ``create_graph=True``.
 """
 
@@ -106,24 +108,111 @@ def _log_density(xp, a, x):
     return (a - 1) * xp.log(x) - x - xp.lgamma(a)
 
 
-def _regions(xp, a, x):
-    """``(valid, a, x, lower, x_series, x_fraction)``: :func:`_safe`'s, where the series applies
-    (x < a + 1), and the x each sum runs on (stand-ins where the other one applies)."""
+# Above this a the sums would need thousands of terms (about 9√a): Temme's uniform asymptotic
+# expansion takes over there (DLMF 8.12), its first omitted term below 1e-15 of P or Q.
+_LARGE_A = 1e5
+
+
+def _large_a(eps):
+    """``(expansion, stirling)``: the a past which P and Q come from the expansion, and past which
+    p(x) comes from Stirling's series (:func:`_density`). Both 1e5 in double precision; in single
+    100 and 10, where each is already exact to float32 and log p(x) = (a - 1) log x - x - log Γ(a)
+    would lose digits to cancellation."""
+    return (_LARGE_A, _LARGE_A) if eps < 1e-10 else (100.0, 10.0)
+
+# The Taylor coefficients at η = 0 of the expansion's c₀(η) = 1/(λ-1) - 1/η and
+# c₁(η) = 1/η³ - 1/(λ-1)³ - 1/(λ-1)² - 1/(12(λ-1)) (DLMF 8.12.8), where the closed forms cancel.
+_C0 = (-1 / 3, 1 / 12, -2 / 135, 1 / 864, 1 / 2835, -1.7875514403292181e-4, 3.9192631785224378e-5,
+       -2.1854485106799922e-6, -1.85406221071516e-6, 8.296711340953086e-7, -1.7665952736826079e-7)
+_C1 = (-1 / 540, -1 / 288, 1 / 378, -9.9022633744855967e-4, 2.0576131687242798e-4,
+       -4.0187757201646091e-7, -1.8098550334489978e-5, 7.6491609160811101e-6, -1.6120900894563446e-6)
+
+
+def _polynomial(coefficients, t):
+    """Σ coefficients[k] tᵏ by Horner's rule."""
+    total = t * 0 + coefficients[-1]
+    for coefficient in reversed(coefficients[:-1]):
+        total = total * t + coefficient
+    return total
+
+
+def _temme_variables(xp, a, x):
+    """``(μ, h, η)`` with λ = x/a: μ = λ - 1, h = λ - 1 - log λ (its series where μ is small,
+    no cancellation) and η = sign(μ) √(2h)."""
+    mu = (x - a) / a
+    small = xp.abs(mu) < 0.1
+    m = xp.where(small, mu, mu * 0)
+    series, power = mu * 0, m * m
+    for k in range(2, 22):                           # Σₖ (-μ)ᵏ / k, to below 1e-22 for |μ| < 0.1
+        series = series + power * ((-1) ** k / k)
+        power = power * m
+    h = xp.where(small, series, mu - (xp.log(x) - xp.log(a)))
+    return mu, h, xp.sign(mu) * xp.sqrt(2 * h)
+
+
+def _gaussian(xp, a, h):
+    """e^(-a h), h ≥ 0, without overflowing a h (past 1000 it is 0 in every dtype)."""
+    return xp.exp(-xp.minimum(h, 1000 / a) * a)
+
+
+def _temme(xp, a, x):
+    """``(P, Q)`` for large a: Q = ½ erfc(η √(a/2)) + e^(-a η²/2) / √(2πa) · (c₀(η) + c₁(η)/a)."""
+    mu, h, eta = _temme_variables(xp, a, x)
+    near = xp.abs(eta) < 0.3
+    e, m = xp.where(near, eta * 0 + 1, eta), xp.where(near, mu * 0 + 1, mu)      # stand-ins near 0
+    c0 = xp.where(near, _polynomial(_C0, eta), 1 / m - 1 / e)
+    c1 = xp.where(near, _polynomial(_C1, eta), 1 / e**3 - 1 / m**3 - 1 / m**2 - 1 / (12 * m))
+    remainder = _gaussian(xp, a, h) / (math.sqrt(2 * math.pi) * xp.sqrt(a)) * (c0 + c1 / a)
+    z = eta * xp.sqrt(a / 2)
+    return 0.5 * xp.erfc(-z) - remainder, 0.5 * xp.erfc(z) + remainder
+
+
+def _temme_slope(xp, a, x):
+    """-(∂P/∂a)/p for large a: λ (1 - h/μ) (1 + 1/(6a)), to O(1/a²) (the fixed-quantile
+    derivative of the expansion's leading term, η √a held fixed, with its first correction)."""
+    mu, h, _ = _temme_variables(xp, a, x)
+    at_mean = mu == 0
+    ratio = xp.where(at_mean, mu * 0, h / xp.where(at_mean, mu * 0 + 1, mu))
+    return (1 + mu) * (1 - ratio) * (1 + 1 / a / 6)
+
+
+# Stirling's series Γ*(a) = Γ(a) / (√(2π/a) aᵃ e⁻ᵃ) = Σ gₖ a⁻ᵏ
+_STIRLING = (1, 1 / 12, 1 / 288, -139 / 51840, -571 / 2488320)
+
+
+def _density(xp, a, x, large):
+    """p(x); where a is ``large`` by Stirling's series, p = √(a/2π) e^(-a h) / (x Γ*(a))
+    (log Γ(a) alone would cancel against a log x)."""
+    _, h, _ = _temme_variables(xp, a, x)
+    stirling = xp.sqrt(a) / math.sqrt(2 * math.pi) * _gaussian(xp, a, h) / (x * _polynomial(_STIRLING, 1 / a))
+    one = a * 0 + 1
+    return xp.where(large, stirling, xp.exp(_log_density(xp, xp.where(large, one, a), xp.where(large, one, x))))
+
+
+def _regions(xp, a, x, large_a):
+    """``(valid, large, a, x, a_sums, lower, x_series, x_fraction)``: :func:`_safe`'s, where a
+    exceeds ``large_a`` (the asymptotic expansion), the a the sums run on (1 where a is large),
+    where the series applies (x < a + 1), and the x each sum runs on (stand-ins where the other
+    one applies, and where a is large)."""
     valid, a_safe, x_safe = _safe(xp, a, x)
-    lower = x_safe < a_safe + 1
-    x_series = xp.where(lower, x_safe, a_safe * 0.5)
-    x_fraction = xp.where(lower, a_safe * 2 + 2, x_safe)
-    return valid, a_safe, x_safe, lower, x_series, x_fraction
+    large = a_safe > large_a
+    a_sums, x_sums = xp.where(large, a_safe * 0 + 1, a_safe), xp.where(large, x_safe * 0 + 1, x_safe)
+    lower = x_sums < a_sums + 1
+    x_series = xp.where(lower, x_sums, a_sums * 0.5)
+    x_fraction = xp.where(lower, a_sums * 2 + 2, x_sums)
+    return valid, large, a_safe, x_safe, a_sums, lower, x_series, x_fraction
 
 
 def regularized_gamma(xp, a, x, eps):
     """``(P(a, x), Q(a, x))`` elementwise, with PyTorch's values where 0 < a, x < ∞ fails."""
-    valid, a_safe, x_safe, lower, x_series, x_fraction = _regions(xp, a, x)
-    series, _ = _series(xp, a_safe, x_series, eps, False)
-    fraction, _ = _continued_fraction(xp, a_safe, x_fraction, eps, False)
-    density = xp.exp(_log_density(xp, a_safe, x_safe))
-    p = xp.where(lower, series * density, 1 - x_fraction * fraction * density)
-    q = xp.where(lower, 1 - series * density, x_fraction * fraction * density)
+    expansion, stirling = _large_a(eps)
+    valid, large, a_safe, x_safe, a_sums, lower, x_series, x_fraction = _regions(xp, a, x, expansion)
+    series, _ = _series(xp, a_sums, x_series, eps, False)
+    fraction, _ = _continued_fraction(xp, a_sums, x_fraction, eps, False)
+    density = _density(xp, a_sums, xp.where(large, a_sums, x_safe), a_sums > stirling)
+    p_large, q_large = _temme(xp, xp.where(large, a_safe, a_safe * 0 + _LARGE_A), x_safe)
+    p = xp.where(large, p_large, xp.where(lower, series * density, 1 - x_fraction * fraction * density))
+    q = xp.where(large, q_large, xp.where(lower, 1 - series * density, x_fraction * fraction * density))
     # the edges: P(a, 0) = 0, P(a, ∞) = 1, P(0, x > 0) = 1, P(∞, x < ∞) = 0; NaN for a < 0, x < 0
     zero, one, nan = xp.zeros_like(p), xp.ones_like(p), xp.full_like(p, math.nan)
     edge = xp.where((a > 0) & (x == 0), zero, nan)
@@ -137,12 +226,13 @@ def regularized_gamma(xp, a, x, eps):
 def gamma_slope(xp, a, x, eps):
     """-(∂P(a, x)/∂a) / p(x): the derivative of a Gamma(a, 1) sample x in a at a fixed quantile
     (0 where x = 0, NaN outside the domain)."""
-    valid, a_safe, _, lower, x_series, x_fraction = _regions(xp, a, x)
-    total, weighted = _series(xp, a_safe, x_series, eps, True)
-    from_series = weighted - (xp.log(x_series) - xp.digamma(a_safe + 1)) * total
-    fraction, slope = _continued_fraction(xp, a_safe, x_fraction, eps, True)
-    from_fraction = x_fraction * (fraction * (xp.log(x_fraction) - xp.digamma(a_safe)) + slope)
-    result = xp.where(lower, from_series, from_fraction)
+    valid, large, a_safe, x_safe, a_sums, lower, x_series, x_fraction = _regions(xp, a, x, _LARGE_A)
+    total, weighted = _series(xp, a_sums, x_series, eps, True)
+    from_series = weighted - (xp.log(x_series) - xp.digamma(a_sums + 1)) * total
+    fraction, slope = _continued_fraction(xp, a_sums, x_fraction, eps, True)
+    from_fraction = x_fraction * (fraction * (xp.log(x_fraction) - xp.digamma(a_sums)) + slope)
+    from_expansion = _temme_slope(xp, xp.where(large, a_safe, a_safe * 0 + _LARGE_A), x_safe)
+    result = xp.where(large, from_expansion, xp.where(lower, from_series, from_fraction))
     edge = xp.where((a > 0) & (x == 0), xp.zeros_like(result), xp.full_like(result, math.nan))
     return xp.where(valid, result, edge)
 
@@ -169,7 +259,7 @@ class Igamma(Op):
         needs_a, needs_x = ctx.needs_input_grad
         ones = _ones(xp, a, x)
         valid, a_safe, x_safe = _safe(xp, a, x)
-        density = xp.exp(_log_density(xp, a_safe, x_safe))
+        density = _density(xp, a_safe, x_safe, a_safe > _large_a(ctx.eps)[1])
         at_zero = (x == 0) & (a > 0)          # P(a, 0) = 0 for every a: its x-slope is p(0), its a-slope 0
         undefined = ones * math.nan
         sign = -1 if cls.upper else 1

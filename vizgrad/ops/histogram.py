@@ -5,6 +5,8 @@ input's device."""
 
 import builtins
 
+import math
+
 import numpy as np
 
 from .. import return_types
@@ -58,7 +60,10 @@ def bincount(input, weights=None, minlength=0):
         raise ShapeError(f"bincount: weights of shape {format_shape(weights.shape)} should have the same shape "
                          f"as input {format_shape(input.shape)}")
     counts = np.bincount(values, None if weights is None else _host(weights), minlength)
-    return _like(counts, input, np.int64 if weights is None else weights.dtype.numpy)
+    if weights is None:
+        return _like(counts, input, np.int64)
+    # floating weights keep their dtype; integer and bool weights sum in float64, as in PyTorch
+    return _like(counts, input, weights.dtype.numpy if weights.is_floating_point() else np.float64)
 
 
 def _range(op, values, low, high):
@@ -68,6 +73,8 @@ def _range(op, values, low, high):
         low, high = float(values.min()), float(values.max())
     if low == high:
         low, high = low - 1, high + 1
+    if not (math.isfinite(low) and math.isfinite(high)):       # the data's own range holds inf or NaN
+        raise ArgumentError(f"{op}: range of [{low}, {high}] is not finite")
     return low, high
 
 

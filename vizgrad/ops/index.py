@@ -20,6 +20,7 @@ import operator
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd.function import Op
 from ..backends import backend_of
 from ..backends.base import is_array
@@ -87,6 +88,15 @@ def _as_index_array(input, index, op, allow_bool=False, same_device=False):
         allowed = "int64 or int32" + (" (or a bool mask)" if allow_bool else "")
         raise DTypeError(f"{op}: indices must be {allowed}, got dtype {backend.dtype_name(array)}")
     return array
+
+
+def _tracked(index, array):
+    """``array``, checked from the user's ``index`` Tensor, as a Tensor that counts in-place
+    changes together with ``index``: an op that saves it for backward then refuses a backward
+    after ``index`` was modified, as PyTorch does (its saved index is the user's tensor)."""
+    tracked = Tensor._make(array)
+    tracked._share_version_counter(index)
+    return tracked
 
 
 def _check_range(xp, array, size, dim, op, negative_ok=False):
@@ -582,9 +592,8 @@ def gather(input, dim, index):
         raise not_a_tensor("gather", "index", index)
     _needs_dims("gather", input)
     dim = _dim("gather", input, dim)
-    index = _as_index_array(input, index, "gather", same_device=True)
-    index = _check_along("gather", input, dim, index)
-    return Gather.apply(input, index, dim=dim)
+    checked = _check_along("gather", input, dim, _as_index_array(input, index, "gather", same_device=True))
+    return Gather.apply(input, _tracked(index, checked), dim=dim)
 
 
 def _broadcast_shape(op, first, second):
@@ -757,8 +766,8 @@ def scatter_add(input, dim, index, src):
         raise not_a_tensor("scatter_add", "index", index)
     if not isinstance(src, Tensor):
         raise not_a_tensor("scatter_add", "src", src)
-    dim, index = _check_scatter("scatter_add", input, dim, index, src)
-    return ScatterAdd.apply(input, index, src, dim=dim)
+    dim, checked = _check_scatter("scatter_add", input, dim, index, src)
+    return ScatterAdd.apply(input, _tracked(index, checked), src, dim=dim)
 
 
 class Scatter(Op):
@@ -770,9 +779,11 @@ class Scatter(Op):
         ctx.dim, ctx.source_shape = dim, src.shape
         count = xp.scatter_add(xp.zeros_like(a), dim, index, xp.ones_like(src))
         written = count > 0
-        share = xp.where(written, count, 1.0)  # repeated indices: each writer gets an equal share
+        share = xp.where(written, count, xp.ones_like(count))  # repeated indices: each writer gets an equal share
         ctx.save_for_backward(index, written, share)
-        return xp.where(written, xp.scatter_add(xp.zeros_like(a), dim, index, src) / share, a)
+        total = xp.scatter_add(xp.zeros_like(a), dim, index, src)
+        # (integers keep their dtype: a repeated index gets the floor of the mean)
+        return xp.where(written, total / share if ctx.backend.is_floating(a) else total // share, a)
 
     @staticmethod
     def backward(ctx, grad):
@@ -832,10 +843,10 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
             src = full(tuple(index.shape), as_number("scatter", "value", src), dtype=input.dtype,
                        device=input.device)
         if reduce == "add":
-            return ScatterAdd.apply(input, checked, src, dim=dim)
+            return ScatterAdd.apply(input, _tracked(index, checked), src, dim=dim)
         return scatter_reduce(input, dim, index, src, "prod") if index.numel() else input.clone()
-    dim, index = _check_scatter("scatter", input, dim, index, src)
-    return Scatter.apply(input, index, src, dim=dim)
+    dim, checked = _check_scatter("scatter", input, dim, index, src)
+    return Scatter.apply(input, _tracked(index, checked), src, dim=dim)
 
 
 # --- whole slices along one dim ----------------------------------------------
@@ -889,7 +900,7 @@ def index_select(input, dim, index):
         raise not_a_tensor("index_select", "index", index)
     _needs_dims("index_select", input)
     dim = _dim("index_select", input, dim)
-    return IndexSelect.apply(input, _vector_index("index_select", input, dim, index), dim=dim)
+    return IndexSelect.apply(input, _tracked(index, _vector_index("index_select", input, dim, index)), dim=dim)
 
 
 class IndexAdd(Op):
@@ -947,7 +958,7 @@ def index_add(input, dim, index, source, *, alpha=1):
         raise not_a_tensor("index_add", "source", source)
     _needs_dims("index_add", input)
     dim = _dim("index_add", input, dim)
-    index = _vector_index("index_add", input, dim, index)
+    index = _tracked(index, _vector_index("index_add", input, dim, index))
     expected = input.shape[:dim] + (index.shape[0],) + input.shape[dim + 1:]
     if tuple(source.shape) != expected:
         raise ShapeError(f"index_add: source of shape {format_shape(source.shape)} must have shape "
@@ -1105,7 +1116,10 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
         raise ArgumentError(f"diag_embed: dim1 and dim2 must differ, got {dim1} and {dim2}")
     offset = as_int("diag_embed", "offset", offset)
     size = input.shape[-1]
-    square = input.unsqueeze(-1) * eye(size, dtype=input.dtype, device=input.device)       # (..., n, n)
+    from .binary import where
+    diagonal_mask = eye(size, dtype=dtypes.bool_, device=input.device)
+    # (..., n, n), selected rather than multiplied by the identity: an inf stays one inf
+    square = where(diagonal_mask, input.unsqueeze(-1), input.new_zeros(()))
     above, below = max(offset, 0), max(-offset, 0)
     square = pad(square, (above, below, below, above))      # the columns shift right, the rows down
     return movedim(square, (-2, -1), (first, second))

@@ -138,4 +138,4 @@ def refresh_view(view, op_name):
         return
     positions, written = found
     fresh = AsStrided.apply(base, positions=positions, written=written)
-    view.grad_fn, view._output_nr, view.requires_grad = fresh.grad_fn, fresh._output_nr, fresh.requires_grad
+    view.grad_fn, view._output_nr, view._requires_grad = fresh.grad_fn, fresh._output_nr, fresh.requires_grad

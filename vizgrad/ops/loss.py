@@ -43,12 +43,12 @@ def legacy_reduction(size_average, reduce_, reduction):
     """PyTorch's deprecated ``size_average``/``reduce`` pair turned into ``reduction``."""
     if size_average is None and reduce_ is None:
         return reduction
-    warnings.warn("size_average and reduce args will be deprecated, please use reduction='" +
-                  ("none" if reduce_ is False else "mean" if size_average in (None, True) else "sum") +
-                  "' instead.", UserWarning, stacklevel=3)
-    if reduce_ is False:
-        return "none"
-    return "mean" if size_average in (None, True) else "sum"
+    size_average = True if size_average is None else size_average      # each read for its truth, as PyTorch
+    reduce_ = True if reduce_ is None else reduce_
+    reduction = "mean" if size_average and reduce_ else "sum" if reduce_ else "none"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead.",
+                  UserWarning, stacklevel=3)
+    return reduction
 
 
 def _check_reduction(op, reduction, allowed=_REDUCTIONS):
@@ -623,6 +623,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          f"they must have the same dtype: convert target with .to({input.dtype!r})")
     if input.numel() and (_any(input < 0) or _any(input > 1)):
         raise ArgumentError("binary_cross_entropy: all elements of input should be between 0 and 1")
+    if target.numel() and (_any(target < 0) or _any(target > 1)):
+        raise ArgumentError("binary_cross_entropy: all elements of target should be between 0 and 1")
     return BinaryCrossEntropy.apply(input, target, _in_dtype_of(weight, input), reduction=reduction)
 
 
@@ -782,16 +784,17 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                       UserWarning, stacklevel=2)
     if log_target:
         loss = unary.exp(target) * (target - input)
-    else:                                             # y log y with 0 log 0 = 0
+    else:                                             # y log y with 0 log 0 = 0, NaN for y < 0 (PyTorch's xlogy)
         positive = target > 0
         safe = binary.where(positive, target, 1.0)
-        loss = binary.where(positive, target * unary.log(safe), 0.0) - target * input
+        loss = binary.where(positive, target * unary.log(safe), binary.where(target == 0, 0.0, math.nan)) - target * input
     if reduction == "batchmean":
         return reductions.sum(loss) / (input.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction)
 
 
 def _cosine_similarity_reference(x1, x2, dim=1, eps=1e-8):
+    x1, x2 = np.broadcast_arrays(x1, x2)
     n1 = np.maximum(np.sqrt((x1 * x1).sum(axis=dim, keepdims=True)), eps)
     n2 = np.maximum(np.sqrt((x2 * x2).sum(axis=dim, keepdims=True)), eps)
     return ((x1 / n1) * (x2 / n2)).sum(axis=dim)
@@ -839,6 +842,12 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
         F.cosine_similarity(vizgrad.tensor([[1.0, 0.0]]), vizgrad.tensor([[1.0, 1.0]]))   # tensor([0.7071])
     """
     _check_tensors("cosine_similarity", x1=x1, x2=x2)
+    try:                                 # the norms along dim of the broadcast inputs, as PyTorch's
+        common = np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+    except ValueError:
+        raise ShapeError(f"cosine_similarity: shapes {format_shape(x1.shape)} (x1) and {format_shape(x2.shape)} (x2) "
+                         "cannot be broadcast together") from None
+    x1, x2 = x1.expand(common), x2.expand(common)
     norm1 = reductions.norm(x1, dim=dim, keepdim=True).clamp(min=eps)
     norm2 = reductions.norm(x2, dim=dim, keepdim=True).clamp(min=eps)
     return reductions.sum((x1 / norm1) * (x2 / norm2), dim=dim)

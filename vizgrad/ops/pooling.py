@@ -561,8 +561,8 @@ def adaptive_avg_pool3d(input, output_size):
     return _adaptive_avg_pool("adaptive_avg_pool3d", 3, input, output_size)
 
 
-def _nearest_matrix(xp, n, count, scale, exact, dtype, device):
-    """Row i picks x[min(floor(i·scale), n - 1)] (``nearest``) or x[min(floor((i + 0.5)·scale),
+def _nearest_source(xp, n, count, scale, exact, device):
+    """Output i takes x[min(floor(i·scale), n - 1)] (``nearest``) or x[min(floor((i + 0.5)·scale),
     n - 1)] (``nearest-exact``), computed in float32 as PyTorch does (which also special-cases
     ``nearest`` keeping or doubling the size)."""
     dst = xp.astype(xp.arange(count, device=device), xp.float32)
@@ -572,6 +572,11 @@ def _nearest_matrix(xp, n, count, scale, exact, dtype, device):
         source = xp.arange(count, dtype=xp.int64, device=device) // (count // n)
     else:
         source = xp.minimum(xp.astype(xp.floor(dst * (1.0 / scale if scale else n / count)), xp.int64), n - 1)
+    return source
+
+
+def _selection_matrix(xp, source, n, dtype, device):
+    """Row i is one at column source[i]: the transpose sums the gradients back (``nearest``)."""
     taps = xp.arange(n, dtype=xp.int64, device=device)
     return xp.astype(taps == source[:, None], dtype)
 
@@ -600,12 +605,16 @@ class Interpolate(Op):
         xp = ctx.xp
         ctx.mode = mode      # (names the node as PyTorch does: UpsampleBilinear2DBackward0, ...)
         d = len(size)
-        if mode in ("nearest", "nearest-exact"):
-            matrices = [_nearest_matrix(xp, n, count, scale, mode == "nearest-exact", x.dtype, x.device)
-                        for n, count, scale in zip(x.shape[-d:], size, scales)]
-        else:
-            matrices = [_linear_matrix(xp, n, count, scale, align_corners, x.dtype, x.device)
-                        for n, count, scale in zip(x.shape[-d:], size, scales)]
+        if mode in ("nearest", "nearest-exact"):    # copies, not products: one inf stays one inf
+            sources = [_nearest_source(xp, n, count, scale, mode == "nearest-exact", x.device)
+                       for n, count, scale in zip(x.shape[-d:], size, scales)]
+            ctx.save_for_backward(*(_selection_matrix(xp, source, n, x.dtype, x.device)
+                                    for source, n in zip(sources, x.shape[-d:])))
+            for axis, source in zip(range(x.ndim - d, x.ndim), sources):
+                x = xp.take(x, source, axis=axis)
+            return x
+        matrices = [_linear_matrix(xp, n, count, scale, align_corners, x.dtype, x.device)
+                    for n, count, scale in zip(x.shape[-d:], size, scales)]
         ctx.save_for_backward(*matrices)
         return _along_axes(xp, x, matrices)
 

@@ -27,6 +27,7 @@ import warnings
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd.engine import sum_to_shape
 from ..autograd.function import Op
 from ..errors import (ArgumentError, DeviceError, DTypeError, ShapeError, format_shape, ArgumentTypeError,
@@ -880,7 +881,17 @@ def _cat(op, tensors, dim):
         if len(shape) != len(first) or any(a != b for i, (a, b) in enumerate(zip(first, shape)) if i != dim_):
             raise ShapeError(f"{op}: tensors must match in every dim except dim {dim}; got "
                              f"{format_shape(first)} and {format_shape(shape)}")
-    return Cat.apply(*tensors, dim=dim_)
+    return Cat.apply(*_in_common_dtype(tensors), dim=dim_)
+
+
+def _in_common_dtype(tensors):
+    """``tensors`` cast to the dtype PyTorch's cat and stack promote them to (int64 with
+    float32 is float32), when their dtypes differ."""
+    first = tensors[0].dtype
+    if all(tensor.dtype is first for tensor in tensors):
+        return tensors
+    target = dtypes.result_type_of([(tensor.dtype, False) for tensor in tensors])
+    return [tensor if tensor.dtype is target else tensor.to(target) for tensor in tensors]
 
 
 @register(lambda tensors, dim=0: np.concatenate(tensors, axis=dim), _cat_samples, method=False,
@@ -938,7 +949,7 @@ def stack(tensors, dim=0):
         if tensor.shape != first:
             raise ShapeError(f"stack: tensors must all have the same shape; got {format_shape(first)} at "
                              f"position 0 and {format_shape(tensor.shape)} at position {position}")
-    return Stack.apply(*tensors, dim=_dim("stack", dim, len(first) + 1))
+    return Stack.apply(*_in_common_dtype(tensors), dim=_dim("stack", dim, len(first) + 1))
 
 
 def _at_least_2d(op, input):
@@ -1560,6 +1571,14 @@ def _tensor_split_sizes(op, size, indices_or_sections):
     return (small + 1,) * larger + (small,) * (sections - larger)
 
 
+def _tensor_split_starts(size, indices_or_sections):
+    """Where each piece of :func:`tensor_split` starts: piece k is ``x[starts[k]:starts[k + 1]]``
+    (empty where that is backwards), as PyTorch slices at decreasing indices."""
+    if not isinstance(indices_or_sections, (list, tuple)):
+        return (0,)
+    return (0, *(min(max(index + size if index < 0 else index, 0), size) for index in indices_or_sections))
+
+
 def _tensor_split_reference(a, indices_or_sections, dim=0):
     return tuple(np.array_split(a, indices_or_sections, axis=dim))
 
@@ -1587,6 +1606,9 @@ def tensor_split(input, indices_or_sections, dim=0):
         raise ShapeError("tensor_split: a 0-d tensor has no dim to split")
     dim_ = _dim("tensor_split", dim, input.ndim)
     sizes = _tensor_split_sizes("tensor_split", input.shape[dim_], indices_or_sections)
+    starts = _tensor_split_starts(input.shape[dim_], indices_or_sections)
+    if any(end < start for start, end in zip(starts, starts[1:])):    # decreasing indices: overlapping slices
+        return tuple(narrow(input, dim_, start, length) for start, length in zip(starts, sizes))
     return _pieces(input, dim_, sizes, "tensor_split", SplitWithSizes)
 
 

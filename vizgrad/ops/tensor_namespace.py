@@ -42,7 +42,8 @@ maximum, minimum = binary.maximum, binary.minimum
 equal, not_equal, greater, less = compare.eq, compare.ne, compare.gt, compare.lt
 greater_equal, less_equal = compare.ge, compare.le
 logical_and, logical_or, logical_not = compare.logical_and, compare.logical_or, compare.logical_not
-isnan, isfinite = compare.isnan, compare.isfinite
+isnan, isfinite, isinf = compare.isnan, compare.isfinite, compare.isinf
+floor = unary.floor
 
 
 def where(condition, x1, x2):

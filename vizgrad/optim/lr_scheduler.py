@@ -312,6 +312,12 @@ class MultiplicativeLR(LRScheduler):
         return state
 
 
+def _positive_int(name, value):
+    """OneCycleLR's step counts: positive ints, as PyTorch checks them (a ValueError)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ArgumentError(f"OneCycleLR: expected a positive integer {name}, got {value!r}")
+
+
 class OneCycleLR(LRScheduler):
     """The 1cycle policy (Smith & Topin, 2018), stepped once per batch: the rate rises from
     max_lr/div_factor to max_lr over ``pct_start`` of the steps, then anneals to
@@ -323,7 +329,15 @@ class OneCycleLR(LRScheduler):
         if total_steps is None:
             if epochs is None or steps_per_epoch is None:
                 raise ArgumentError("OneCycleLR needs total_steps, or epochs and steps_per_epoch")
+            _positive_int("epochs", epochs)
+            _positive_int("steps_per_epoch", steps_per_epoch)
             total_steps = epochs * steps_per_epoch
+        _positive_int("total_steps", total_steps)
+        if not isinstance(pct_start, float) or not 0 <= pct_start <= 1:
+            raise ArgumentError(f"OneCycleLR: expected a float between 0 and 1 for pct_start, got {pct_start!r}")
+        if isinstance(max_lr, (list, tuple)) and len(max_lr) != len(optimizer.param_groups):
+            raise ArgumentError(f"OneCycleLR: expected {len(optimizer.param_groups)} values for max_lr (one per "
+                                f"parameter group), got {len(max_lr)}")
         if anneal_strategy not in ("cos", "linear"):
             raise ArgumentError(f"OneCycleLR: anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}")
         self.total_steps = total_steps

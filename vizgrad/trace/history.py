@@ -74,12 +74,10 @@ def _history(tensor, values, names=None):
             pending.append((node, "value", leaf))
         grad = leaf.grad
         if grad is not None:
-            accumulator = key if type(key) is AccumulateGrad else None
-            ours = accumulator is not None and this_pass is not None and accumulator.last_pass is this_pass
+            note, ours = _leaf_grad_note(variables.get(id(leaf)) or leaf.name or node.label, leaf, this_pass)
             if ours:
                 pending.append((node, "grad", grad))
-            node.grad_note = _leaf_grad_note(variables.get(id(leaf)) or leaf.name or node.label, ours,
-                                             accumulator.pass_count if accumulator is not None else 0)
+            node.grad_note = note
 
     def fill_statistics():
         for (node, field, _), data in zip(pending, stats_dicts([tensor for *_, tensor in pending])):
@@ -179,14 +177,20 @@ FORWARD_ONLY_NOTE = ("No backward pass ran through this graph: it shows the forw
                      "A .grad you see on its leaves came from another backward pass.")
 
 
-def _leaf_grad_note(name, ours, passes):
-    """The note on a leaf whose ``.grad`` is not (only) this graph's, else None."""
-    if not ours:
-        return f"{name}.grad came from another backward pass, not this graph's: it is not shown here"
-    if passes > 1:
-        return (f"{name}.grad is the sum of {passes} backward passes (.grad accumulates until it is "
-                "zeroed: optimizer.zero_grad())")
-    return None
+def _leaf_grad_note(name, leaf, this_pass):
+    """``(note, ours)`` for a leaf holding a ``.grad``: whether that gradient is the one
+    ``this_pass`` left (the engine's ``leaf._grad_record``), and the note that says what it
+    is when it is not one pass's alone (None when it is)."""
+    record = leaf._grad_record
+    if this_pass is None or record is None or record[0] is not this_pass:
+        return f"{name}.grad came from another backward pass, not this graph's: it is not shown here", False
+    if record[2] is not leaf.grad or leaf.grad._version != record[3]:
+        return (f"{name}.grad changed after this graph's backward pass (zero_grad(), an optimizer or an "
+                "assignment): it is not shown here"), False
+    if record[1] > 1:
+        return (f"{name}.grad is the sum of {record[1]} backward passes (.grad accumulates until it is "
+                "zeroed: optimizer.zero_grad())"), True
+    return None, True
 
 
 def _name_history(result, ids, tensors):

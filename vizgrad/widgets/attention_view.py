@@ -75,8 +75,9 @@ class AttentionView(VizgradWidget):
 
     Synced traits: ``weights`` (float32 bytes, row-major heads × queries × keys),
     ``shape`` ([heads, queries, keys]), ``tokens`` (query labels; ``key_tokens`` when the
-    keys differ), ``step``, ``title``, and ``selected`` ({"head", "query", "key"}, set by
-    a click in the browser, or from Python to point at a cell).
+    keys differ), ``step``, ``title``, ``head`` (the head drawn large; the others show as
+    thumbnails on tabs), and ``selected`` ({"head", "query", "key"}, set by a click in the
+    browser, or from Python to point at a cell: its head is then shown).
     """
 
     _bundle = "attention-widget"
@@ -88,6 +89,7 @@ class AttentionView(VizgradWidget):
     step = traitlets.Int(0).tag(sync=True)
     title = traitlets.Unicode("").tag(sync=True)
     selected = traitlets.Dict({}).tag(sync=True)
+    head = traitlets.Int(0).tag(sync=True)
 
     def __init__(self, weights=None, tokens=None, sample=0, max_rate=10, **kwargs):
         super().__init__(**kwargs)
@@ -96,10 +98,16 @@ class AttentionView(VizgradWidget):
         self._array = np.zeros((0, 0, 0))
         self._hooks = []
         self._updates = self._coalescer(max_rate)
+        self.observe(self._show_selected_head, "selected")
         if weights is not None:
             self.update(weights, tokens)
         elif tokens is not None:
             self.tokens = [str(t) for t in tokens]
+
+    def _show_selected_head(self, change):
+        head = (change["new"] or {}).get("head")
+        if isinstance(head, int) and head != self.head:
+            self.head = head
 
     # --- feeding it ---------------------------------------------------------------
     def update(self, weights, tokens=None, key_tokens=None, step=None):

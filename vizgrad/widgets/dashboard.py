@@ -253,7 +253,9 @@ class Dashboard(VizgradWidget):
     Synced traits: ``layers``; ``flow`` (as :class:`~vizgrad.widgets.GradFlowView`'s);
     ``ratios`` (``series`` of update/parameter ratios per layer, ``current``, ``reference``);
     ``curves`` (value name → mark name → {steps, values} float32 buffers); ``histograms``
-    (layer → {weight, grad}: counts as float32 buffers, low, high, ...); ``step``.
+    (layer → {weight, grad}: counts as float32 buffers, low, high, ...); ``step``; ``tab``,
+    the panel shown (``"curves"``: the marked curves and the update ratios, ``"flow"``: the
+    gradient flow, ``"histograms"``), chosen by the tabs in the browser or from Python.
     """
 
     _bundle = "dashboard-widget"
@@ -265,6 +267,7 @@ class Dashboard(VizgradWidget):
     histograms = traitlets.Dict().tag(sync=True)
     step = traitlets.Int(0).tag(sync=True)
     title = traitlets.Unicode("Training").tag(sync=True)
+    tab = traitlets.Enum(("curves", "flow", "histograms"), "curves").tag(sync=True)
 
     def __init__(self, model, optimizer=None, max_rate=20, histogram_rate=2, max_points=2000, bins=30,
                  summary_rate=100, **kwargs):

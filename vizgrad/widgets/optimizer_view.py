@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import optim
 from ..creation import tensor
+from ..render.html import SERIES_COLOURS
 from .base import VizgradWidget, traitlets
 from .surfaces import SURFACES, get_surface
 
@@ -66,16 +67,20 @@ LABELS = {
     "effective_lr": "step size per coordinate",
 }
 
-#: Trail colours: light and distinct for colour-blind eyes (Okabe and Ito's orange, sky
-#: blue and yellow, then light pink, green, lavender, white, sand), each drawn over a
-#: dark outline (:data:`OUTLINE`). A light trail stands out on the dark parts of every
-#: surface and its dark outline on the light parts: the trail or its outline has a
-#: contrast of at least 3:1 against every colour of the contour map.
-COLOURS = ["#e69f00", "#56b4e9", "#f0e442", "#f5a3c7", "#9be07b", "#c9b3f5", "#ffffff", "#e8c88c"]
+#: Trail colours: vizgrad's categorical palette (``SERIES_COLOURS``: class blue and orange, then
+#: Okabe and Ito's colours), every pair apart under simulated protanopia and deuteranopia, one
+#: per racer (they repeat only past seven racers). Each trail is drawn over a dark outline
+#: (:data:`OUTLINE`) edged with a light halo (:data:`HALO`): on every colour of the contour map
+#: the outline or the halo has a contrast of at least 3:1.
+COLOURS = list(SERIES_COLOURS)
 OUTLINE = "#000000"
+HALO = "#ffffff"
 
 #: Beyond this distance from the origin an optimizer counts as diverged and stops.
 DIVERGED = 1e6
+#: An optimizer also diverges when f leaves the range it spans over the drawn domain by more
+#: than this many times that range (on a surface unbounded below, f → -inf off the plot).
+DIVERGED_SPANS = 100
 #: An optimizer within this fraction of the domain's width of a known minimum, or whose
 #: gradient norm falls below ``STATIONARY``, has finished.
 CONVERGED = 1e-4
@@ -84,7 +89,10 @@ STATIONARY = 1e-10
 
 class Runner:
     """One optimizer on the race: its parameter (a float64 tensor of 2), the optimizer,
-    and the path so far."""
+    the path so far and its status: ``"paused"`` while it can take more steps (the view
+    shows ``"running"`` while someone steps the race: :meth:`OptimizerRace.state_rows`),
+    else ``"finished"`` (at a minimum or a stationary point), ``"diverged"`` (gone off to
+    infinity) or ``"stopped"`` (out of steps before either)."""
 
     def __init__(self, name, kind, hyper, colour):
         self.name = name
@@ -95,7 +103,7 @@ class Runner:
         self.optimizer = None
         self.positions = []
         self.values = []
-        self.status = "running"
+        self.status = "paused"
         self.last = None        # the gradient and update of the last step
 
     def start(self, surface, point):
@@ -104,11 +112,13 @@ class Runner:
         self.optimizer = getattr(optim, self.kind)([self.param], **self.hyper)
         self.positions = [np.array(point, dtype=np.float64)]
         self.values = [surface.value(point)]
-        self.status = "running"
+        self.status = "paused"
         self.last = None
 
-    def step(self, surface):
-        """One optimizer step: f at the current point, backward, ``optimizer.step()``."""
+    def step(self, surface, bounds):
+        """One optimizer step: f at the current point, backward, ``optimizer.step()``. A step
+        to a point that is not finite, beyond :data:`DIVERGED`, or where f leaves ``bounds``
+        (low, high) diverges: the path ends at the point before."""
         param = self.param
         self.optimizer.zero_grad()
         surface(param[0], param[1]).backward()
@@ -118,9 +128,13 @@ class Runner:
         if not np.all(np.isfinite(position)) or np.abs(position).max() > DIVERGED:
             self.status = "diverged"
             return
+        value = surface.value(position)
+        if not bounds[0] <= value <= bounds[1]:       # NaN fails both comparisons
+            self.status = "diverged"
+            return
         self.last = {"grad": grad, "update": position - self.positions[-1]}
         self.positions.append(position)
-        self.values.append(surface.value(position))
+        self.values.append(value)
         if _converged(surface, position, grad):
             self.status = "finished"
 
@@ -171,6 +185,16 @@ def _converged(surface, position, grad):
     tolerance = CONVERGED * (x1 - x0)
     near = any(math.hypot(position[0] - mx, position[1] - my) < tolerance for mx, my in surface.minima)
     return near or float(np.hypot(*grad)) < STATIONARY
+
+
+def value_bounds(surface, resolution=64):
+    """(low, high): f beyond these has diverged, :data:`DIVERGED_SPANS` times the range f
+    spans over the surface's domain below its least and above its greatest value there."""
+    _, _, z = surface.grid(resolution)
+    finite = z[np.isfinite(z)]
+    low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
+    span = max(high - low, 1e-12)
+    return low - DIVERGED_SPANS * span, high + DIVERGED_SPANS * span
 
 
 def _derived(kind, group, record, t):
@@ -270,6 +294,7 @@ class OptimizerRace:
     def __init__(self, function="rosenbrock", optimizers=("SGD", "Momentum", "Adam", "RMSprop"), start=None,
                  lr=None, max_steps=5000):
         self.surface = get_surface(function)
+        self.bounds = value_bounds(self.surface)
         self.max_steps = int(max_steps)
         self._lr = lr
         self._optimizers = optimizers
@@ -292,8 +317,8 @@ class OptimizerRace:
 
     @property
     def running(self):
-        """Whether any optimizer can still step."""
-        return any(r.status == "running" for r in self.runners)
+        """Whether any optimizer can still step (is neither finished, diverged nor stopped)."""
+        return any(r.status == "paused" for r in self.runners)
 
     def reset(self, start=None):
         """Put every optimizer back at the start (a new one, if given) with fresh state."""
@@ -306,6 +331,7 @@ class OptimizerRace:
         """Race on another surface: its start point (unless given), its suggested learning
         rates (unless ``lr`` was given), then reset."""
         self.surface = get_surface(function)
+        self.bounds = value_bounds(self.surface)
         self.start_point = self._check_start(start)
         specs = _parse_optimizers(self._optimizers, self.surface, self._lr)
         for runner, (_, _, hyper) in zip(self.runners, specs):
@@ -320,10 +346,10 @@ class OptimizerRace:
             if not self.running:
                 break
             for runner in self.runners:
-                if runner.status == "running":
-                    runner.step(self.surface)
-                    if runner.status == "running" and len(runner.positions) > self.max_steps:
-                        runner.status = "finished"
+                if runner.status == "paused":
+                    runner.step(self.surface, self.bounds)
+                    if runner.status == "paused" and len(runner.positions) > self.max_steps:
+                        runner.status = "stopped"
             taken += 1
         return taken
 
@@ -371,11 +397,15 @@ class OptimizerRace:
             return b""
         return np.concatenate([np.asarray(r.values, dtype=np.float32) for r in self.runners]).tobytes()
 
-    def state_rows(self):
-        """The state panel's data, JSON-ready: per optimizer its scalars and labelled 2-vectors."""
+    def state_rows(self, stepping=False):
+        """The state panel's data, JSON-ready: per optimizer its scalars and labelled 2-vectors.
+        ``stepping``: whether the race is being stepped now; an optimizer that can step is
+        ``"running"`` then and ``"paused"`` otherwise."""
         rows = []
         for runner in self.runners:
             state = runner.state()
+            if stepping and state["status"] == "paused":
+                state["status"] = "running"
             vectors = [{"key": key, "label": LABELS.get(key, key), "value": [float(v) for v in np.ravel(value)]}
                        for key, value in state.items() if isinstance(value, np.ndarray) and key != "position"]
             if "lr_t" in state:
@@ -399,8 +429,10 @@ class OptimizerView(VizgradWidget):
     sent as one float32 buffer), with axes and a colour bar; each optimizer's path
     (float32 x, y pairs, a light trail over a dark outline), f along it (float32, drawn
     against the step on a log scale beside the surface) and its internal state after the
-    last step update at most 20 times a second. An optimizer's status is running,
-    finished (at a minimum, stationary, or out of steps) or diverged. The front
+    last step update at most 20 times a second. An optimizer's status is running (while
+    Play is on or :meth:`step` is stepping), paused (it can take more steps), finished (at
+    a minimum or a stationary point), diverged (off to infinity, or f far beyond the range
+    it spans on the plot) or stopped (out of steps); ``state_rows`` holds them. The front
     end's Step, Play/Pause and Reset ask Python to step (Play sends one request per
     animation frame, the next only after the previous was answered); clicking the plot
     restarts the race from that point; each optimizer's learning rate, momentum, betas
@@ -431,6 +463,7 @@ class OptimizerView(VizgradWidget):
     path_lengths = traitlets.List().tag(sync=True)
     value_data = traitlets.Bytes(b"").tag(sync=True)
     outline = traitlets.Unicode(OUTLINE).tag(sync=True)
+    halo = traitlets.Unicode(HALO).tag(sync=True)
     state_rows = traitlets.List().tag(sync=True)
     step_count = traitlets.Int(0).tag(sync=True)
     playing = traitlets.Bool(False).tag(sync=True)
@@ -442,6 +475,7 @@ class OptimizerView(VizgradWidget):
         self.race = race
         self.resolution = int(resolution)
         self._local = threading.local()     # .applying: this thread is setting traits itself
+        self._stepping = False              # inside _step: the race is being stepped now
         super().__init__(function=race.surface.name, speed=int(speed),
                          functions=[{"name": s.name, "title": s.title} for s in SURFACES.values()]
                          + ([] if race.surface.name in SURFACES else
@@ -452,19 +486,33 @@ class OptimizerView(VizgradWidget):
         self.observe(self._on_function, "function")
         self.observe(self._on_start, "start")
         self.observe(self._on_settings, "settings")
+        self.observe(self._on_playing, "playing")
         self.on_msg(self._on_message)
 
     # --- Python API ---------------------------------------------------------------------
     def step(self, n=1):
-        """Step every running optimizer ``n`` times; the view follows live (throttled).
+        """Step every optimizer that can ``n`` times; the view follows live (throttled), and
+        when this returns its traits hold the final state (no badge says running).
         Returns the number of steps taken."""
+        taken = self._step(n)
+        self._updates.flush()
+        return taken
+
+    def _step(self, n):
+        """``n`` steps, the view's badges saying running meanwhile; the last update is
+        requested once they are done, so that it shows where they ended."""
         taken = 0
-        for _ in range(int(n)):
-            with self._updates.lock:
-                if not self.race.step(1):
-                    break
-            taken += 1
-            self._updates.request(self._send_progress, "progress")
+        self._stepping = True
+        try:
+            for _ in range(int(n)):
+                with self._updates.lock:
+                    if not self.race.step(1):
+                        break
+                taken += 1
+                self._updates.request(self._send_progress, "progress")
+        finally:
+            self._stepping = False
+        self._updates.request(self._send_progress, "progress")
         if not self.race.running:
             self.playing = False
         return taken
@@ -525,7 +573,7 @@ class OptimizerView(VizgradWidget):
         with self._updates.lock:
             data, lengths = self.race.packed_paths()
             values = self.race.packed_values()
-            rows = self.race.state_rows()
+            rows = self.race.state_rows(stepping=self._stepping or self.playing)
             count = self.race.step_count
         self._apply(path_data=data, path_lengths=lengths, value_data=values, state_rows=rows, step_count=count)
 
@@ -546,6 +594,9 @@ class OptimizerView(VizgradWidget):
         except ValueError:
             self._apply(start=list(self.race.start_point))
 
+    def _on_playing(self, _change):
+        self._updates.request(self._send_progress, "progress")
+
     def _on_settings(self, change):
         if self._applying_here():
             return
@@ -563,7 +614,7 @@ class OptimizerView(VizgradWidget):
     def _on_message(self, _widget, content, _buffers):
         kind = content.get("type") if isinstance(content, dict) else None
         if kind == "step":
-            self.step(max(1, min(int(content.get("n", 1)), 2000)))
+            self._step(max(1, min(int(content.get("n", 1)), 2000)))
             self.send({"type": "stepped", "id": content.get("id"), "running": self.race.running,
                        "step": self.race.step_count})
         elif kind == "reset":
@@ -595,6 +646,8 @@ class OptimizerView(VizgradWidget):
             clipped = np.clip(np.asarray(runner.positions), [x0 - (x1 - x0), y0 - (y1 - y0)],
                               [x1 + (x1 - x0), y1 + (y1 - y0)])
             points = " ".join(point(x, y) for x, y in clipped[:: max(1, len(clipped) // 400)])
+            parts.append(f"<polyline points='{points}' fill='none' stroke='{HALO}' stroke-width='7' "
+                         "stroke-linejoin='round'/>")
             parts.append(f"<polyline points='{points}' fill='none' stroke='{OUTLINE}' stroke-width='5' "
                          "stroke-linejoin='round'/>")
             parts.append(f"<polyline points='{points}' fill='none' stroke='{runner.colour}' stroke-width='2.5' "

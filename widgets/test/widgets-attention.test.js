@@ -45,3 +45,13 @@ test("spaces and newlines get visible labels", () => {
   assert.equal(tokenLabel("\n"), "↵");
   assert.equal(tokenLabel("a"), "a");
 });
+
+test("cells are 14 px up to 31 tokens and shrink for longer sequences; labels thin to stay 12 px apart", async () => {
+  const { cellSize, labelStride } = await import("../src/widgets/attention.js");
+  assert.equal(cellSize(31), 14);
+  assert.equal(cellSize(64), 6);
+  assert.equal(cellSize(500), 4);
+  assert.equal(labelStride(14), 1);
+  assert.equal(labelStride(6), 2);
+  assert.ok(labelStride(4) * 4 >= 12);
+});

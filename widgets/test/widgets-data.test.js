@@ -166,3 +166,19 @@ test("the heatmap cell under the pointer: its layer, step and value", () => {
   assert.equal(heatmapCell(flow, 300, 0, 300, 90), null);
   assert.equal(heatmapCell(null, 0, 0, 300, 90), null);
 });
+
+test("the gradient-flow figure fits the width it is given, its labels cut from the left", async () => {
+  const { figureLayout, fitLabel, placeLabel } = await import("../src/widgets/grad-flow.js");
+  const names = ["token.weight", "blocks.0.attention.qkv.weight", "head.bias"];
+  for (const width of [600, 800, 890]) {
+    const layout = figureLayout(names, width);
+    assert.equal(layout.labels + layout.gap + layout.heat + layout.bars + 12, width);
+    assert.ok(layout.labels <= 0.3 * width + 1 && layout.heat > layout.bars);
+  }
+  assert.equal(fitLabel("blocks.0.attention.qkv.weight", 12), "….qkv.weight");
+  assert.equal(fitLabel("head.bias", 12), "head.bias");
+  // a threshold label near the right edge ends there instead of running past it
+  assert.deepEqual(placeLabel(790, 14, 500, 800, "start"), { x: 787, anchor: "end" });
+  assert.deepEqual(placeLabel(520, 14, 500, 800, "start"), { x: 523, anchor: "start" });
+  assert.deepEqual(placeLabel(505, 14, 500, 800, "end"), { x: 508, anchor: "start" });
+});

@@ -47,3 +47,14 @@ export function attendedKeys(weights, head, query) {
   for (let key = 0; key < weights.keys; key += 1) row.push({ key, weight: weights.at(head, query, key) });
   return row.sort((a, b) => (b.weight - a.weight) || (a.key - b.key));
 }
+
+/** The side of one heatmap cell (px) for ``count`` tokens: 14 px up to 31 tokens, smaller for
+ * longer sequences so that the map stays within ``room`` px (never under 4 px). */
+export function cellSize(count, room = 440) {
+  return Math.max(4, Math.min(14, Math.floor(room / Math.max(1, count))));
+}
+
+/** Label every ``labelStride(cell)``-th token so that labels (11 px text) are 12 px apart at least. */
+export function labelStride(cell) {
+  return Math.max(1, Math.ceil(12 / cell));
+}

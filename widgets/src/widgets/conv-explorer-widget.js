@@ -11,8 +11,8 @@ import { createFrameScheduler } from "./frame.js";
 import { floats, onChange } from "./model.js";
 import { showError } from "./ui.js";
 
-const INPUT_SIZE = 200;
-const MAP_SIZE = 84;
+const INPUT_SIZE = 160;
+const MAP_SIZE = 64;
 const KERNEL_GAP = 2;
 
 function pixelCanvas(image, height, width, size, attributes = {}) {
@@ -151,13 +151,16 @@ function render({ model, el }) {
   function macPanel(selection, layers) {
     const layer = layers[selection.layer];
     if (!layer) return null;
+    const [kh, kw] = layer.kernel;
+    // each input channel's products laid out as its kernel is (kh rows of kw), then their sum
     const channelRows = selection.channels.map((entry) => {
       const terms = entry.terms.map(([a, b, x, w, product]) => h("td", { class: "vg-cx-term", title: `w[${a}, ${b}] · x = ${formatNumber(w)} · ${formatNumber(x)}` },
         formatNumber(product)));
-      return h("tr", { "data-testid": "conv-explorer-mac-channel" }, [h("th", {}, `k = ${entry.channel}`), ...terms, h("td", { class: "vg-cx-partial" }, formatNumber(entry.partial))]);
+      const grid = h("table", { class: "vg-cx-term-grid" }, Array.from({ length: kh }, (_, a) => h("tr", {}, terms.slice(a * kw, (a + 1) * kw))));
+      return h("tr", { "data-testid": "conv-explorer-mac-channel" }, [h("th", {}, `k = ${entry.channel}`), h("td", {}, grid),
+        h("td", { class: "vg-cx-partial" }, formatNumber(entry.partial))]);
     });
     const first = selection.channels[0];
-    const [kh, kw] = layer.kernel;
     const detail = first ? h("table", { class: "vg-cx-products" }, Array.from({ length: kh }, (_, a) => h("tr", {},
       Array.from({ length: kw }, (_, b) => {
         const [, , x, w, product] = first.terms[a * kw + b];

@@ -1,15 +1,21 @@
-// The training dashboard widget (vizgrad/widgets/dashboard.py): loss and metric curves
-// (from vizgrad.events.mark), gradient flow, update/parameter ratios and weight and
-// gradient histograms per layer. Redrawn at most once per animation frame; render()
+// The training dashboard widget (vizgrad/widgets/dashboard.py), in three tabs (the `tab`
+// trait): loss and metric curves (from vizgrad.events.mark) with the update/parameter
+// ratios, the gradient flow, and weight and gradient histograms per layer (in a panel that
+// scrolls when there are many). Redrawn at most once per animation frame; render()
 // returns its cleanup.
 
 import { lineChart, SERIES_COLOURS } from "../charts.js";
-import { h } from "../dom.js";
+import { h, listen } from "../dom.js";
 import { histogram } from "../node-card.js";
 import { formatNumber } from "../node-info.js";
 import { createFrameScheduler } from "./frame.js";
-import { flaggedLayers, flagText, gradFlowPanels, listenHeatmapReadout, panel } from "./grad-flow.js";
-import { floats, onChange, seriesColumns } from "./model.js";
+import {
+  figureWidth, flaggedLayers, flagText, followWidth, gradFlowPanels, listenHeatmapReadout, panel,
+} from "./grad-flow.js";
+import { floats, onChange, save, seriesColumns } from "./model.js";
+
+const TABS = [["curves", "Curves"], ["flow", "Gradient flow"], ["histograms", "Weights and gradients"]];
+const CHART_HEIGHT = 190;
 import { legend, showError } from "./ui.js";
 
 /** One chart per value name: {key, lines: [{name (the mark), points}]}, in arrival order. */
@@ -54,8 +60,8 @@ export function histogramStats(entry) {
   return entry ? { histogram: Array.from(floats(entry.counts)) } : null;
 }
 
-function curvePanel({ key, lines }) {
-  const chart = lineChart({ series: lines, xLabel: "step", yLabel: key, logY: wantsLog(lines), height: 200 });
+function curvePanel({ key, lines }, width) {
+  const chart = lineChart({ series: lines, xLabel: "step", yLabel: key, logY: wantsLog(lines), width, height: CHART_HEIGHT });
   const latest = lines.map((line) => `${line.name} ${formatNumber(latestValue(line.points))}`).join(" · ");
   const element = panel(key, latest, h("div", {}, [
     chart,
@@ -65,9 +71,9 @@ function curvePanel({ key, lines }) {
   return element;
 }
 
-function ratioPanel(ratios, layers) {
+function ratioPanel(ratios, layers, width) {
   const lines = ratioLines(ratios, layers);
-  const chart = lineChart({ series: lines, xLabel: "step", yLabel: "update / parameter", logY: true, height: 200 });
+  const chart = lineChart({ series: lines, xLabel: "step", yLabel: "update / parameter", logY: true, width, height: CHART_HEIGHT });
   return panel("Update / parameter ratio", `‖Δw‖ / ‖w‖ per step; around ${formatNumber(ratios?.reference ?? 1e-3)} is typical`,
     h("div", {}, [chart, legend(lines.map((line, index) => ({ name: line.name, colour: SERIES_COLOURS[index % SERIES_COLOURS.length] })))]),
     "vg-ratio-chart");
@@ -102,9 +108,12 @@ function histogramPanel(histograms, layers) {
 function render({ model, el }) {
   const root = h("div", { class: "vg-widget vg-themed vg-dashboard", "data-testid": "vg-dashboard" });
   const heading = h("div", { class: "vg-toolbar" });
-  const body = h("div", { class: "vg-panels" });
+  const tabs = h("div", { class: "vg-tabs", role: "tablist" }, TABS.map(([name, label]) => h("button", {
+    type: "button", class: "vg-tab", role: "tab", "data-tab": name, "data-testid": `vg-dashboard-tab-${name}`,
+  }, label)));
+  const body = h("div", { class: "vg-panels vg-dashboard-body" });
   const readout = h("div", { class: "vg-readout", "data-testid": "vg-grad-flow-readout", "aria-live": "polite" });
-  root.append(heading, readout, body);
+  root.append(heading, tabs, readout, body);
   const stopReadout = listenHeatmapReadout(body, readout, () => model.get("flow"));
   el.append(root);
   const scheduler = createFrameScheduler();
@@ -120,12 +129,18 @@ function render({ model, el }) {
         h("span", { class: "vg-spacer" }),
         flagged.length ? h("span", { class: "vg-alert", "data-testid": "vg-flag-summary" }, flagged.length === 1 ? flagText(flagged[0]) : `${flagged.length} layers flagged (see gradient flow)`) : null,
       ].filter(Boolean));
-      body.replaceChildren(
-        ...curveCharts(model.get("curves")).map(curvePanel),
-        ratioPanel(model.get("ratios"), layers),          // beside the curves; the wide panels below
-        ...gradFlowPanels(flow),
-        histogramPanel(model.get("histograms"), layers),
-      );
+      const width = figureWidth(root);
+      const half = Math.floor((width - 34) / 2);        // two charts a row, in panels with padding
+      const shown = model.get("tab") || "curves";
+      const panels = {
+        curves: [...curveCharts(model.get("curves")).map((chart) => curvePanel(chart, half)), ratioPanel(model.get("ratios"), layers, half)],
+        flow: gradFlowPanels(flow, { width }),
+        histograms: [histogramPanel(model.get("histograms"), layers)],
+      };
+      // every tab's panels stay in the page (hidden when not shown): tests and screen readers find them
+      for (const [name, list] of Object.entries(panels)) for (const element of list) element.hidden = name !== shown;
+      for (const tab of tabs.children) tab.setAttribute("aria-selected", String(tab.dataset.tab === shown));
+      body.replaceChildren(...panels.curves, ...panels.flow, ...panels.histograms);
       root.dataset.step = String(model.get("step"));
       root.dataset.ready = "true";
     } catch (error) {
@@ -133,10 +148,18 @@ function render({ model, el }) {
     }
   }
 
-  const stop = onChange(model, ["layers", "flow", "ratios", "curves", "histograms", "step", "title"],
+  const stop = onChange(model, ["layers", "flow", "ratios", "curves", "histograms", "step", "title", "tab"],
     () => scheduler.schedule("draw", draw));
+  const stopTabs = listen(tabs, "click", (event) => {
+    const tab = event.target.closest?.(".vg-tab");
+    if (tab) save(model, { tab: tab.dataset.tab });
+    scheduler.schedule("draw", draw);
+  });
+  const stopResize = followWidth(root, () => scheduler.schedule("draw", draw));
   draw();
   return () => {
+    stopTabs();
+    stopResize();
     stopReadout();
     stop();
     scheduler.cancel();

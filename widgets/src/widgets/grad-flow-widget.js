@@ -4,7 +4,7 @@
 
 import { h } from "../dom.js";
 import { createFrameScheduler } from "./frame.js";
-import { gradFlowPanels, listenHeatmapReadout } from "./grad-flow.js";
+import { figureWidth, followWidth, gradFlowPanels, listenHeatmapReadout } from "./grad-flow.js";
 import { onChange } from "./model.js";
 import { showError } from "./ui.js";
 
@@ -23,7 +23,7 @@ function render({ model, el }) {
       const flow = model.get("flow");
       heading.textContent = model.get("title");
       heading.hidden = !model.get("title");
-      body.replaceChildren(...gradFlowPanels(flow));
+      body.replaceChildren(...gradFlowPanels(flow, { width: figureWidth(root) }));
       root.dataset.step = String(flow?.step ?? "");
       root.dataset.ready = "true";
     } catch (error) {
@@ -32,8 +32,10 @@ function render({ model, el }) {
   }
 
   const stop = onChange(model, ["flow", "title"], () => scheduler.schedule("draw", draw));
+  const stopResize = followWidth(root, () => scheduler.schedule("draw", draw));
   draw();
   return () => {
+    stopResize();
     stopReadout();
     stop();
     scheduler.cancel();

@@ -167,17 +167,46 @@ function pixelsImage({ width, height, data }) {
   return canvas.toDataURL("image/png");
 }
 
-const LAYOUT = { labels: 190, heat: 420, gap: 18, bars: 250, top: 56, bottom: 62 };
+const CHAR = 7;                  // px per character of 12 px text, a generous average
+const FIGURE_WIDTH = 890;
+
+/** A label cut from the left ("…attention.qkv.weight") to at most ``chars`` characters. */
+export function fitLabel(text, chars) {
+  return text.length <= chars ? text : `…${text.slice(text.length - Math.max(1, chars - 1))}`;
+}
 
 /**
- * The gradient-flow figure: row labels, the layers × steps heatmap with its step axis and
- * colour bar, and the current bars with threshold lines, sharing one row per layer.
+ * The figure's columns at ``width`` px: row labels as wide as the longest needs (at most 30%
+ * of the width), then the heatmap and the bars sharing the rest.
  */
-export function gradFlowFigure(flow) {
+export function figureLayout(layers, width = FIGURE_WIDTH) {
+  const longest = Math.max(6, ...layers.map((name) => name.length));
+  const labels = Math.min(Math.round(0.3 * width), Math.max(90, longest * CHAR + 14));
+  const gap = 18;
+  const rest = width - labels - gap - 12;
+  const heat = Math.round(0.58 * rest);
+  return { width, labels, heat, gap, bars: rest - heat, top: 56, bottom: 62, labelChars: Math.floor((labels - 14) / CHAR) };
+}
+
+/** Where a label of ``chars`` characters goes near ``at`` so that it stays within [left, right]:
+ * {x, anchor} (it starts at ``at`` when it fits there, else ends there or at ``right``). */
+export function placeLabel(at, chars, left, right, prefer = "start") {
+  const length = chars * CHAR;
+  if (prefer === "start" && at + length <= right) return { x: at + 3, anchor: "start" };
+  if (at - length >= left) return { x: Math.min(at, right) - 3, anchor: "end" };
+  return at + length <= right ? { x: at + 3, anchor: "start" } : { x: right, anchor: "end" };
+}
+
+/**
+ * The gradient-flow figure at ``width`` px: row labels, the layers × steps heatmap with its
+ * step axis and colour bar, and the current bars with threshold lines, sharing one row per layer.
+ */
+export function gradFlowFigure(flow, { width: figureWidth = FIGURE_WIDTH } = {}) {
   const layers = flow?.layers ?? [];
+  const LAYOUT = figureLayout(layers, figureWidth);
   const rowHeight = rowHeightFor(layers.length);
   const rowsHeight = rowHeight * layers.length;
-  const width = LAYOUT.labels + LAYOUT.heat + LAYOUT.gap + LAYOUT.bars + 12;
+  const width = LAYOUT.width;
   const height = LAYOUT.top + rowsHeight + LAYOUT.bottom;
   const heatX = LAYOUT.labels;
   const barX = heatX + LAYOUT.heat + LAYOUT.gap;
@@ -203,7 +232,7 @@ export function gradFlowFigure(flow) {
     svg.append(s("text", {
       class: "vg-tick vg-row-label", x: LAYOUT.labels - 8, y: rowY(label.row) + rowHeight / 2, "text-anchor": "end",
       "dominant-baseline": "middle", "data-row": label.row,
-    }, label.text));
+    }, fitLabel(label.text, LAYOUT.labelChars), s("title", {}, label.text)));
   }
 
   // heatmap
@@ -277,12 +306,15 @@ export function gradFlowFigure(flow) {
     }
     svg.append(group);
   });
-  for (const [value, label, anchor] of [[band[0], "vanishing", "start"], [band[1], "exploding", "end"]]) {
+  for (const [value, label, prefer] of [[band[0], "vanishing", "start"], [band[1], "exploding", "end"]]) {
     const at = x(value);
     svg.append(s("line", { class: `vg-threshold vg-threshold-${label}`, "data-testid": `vg-threshold-${label}`, x1: at, x2: at, y1: label === "vanishing" ? top - 36 : top - 20, y2: top + rowsHeight, stroke: FLOW_STATUS_COLOURS[label] }));
-    // the two labels on lines of their own: the thresholds may lie close together on the scale
-    svg.append(s("text", { class: "vg-tick", x: at + (anchor === "end" ? -3 : 3), y: label === "vanishing" ? top - 24 : top - 8, "text-anchor": anchor, fill: FLOW_STATUS_COLOURS[label] },
-      `${label} ${tickLabel(value)}`));
+    // the two labels on lines of their own (the thresholds may lie close together on the
+    // scale), each kept inside the bars' column
+    const text = `${label} ${tickLabel(value)}`;
+    const place = placeLabel(at, text.length, barX, barX + LAYOUT.bars + 10, prefer);
+    svg.append(s("text", { class: "vg-tick", x: place.x, y: label === "vanishing" ? top - 24 : top - 8, "text-anchor": place.anchor, fill: FLOW_STATUS_COLOURS[label] },
+      text));
   }
   const ticks = logTicks(low, high, 4);
   for (const tick of ticks) {
@@ -326,8 +358,30 @@ export function listenHeatmapReadout(container, readout, flowOf) {
   };
 }
 
-/** The gradient-flow panel: the figure and its one-line summary. */
-export function gradFlowPanels(flow) {
+const PANEL_INSET = 46;           // the widget's and the panel's padding and borders, both sides
+
+/** The figure's width inside a widget root ``root`` (its default while the root is not laid out). */
+export function figureWidth(root) {
+  const width = root?.clientWidth ?? 0;
+  return width > 0 ? Math.max(480, Math.floor(width - PANEL_INSET)) : FIGURE_WIDTH;
+}
+
+/** Calls ``onResize()`` when ``root``'s width changes (a notebook's side panel opened, the
+ * window resized). Returns the cleanup. */
+export function followWidth(root, onResize) {
+  if (typeof ResizeObserver === "undefined") return () => {};
+  let last = root.clientWidth;
+  const observer = new ResizeObserver(() => {
+    if (Math.abs(root.clientWidth - last) < 2) return;
+    last = root.clientWidth;
+    onResize();
+  });
+  observer.observe(root);
+  return () => observer.disconnect();
+}
+
+/** The gradient-flow panel: the figure (``width`` px wide) and its one-line summary. */
+export function gradFlowPanels(flow, { width } = {}) {
   const thresholds = flow?.thresholds ?? {};
   const hint = thresholds.vanishing
     ? `healthy: above ${formatNumber(thresholds.vanishing)} and ${formatNumber(thresholds.relative)}× the largest, below ${formatNumber(thresholds.exploding)}`
@@ -336,7 +390,7 @@ export function gradFlowPanels(flow) {
     h("section", { class: "vg-panel vg-wide", "data-testid": "vg-grad-flow-chart" }, [
       h("div", { class: "vg-panel-head" }, [h("h3", {}, "Gradient flow"), h("span", { class: "vg-hint" }, hint)]),
       flagLine(flow),
-      h("div", { class: "vg-figure-scroll", "data-testid": "vg-grad-flow-bars" }, gradFlowFigure(flow)),
+      h("div", { class: "vg-figure-scroll", "data-testid": "vg-grad-flow-bars" }, gradFlowFigure(flow, { width })),
     ]),
   ];
 }

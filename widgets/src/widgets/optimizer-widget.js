@@ -1,8 +1,10 @@
 // The optimizer race (vizgrad.widgets.OptimizerView): contours of a 2-D function drawn
 // once per function (with axes and a colour bar), the optimizers' trails over them (a
-// light colour over a dark outline, so that each stands out on every part of the map),
-// f against the step beside it, per-optimizer hyperparameter controls, status and
-// internal state. Python owns the numbers; this module draws traits and sends requests.
+// palette colour over a dark outline edged with a light halo, so that each stands out on
+// every part of the map), f against the step beside it, and below that one card per
+// optimizer (in a panel that scrolls when they are many): hyperparameter controls, status
+// (as Python computed it) and internal state. Python owns the numbers; this module draws
+// traits and sends requests.
 // Redraws happen at most once per animation frame; Play sends one step request per frame
 // while the previous one has been answered, each asking for the steps that the chosen
 // speed (steps per second) owes since the last.
@@ -15,10 +17,12 @@ import {
 } from "./optimizer-core.js";
 import "./optimizer-widget.css";
 
-const SIZE = 400;
+const SIZE = 360;
 const AXIS = 44;           // px for the y axis at the left, and the x axis below (height 30)
 const SPEEDS = [25, 50, 100, 200, 500, 1000];
-const STATUS_TEXT = { running: "running", finished: "✓ finished", diverged: "✗ diverged" };
+const VALUES_W = 330;
+const VALUES_H = 210;
+const STATUS_TEXT = { running: "running", paused: "paused", finished: "✓ finished", diverged: "✗ diverged", stopped: "out of steps" };
 
 function controlId(key, index) {
   return key === "betas" ? `beta${index + 1}` : key;
@@ -60,8 +64,9 @@ function render({ model, el }) {
   const plot = h("div", { class: "vg-opt-plot" }, [frameGrid, caption, readout]);
   const valueChart = h("div", { class: "vg-opt-values", "data-testid": "optimizer-values" });
   const cards = h("div", { class: "vg-opt-cards" });
+  const side = h("div", { class: "vg-opt-side" }, [valueChart, cards]);
   const root = h("div", { class: "vg-widget vg-themed vg-opt", "data-testid": "optimizer-view" },
-    [toolbar, h("div", { class: "vg-opt-body" }, [plot, valueChart]), cards]);
+    [toolbar, h("div", { class: "vg-opt-body" }, [plot, side])]);
   el.append(root);
 
   let contour = null; // a detached canvas holding the contour image at the current pixel size
@@ -170,13 +175,14 @@ function render({ model, el }) {
     const rows = model.get("state_rows") || [];
     const paths = splitPaths(toFloat32(model.get("path_data")), model.get("path_lengths") || []);
     const outline = model.get("outline") || "#000000";
+    const halo = model.get("halo") || "#ffffff";
     paths.forEach((path, index) => {
       const colour = (settings[index] || {}).colour || "#ffffff";
       const pixels = pathToPixels(path, transform);
       if (pixels.length < 2) return;
       context.lineJoin = "round";
       context.lineCap = "round";
-      for (const [width, style] of [[6 * scaleUp, outline], [3 * scaleUp, colour]]) {
+      for (const [width, style] of [[8 * scaleUp, halo], [6 * scaleUp, outline], [3 * scaleUp, colour]]) {
         context.beginPath();
         context.moveTo(pixels[0], pixels[1]);
         for (let i = 2; i < pixels.length; i += 2) context.lineTo(pixels[i], pixels[i + 1]);
@@ -213,7 +219,7 @@ function render({ model, el }) {
       points: thinPoints(Array.from(line, (value, step) => [step, minimum === null ? value : value - minimum])),
     }));
     const chart = lineChart({
-      series, xLabel: "step", yLabel: minimum === null ? "f" : "f − f(minimum)", logY: minimum !== null, width: 420, height: 300,
+      series, xLabel: "step", yLabel: minimum === null ? "f" : "f − f(minimum)", logY: minimum !== null, width: VALUES_W, height: VALUES_H,
     });
     chart.setAttribute("data-testid", "optimizer-value-chart");
     const key = h("div", { class: "vg-opt-legend" }, series.map((line) => h("span", { class: "vg-opt-legend-item" }, [
@@ -279,7 +285,7 @@ function render({ model, el }) {
     for (const row of model.get("state_rows") || []) {
       const view = cardViews.get(row.name);
       if (!view) continue;
-      view.status.textContent = STATUS_TEXT[row.status] ?? row.status;
+      view.status.textContent = row.status === "paused" && row.step === 0 ? "ready" : STATUS_TEXT[row.status] ?? row.status;
       view.status.dataset.status = row.status;
       view.summary.textContent = `step ${row.step} · f = ${formatNumber(row.value)} · `
         + `(${formatNumber(row.position[0])}, ${formatNumber(row.position[1])})`;
@@ -393,7 +399,7 @@ function render({ model, el }) {
     contour = null;
     frame.request();
   });
-  for (const name of ["surface", "grid_shape", "path_data", "path_lengths", "value_data", "state_rows", "step_count", "start"]) {
+  for (const name of ["surface", "grid_shape", "path_data", "path_lengths", "value_data", "state_rows", "step_count", "start", "halo"]) {
     on(`change:${name}`, () => frame.request());
   }
 

@@ -24,7 +24,6 @@ const LOSS_H = 200;
 // train in the theme's text colour, test in the palette's bluish green (neither a class colour)
 const LOSS_LINES = [{ name: "train", colour: "currentColor" }, { name: "test", colour: SERIES_COLOURS[2] }];
 const NODE = 40;
-const DETAIL = 150;
 const RATES = [0.00001, 0.0001, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3];
 const DECAYS = [0, 0.00001, 0.0001, 0.001, 0.003, 0.01, 0.03, 0.1];
 const BATCHES = [1, 4, 8, 16, 32, 64, 128, 256];
