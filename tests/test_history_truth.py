@@ -399,3 +399,24 @@ def test_gradients_piling_up_over_a_loop_without_zero_grad_are_labelled_as_a_sum
     loss.backward()                     # onto a zeroed .grad: this pass's alone
     leaf = next(n for n in vg.graph(loss, names=locals()).nodes if n.label == "w")
     assert leaf.grad_note is None and leaf.grad is not None
+
+
+@pytest.mark.parametrize("options, kind, words", [
+    ({"max_nodes": -1}, vg.errors.ArgumentError, "show: max_nodes must be at least 1, got -1"),
+    ({"max_nodes": 2.5}, vg.errors.ArgumentTypeError, "show: max_nodes must be an int, got float"),
+    ({"rankdir": "bogus"}, vg.errors.ArgumentError, "show: rankdir must be one of 'TB', 'LR', 'BT', 'RL', got 'bogus'"),
+    ({"collapse": 0}, vg.errors.ArgumentError, "show: collapse as a depth must be at least 1"),
+    ({"collapse": 3.0}, vg.errors.ArgumentTypeError, "show: collapse must be None, False, a depth"),
+    ({"colapse": 1}, vg.errors.ArgumentTypeError, "show: unexpected option 'colapse'"),
+])
+def test_show_refuses_options_it_cannot_honour_in_its_own_words(options, kind, words):
+    x = vg.tensor([1.0], requires_grad=True)
+    with pytest.raises(kind) as caught:
+        vg.show(x * 2, **options)
+    assert words in str(caught.value)
+    assert isinstance(caught.value, ValueError if kind is vg.errors.ArgumentError else TypeError)
+
+
+def test_show_refuses_what_is_not_a_graph():
+    with pytest.raises(vg.errors.ArgumentTypeError, match="show: draws a Graph, a Tensor"):
+        vg.show([1, 2])

@@ -14,6 +14,7 @@ default, at the deepest level of groups that fits.
 import math
 from collections import Counter
 
+from ..errors import ArgumentError, ArgumentTypeError
 from ..trace.graph import GraphGroup, shape_text
 from ..trace.groups import mark_repeats
 
@@ -187,6 +188,32 @@ def collapsed_groups(graph, collapse=None, collapse_above=COLLAPSE_ABOVE):
     return {group.id for group in groups if group.name in names or group.id in names}
 
 
+RANKDIRS = ("TB", "LR", "BT", "RL")
+
+
+def check_options(caller, collapse=None, max_nodes=300, show_grads=True, rankdir="TB", title=None,
+                  collapse_above=COLLAPSE_ABOVE):
+    """Refuse drawing options :func:`to_dot` cannot honour, in the words of ``caller``
+    (``vizgrad.show``, ``to_html``, ...)."""
+    for name, value in (("max_nodes", max_nodes), ("collapse_above", collapse_above)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ArgumentTypeError(f"{caller}: {name} must be an int, got {type(value).__name__} ({value!r})")
+        if value < 1:
+            raise ArgumentError(f"{caller}: {name} must be at least 1, got {value}")
+    if rankdir not in RANKDIRS:
+        raise ArgumentError(f"{caller}: rankdir must be one of {', '.join(map(repr, RANKDIRS))}, got {rankdir!r}")
+    if collapse is not None and collapse is not False and not isinstance(collapse, int):
+        names = [collapse] if isinstance(collapse, str) else collapse
+        if not isinstance(names, (list, tuple, set, frozenset)) or not all(isinstance(n, str) for n in names):
+            raise ArgumentTypeError(f"{caller}: collapse must be None, False, a depth (int) or group names and "
+                                    f"ids (str or a list of str), got {type(collapse).__name__} ({collapse!r})")
+    elif isinstance(collapse, int) and not isinstance(collapse, bool) and collapse < 1:
+        raise ArgumentError(f"{caller}: collapse as a depth must be at least 1 (1: every top-level group), "
+                            f"got {collapse}")
+    if title is not None and not isinstance(title, str):
+        raise ArgumentTypeError(f"{caller}: title must be a str, got {type(title).__name__}")
+
+
 def to_dot(graph, collapse=None, max_nodes=300, show_grads=True, rankdir="TB", title=None,
            collapse_above=COLLAPSE_ABOVE):
     """DOT source for ``graph``.
@@ -202,6 +229,7 @@ def to_dot(graph, collapse=None, max_nodes=300, show_grads=True, rankdir="TB", t
         title: a title above the graph.
         collapse_above: the size above which groups are collapsed by default.
     """
+    check_options("to_dot", collapse, max_nodes, show_grads, rankdir, title, collapse_above)
     groups, node_group = hierarchy_of(graph)
     drawing = _Drawing(groups, node_group, collapsed_groups(graph, collapse, collapse_above))
     boxes = drawing.boxes()

@@ -19,6 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..errors import ArgumentTypeError
 from ..trace.graph import gc_paused
 
 MIME_TYPE = "application/vnd.vizgrad.graph+json"
@@ -53,8 +54,11 @@ def as_graph(obj, names=None):
         return obj.graph
     if isinstance(obj, Recorder):
         return obj.result()
-    raise TypeError(f"vizgrad.show() draws a Graph, a Tensor, a vizgrad.trace() block or a Recorder, "
-                    f"not {type(obj).__name__}")
+    raise ArgumentTypeError(f"show: draws a Graph, a Tensor, a vizgrad.trace() block or a Recorder, "
+                            f"not {type(obj).__name__}")
+
+
+DOT_OPTIONS = ("collapse", "max_nodes", "show_grads", "rankdir", "title", "collapse_above")
 
 
 def show(obj, **dot_options):
@@ -84,6 +88,11 @@ def show(obj, **dot_options):
         loss.backward()
         vizgrad.show(loss)
     """
+    from .dot import check_options
+    unknown = sorted(set(dot_options) - set(DOT_OPTIONS))
+    if unknown:
+        raise ArgumentTypeError(f"show: unexpected option {unknown[0]!r}; the options are {', '.join(DOT_OPTIONS)}")
+    check_options("show", **dot_options)
     names = sys._getframe(1).f_locals
     if _in_notebook():
         display_graph(obj, names=names, **dot_options)
