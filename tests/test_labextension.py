@@ -164,7 +164,7 @@ def test_show_outside_a_notebook_opens_the_page_in_the_browser(monkeypatch, tmp_
 
 
 def test_show_names_what_it_cannot_draw():
-    with pytest.raises(TypeError, match=r"vizgrad.show\(\) draws a Graph, a Tensor.*not list"):
+    with pytest.raises(TypeError, match=r"show: draws a Graph, a Tensor.*not list"):
         vg.show([1, 2])
 
 
