@@ -19,7 +19,12 @@ differences, and highlights the first node (going backward) that disagrees.
 
 Reference solutions live apart from the notebooks, in ``lessons/solutions/lessonNN.py``;
 ``python -m vizgrad.lessons check-solutions`` (or ``vizgrad lessons check-solutions``)
-runs every one of them through its checker.
+runs every one of them through its checker. ``vizgrad lessons grade NOTEBOOK... --out
+grades.csv`` runs learners' notebooks and grades their exercises (:mod:`.grading`).
+
+A checker made of sub-checks (:class:`Parts`) reports all of them, with partial credit
+(``result.score``, ``result.grade``); a mistake's hints grow with each attempt
+(:mod:`.hints`). Gradient mistakes are named by the tutor (:func:`vizgrad.tutor.diagnose`).
 
 Adding exercises (lessons 05-09 and later)
 ------------------------------------------
@@ -44,8 +49,11 @@ Adding exercises (lessons 05-09 and later)
      hint; uncaught, the runner reports it quoting the learner's line). For code run
      indirectly (``loss.backward()`` through their Function) use ``with learner_code(...)``.
    * Raise :class:`Mistake` with ``kind`` (a stable code tests can match: ``"sign"``,
-     ``"missing-broadcast-sum"``, ``"overwrite"``, ``"transposed"``...), a ``hint`` and
-     optionally a ``figure`` (:class:`GraphFigure`, or anything with ``_repr_html_``).
+     ``"missing-broadcast-sum"``, ``"overwrite"``, ``"transposed"``...), a ``hint`` (or a
+     list of hints, a nudge first: one more is shown per attempt) and optionally a
+     ``figure`` (:class:`GraphFigure`, or anything with ``_repr_html_``).
+   * Several independent checks: run each in ``with parts.check(name):`` of a
+     :class:`Parts` and ``return parts.done()``, so every one is reported (partial credit).
    * :mod:`vizgrad.lessons.expect` has the usual assertions (a tensor, a shape, close
      values, a Function subclass); :func:`diagnose` names the usual gradient mistakes;
      :func:`check_function` checks a custom Function's backward against finite differences.
@@ -61,12 +69,12 @@ Adding exercises (lessons 05-09 and later)
 from .embedding_map import EmbeddingMap
 from .figures import DecisionBoundary, GraphFigure, LossCurve
 from .framework import (ERROR, EXERCISES, FAILED, NOT_DONE, PASSED, Checks, Exercise, LearnerError, Mistake,
-                        NotDone, Result, call, exercise, learner_code)
+                        NotDone, Parts, Result, call, exercise, learner_code)
 from .gradients import check_function, diagnose, find_wrong_nodes, numerical_vjp
 from .handgraph import Scalar
 
 check = Checks()
 
 __all__ = ["check", "Checks", "DecisionBoundary", "EmbeddingMap", "ERROR", "EXERCISES", "Exercise", "FAILED",
-           "GraphFigure", "LearnerError", "LossCurve", "Mistake", "NOT_DONE", "NotDone", "PASSED", "Result", "Scalar",
-           "call", "check_function", "diagnose", "exercise", "find_wrong_nodes", "learner_code", "numerical_vjp"]
+           "GraphFigure", "LearnerError", "LossCurve", "Mistake", "NOT_DONE", "NotDone", "PASSED", "Parts", "Result",
+           "Scalar", "call", "check_function", "diagnose", "exercise", "find_wrong_nodes", "learner_code", "numerical_vjp"]

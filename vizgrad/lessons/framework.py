@@ -12,6 +12,12 @@ passed (a function, a class, a tensor...), calls the learner's code only through
   figure that highlights the node at fault), or
 * lets :class:`NotDone` escape (the learner's stub still raises ``NotImplementedError``).
 
+A checker with several independent checks runs each inside :class:`Parts`, so that every
+one is reported, not just the first failure: the result then carries ``parts`` and a
+``score`` (partial credit). A mistake may carry several hints, from a nudge to nearly the
+answer: each attempt at an exercise (counted per exercise in the kernel, :data:`ATTEMPTS`)
+shows one more (:mod:`vizgrad.lessons.hints`).
+
 The runner catches everything else too: an exception from the learner's code becomes
 an ``error`` result that quotes the learner's line; an exception from the checker
 itself becomes an ``error`` result that says so. A checker never raises into a
@@ -23,8 +29,11 @@ import re
 import sys
 import time
 import traceback
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Optional
+
+from . import hints as hint_levels
 
 PASSED, FAILED, NOT_DONE, ERROR = "passed", "failed", "not done", "error"
 
@@ -43,7 +52,8 @@ class Mistake(Exception):
 
     Args:
         message: what is wrong, specifically (values, shapes, the input concerned).
-        hint: how to fix it, without giving the answer away.
+        hint: how to fix it, without giving the answer away; or a list of hints, from a
+            nudge to nearly the answer, one more shown at each attempt.
         kind: a short code for the kind of mistake (``"sign"``, ``"missing-broadcast-sum"``,
             ``"overwrite"``, ``"transposed"``, ...); tests and teachers can match on it.
         figure: something with ``_repr_html_`` shown under the feedback, e.g. a
@@ -55,6 +65,69 @@ class Mistake(Exception):
         super().__init__(message)
         self.message, self.hint, self.kind, self.figure = message, hint, kind, figure
         self.details = list(details)
+        self.parts = []
+
+
+@dataclass
+class Part:
+    """One sub-check of an exercise: ``name``, ``passed`` and its ``message`` (what passed,
+    or what is wrong)."""
+
+    name: str
+    passed: bool
+    message: str
+    mistake: Optional[Mistake] = None
+
+
+class Parts:
+    """The sub-checks of one exercise, each run and reported even when an earlier one failed::
+
+        parts = Parts()
+        with parts.check("dlogits", passed="dlogits is right"):
+            ...                      # raise Mistake(...) when it is wrong
+        with parts.check("dW2"):
+            ...
+        return parts.done()          # the passed messages, or the first Mistake, carrying every part
+
+    Only a :class:`Mistake` is caught: an unfinished stub or the learner's exception still
+    ends the whole check.
+    """
+
+    def __init__(self):
+        self.items = []
+
+    def check(self, name, passed=None):
+        return _PartCheck(self, name, passed or name)
+
+    def add(self, name, mistake=None, passed=None):
+        """Record a sub-check done elsewhere: passed when ``mistake`` is None."""
+        message = passed or name if mistake is None else mistake.message
+        self.items.append(Part(name, mistake is None, message, mistake))
+
+    def done(self):
+        failed = [part for part in self.items if not part.passed]
+        if not failed:
+            return [part.message for part in self.items]
+        first = failed[0].mistake
+        first.parts = list(self.items)
+        raise first
+
+
+class _PartCheck:
+    def __init__(self, parts, name, passed):
+        self.parts, self.name, self.passed = parts, name, passed
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, tb):
+        if error is None:
+            self.parts.add(self.name, passed=self.passed)
+            return False
+        if isinstance(error, Mistake):
+            self.parts.add(self.name, error)
+            return True
+        return False
 
 
 class LearnerError(Exception):
@@ -126,6 +199,10 @@ class Result:
     details: list = field(default_factory=list)
     figure: Any = None
     seconds: float = 0.0
+    more_hints: list = field(default_factory=list)
+    hints_left: int = 0
+    attempt: int = 1
+    parts: list = field(default_factory=list)
 
     @property
     def passed(self):
@@ -133,6 +210,32 @@ class Result:
 
     def __bool__(self):
         return self.passed
+
+    @property
+    def score(self):
+        """The share of sub-checks passed: 1.0 when passed, 0.0 when failed without parts."""
+        if self.passed:
+            return 1.0
+        return sum(part.passed for part in self.parts) / len(self.parts) if self.parts else 0.0
+
+    @property
+    def grade(self):
+        """``"passed"``, ``"partial"`` (some sub-checks passed) or ``"failed"``."""
+        return PASSED if self.passed else "partial" if self.score > 0 else FAILED
+
+    def _hint_lines(self):
+        lines = [("Hint" if i == 0 else f"Hint {i + 1}", h) for i, h in enumerate([self.hint] + self.more_hints)
+                 if h]
+        if self.hints_left:
+            lines.append(("", "Another hint comes with your next attempt."))
+        return lines
+
+    def _part_lines(self):
+        """``(symbol, name, message or None)`` per sub-check, when there are several."""
+        if not self.parts:
+            return []
+        return [(_SYMBOLS[PASSED if p.passed else FAILED], p.name,
+                 None if p.passed or p.message == self.message else p.message) for p in self.parts]
 
     def headline(self):
         words = {PASSED: "passed", FAILED: "not quite", NOT_DONE: "not done yet", ERROR: "your code raised an error"}
@@ -143,8 +246,11 @@ class Result:
     def __str__(self):
         lines = [f"{_SYMBOLS[self.status]} {self.headline()}", _plain(self.message)]
         lines += ["  - " + _plain(d) for d in self.details]
-        if self.hint:
-            lines.append("Hint: " + _plain(self.hint))
+        if self.parts:
+            lines.append(f"{sum(p.passed for p in self.parts)} of {len(self.parts)} checks passed:")
+            lines += [f"  {symbol} {name}" + (f": {_plain(text)}" if text else "")
+                      for symbol, name, text in self._part_lines()]
+        lines += [(f"{label}: " if label else "") + _plain(text) for label, text in self._hint_lines()]
         figure_text = getattr(self.figure, "text", None)
         if callable(figure_text):
             lines.append(figure_text())
@@ -157,8 +263,12 @@ class Result:
         lines = [f"**{_SYMBOLS[self.status]} {self.headline()}**", "", self.message]
         if self.details:
             lines += [""] + [f"- {d}" for d in self.details]
-        if self.hint:
-            lines += ["", f"*Hint:* {self.hint}"]
+        if self.parts:
+            lines += ["", f"{sum(p.passed for p in self.parts)} of {len(self.parts)} checks passed:", ""]
+            lines += [f"- {symbol} `{name}`" + (f": {text}" if text else "")
+                      for symbol, name, text in self._part_lines()]
+        for label, text in self._hint_lines():
+            lines += ["", (f"*{label}:* " if label else "") + text]
         return "\n".join(lines)
 
     def _repr_html_(self):
@@ -172,8 +282,15 @@ class Result:
         if self.details:
             parts.append('<ul style="margin:4px 0 4px 18px;padding:0">'
                          + "".join(f"<li>{inline_markup(d)}</li>" for d in self.details) + "</ul>")
-        if self.hint:
-            parts.append(f'<div style="margin-top:4px"><b>Hint:</b> {inline_markup(self.hint)}</div>')
+        if self.parts:
+            parts.append(f'<div style="margin-top:4px">{sum(p.passed for p in self.parts)} of {len(self.parts)} '
+                         'checks passed:</div><ul style="margin:2px 0 4px 18px;padding:0;list-style:none">'
+                         + "".join(f"<li>{symbol} <code>{html.escape(name)}</code>"
+                                   + (f": {inline_markup(text)}" if text else "") + "</li>"
+                                   for symbol, name, text in self._part_lines()) + "</ul>")
+        for label, text in self._hint_lines():
+            parts.append(f'<div style="margin-top:4px">{f"<b>{label}:</b> " if label else ""}'
+                         f"{inline_markup(text)}</div>")
         figure_html = None
         if self.figure is not None and hasattr(self.figure, "_repr_html_"):
             try:
@@ -246,12 +363,28 @@ def exercise(id, title, lesson, solution):
     return register
 
 
+#: How many times each exercise was checked in this kernel (the hint level of the next failure).
+ATTEMPTS = Counter()
+#: Called with every :class:`Result` (the grader records them: :mod:`vizgrad.lessons.grading`).
+RECORDERS = []
+
+
 def run(exercise, learner, options=None):
-    """Run ``exercise``'s checker on the learner's arguments; always returns a :class:`Result`."""
+    """Run ``exercise``'s checker on the learner's arguments; always returns a :class:`Result`
+    (counted as one attempt, and handed to every recorder)."""
+    ATTEMPTS[exercise.id] += 1
+    outcome = _outcome(exercise, learner, options, ATTEMPTS[exercise.id])
+    for record in RECORDERS:
+        record(outcome)
+    return outcome
+
+
+def _outcome(exercise, learner, options, attempt):
     started = time.perf_counter()
 
     def result(status, message, **extra):
-        return Result(exercise.id, exercise.title, status, message, seconds=time.perf_counter() - started, **extra)
+        return Result(exercise.id, exercise.title, status, message, seconds=time.perf_counter() - started,
+                      attempt=attempt, **extra)
 
     try:
         outcome = exercise.checker(*learner, **(options or {}))
@@ -259,8 +392,11 @@ def run(exercise, learner, options=None):
         return result(NOT_DONE, "Replace `raise NotImplementedError` with your code, run the cell, then run "
                                 "this check again.")
     except Mistake as mistake:
-        return result(FAILED, mistake.message, hint=mistake.hint, mistake=mistake.kind, details=mistake.details,
-                      figure=mistake.figure)
+        levels = hint_levels.levels(mistake.hint, mistake.kind)
+        shown = levels[:attempt]
+        return result(FAILED, mistake.message, hint=shown[0] if shown else None, more_hints=shown[1:],
+                      hints_left=len(levels) - len(shown), mistake=mistake.kind, details=mistake.details,
+                      figure=mistake.figure, parts=mistake.parts)
     except LearnerError as error:
         return result(ERROR, learner_error_message(error.error, error.what), mistake="exception",
                       hint=error_hint(error.error))

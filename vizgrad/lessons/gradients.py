@@ -1,12 +1,14 @@
 """Gradient tools behind the checkers, usable in lessons too.
 
-* :func:`numerical_vjp`: ``vᵀJ`` by central differences, in float64.
+* :func:`numerical_vjp`: ``vᵀJ`` by central differences, in float64 (from
+  :mod:`vizgrad.tutor.numeric`, with ``as_numpy`` and ``close``).
 * :func:`check_function`: run a custom :class:`vizgrad.autograd.Function` once, catch
   what its ``backward`` returns (even when the engine would reject it, e.g. for the
   wrong shape), and compare it with finite differences of its own ``forward``.
 * :func:`diagnose`: name the usual mistakes when two gradients differ (a sign, a
   transpose, a missing sum over a broadcast dimension, a forgotten upstream gradient,
-  a constant factor).
+  a constant factor): the tutor's :func:`vizgrad.tutor.diagnose`, its kinds under the
+  lessons' codes (:data:`vizgrad.lessons.hints.LESSON_CODES`).
 * :func:`find_wrong_nodes`: run a function, record its graph, check every custom
   Function node in it locally, and return a report whose figure highlights the first
   node whose local gradient disagrees with the numerical one.
@@ -18,98 +20,40 @@ Example::
     report            # the graph, the faulty node in red, what is wrong with it
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
 
-from ..autograd import BackwardError, Function, grad as autograd_grad, no_grad
+from ..autograd import BackwardError, Function, grad as autograd_grad
 from ..creation import tensor
 from ..tensor import Tensor
 from ..trace import Graph, GraphEdge, GraphNode
+from ..tutor.diagnose import Alternative, Finding, diagnose as tutor_diagnose
+from ..tutor.numeric import as_numpy, close, numerical_vjp
 from .figures import GraphFigure
 from .framework import learner_code
-
-RTOL, ATOL = 1e-4, 1e-6
-
-
-def as_numpy(value):
-    """A float64 NumPy copy of a tensor, array or number."""
-    if isinstance(value, Tensor):
-        return np.array(value.detach().numpy(), dtype=np.float64)
-    return np.array(value, dtype=np.float64)
-
-
-def close(a, b, rtol=RTOL, atol=ATOL):
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=atol))
+from .hints import LESSON_CODES, tutor_kind
 
 
 def _float64(array, requires_grad=False, name=None):
     return tensor(np.array(array, dtype=np.float64), requires_grad=requires_grad, name=name)
 
 
-def numerical_vjp(forward, args, wrt, v, eps=1e-6):
-    """For each position in ``wrt``: the gradient of ``sum(v * forward(*args))`` with respect
-    to ``args[position]`` by central differences (``args`` are arrays or constants)."""
-    args = [np.array(a, dtype=np.float64) if isinstance(a, (np.ndarray, Tensor)) else a for a in args]
-    v = np.asarray(v, dtype=np.float64)
-
-    def value(values):
-        with no_grad():
-            out = forward(*[_float64(a) if isinstance(a, np.ndarray) else a for a in values])
-        return float(np.sum(v * as_numpy(out)))
-
-    results = []
-    for position in wrt:
-        base = args[position]
-        gradient = np.zeros_like(base)
-        for index in np.ndindex(base.shape):
-            sides = []
-            for delta in (eps, -eps):
-                moved = base.copy()
-                moved[index] += delta
-                sides.append(value(args[:position] + [moved] + args[position + 1:]))
-            gradient[index] = (sides[0] - sides[1]) / (2 * eps)
-        results.append(gradient)
-    return results
-
-
-# --- naming mistakes ------------------------------------------------------------------------------
+# --- naming mistakes: the tutor's diagnosis, in the lessons' codes (hints.LESSON_CODES) ---------------
 @dataclass
-class Diagnosis:
-    """What is wrong with one gradient: a ``kind`` code, a message and a hint."""
+class Diagnosis(Finding):
+    """What is wrong with one gradient: a lesson's ``kind`` code (see
+    :data:`vizgrad.lessons.hints.LESSON_CODES`), a message and a hint."""
 
-    kind: str
-    message: str
-    hint: Optional[str] = None
-    details: list = field(default_factory=list)
-
-
-def broadcast_axes(big, small):
-    """The axes of shape ``big`` along which an input of shape ``small`` was broadcast, or
-    None when ``small`` does not broadcast to ``big``."""
-    lead = len(big) - len(small)
-    if lead < 0 or any(s != 1 and s != b for s, b in zip(small, big[lead:])):
-        return None
-    return tuple(range(lead)) + tuple(lead + i for i, s in enumerate(small) if s == 1 and big[lead + i] != 1)
+    @property
+    def tutor_kind(self):
+        return tutor_kind(self.kind)
 
 
-def sum_to(array, shape):
-    """Sum ``array`` down to ``shape`` (undo broadcasting)."""
-    axes = broadcast_axes(array.shape, tuple(shape))
-    summed = array.sum(axis=axes) if axes else array
-    return summed.reshape(shape)
-
-
-def _preview(array):
-    array = np.asarray(array, dtype=np.float64)
-    text = np.array2string(array, precision=4, suppress_small=True, separator=", ", threshold=12, edgeitems=2)
-    return " ".join(text.split())
-
-
-def diagnose(got, expected, name="the input", ones=None, candidates=(), what="gradient"):
-    """None when ``got`` matches ``expected``; otherwise a :class:`Diagnosis`.
+def diagnose(got, expected, name="the input", ones=None, candidates=(), what="gradient", sizes=()):
+    """None when ``got`` matches ``expected``; otherwise a :class:`Diagnosis`, found by the
+    tutor's :func:`vizgrad.tutor.diagnose`.
 
     Args:
         got, expected: arrays; ``expected`` has the input's shape.
@@ -118,72 +62,20 @@ def diagnose(got, expected, name="the input", ones=None, candidates=(), what="gr
             that ignores its ``grad_output``.
         candidates: ``[(kind, wrong_array, message, hint), ...]``: known wrong answers
             for this exercise, tried first.
+        what: what ``got`` is, in the message (``"gradient"``, ``"value"``).
+        sizes: the sizes in the exercise (a batch size...), to name a missing ``1/N``.
     """
-    got, expected = np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64)
-    side_by_side = [f"yours: `{_preview(got)}`", f"expected: `{_preview(expected)}`"]
-    if got.shape != expected.shape:
-        axes = broadcast_axes(got.shape, expected.shape)
-        if axes:
-            dims = axes[0] if len(axes) == 1 else axes
-            keep = any(i >= got.ndim - expected.ndim and expected.shape[i - (got.ndim - expected.ndim)] == 1
-                       for i in axes)
-            how = f"`.sum({dims}{', keepdim=True' if keep else ''})`"
-            values_ok = close(sum_to(got, expected.shape), expected)
-            return Diagnosis(
-                "missing-broadcast-sum",
-                f"The {what} for `{name}` has shape {tuple(got.shape)}, but `{name}` has shape "
-                f"{tuple(expected.shape)}: `{name}` was broadcast along dimension{'s' if len(axes) > 1 else ''} "
-                f"{dims} in the forward pass, and its {what} was not summed back."
-                + ("" if values_ok else " (Even summed, the values would still be off.)"),
-                f"A broadcast input is used once per copy, so its gradient is the sum of the copies' "
-                f"gradients: {how}. The gradient of an input always has the input's shape.")
-        if got.ndim == 2 and got.shape == expected.shape[::-1]:
-            return Diagnosis(
-                "transposed",
-                f"The {what} for `{name}` has shape {tuple(got.shape)}, the transpose of `{name}`'s shape "
-                f"{tuple(expected.shape)}.",
-                "For `C = A @ B`: `dA = dC @ B.T` (shape of A) and `dB = A.T @ dC` (shape of B). Check each "
-                "product's shape: (m, k) @ (k, n) gives (m, n).", side_by_side)
-        return Diagnosis("shape", f"The {what} for `{name}` has shape {tuple(got.shape)}, but `{name}` has shape "
-                                  f"{tuple(expected.shape)}.",
-                         "The gradient of an input always has exactly the input's shape.")
-    if not np.all(np.isfinite(got)) and np.all(np.isfinite(expected)):
-        return Diagnosis("not-finite", f"The {what} for `{name}` contains NaN or inf.",
-                         "Look for a division by zero or a log/sqrt of a non-positive number.", side_by_side)
-    if close(got, expected):
+    alternatives = [Alternative(kind, wrong, message, hint) for kind, wrong, message, hint in candidates]
+    if ones is not None and not close(ones, expected):
+        alternatives.append(Alternative(
+            "ignored-upstream", ones,
+            f"The {what} for `{name}` is the local derivative alone: it is not multiplied by the gradient that "
+            "arrives from above (`grad_output`).",
+            "Chain rule: what backward returns is `grad_output` times the local derivative."))
+    finding = tutor_diagnose(got, expected, name, alternatives, sizes, what=what)
+    if finding is None:
         return None
-    for kind, wrong, message, hint in candidates:
-        if wrong is not None and close(got, wrong):
-            return Diagnosis(kind, message, hint, side_by_side)
-    if close(got, -expected):
-        return Diagnosis("sign", f"The {what} for `{name}` has the wrong sign: every element is the negative "
-                                 "of the right one.",
-                         "Check the sign of each local derivative, e.g. d/dx cos(x) = -sin(x), "
-                         "d/dx (a - x) = -1.", side_by_side)
-    if got.ndim == 2 and got.shape[0] == got.shape[1] and not close(expected, expected.T) and close(got, expected.T):
-        return Diagnosis("transposed", f"The {what} for `{name}` is the transpose of the right one.",
-                         "For `C = A @ B`: `dA = dC @ B.T` and `dB = A.T @ dC`.", side_by_side)
-    if ones is not None and close(got, ones) and not close(ones, expected):
-        return Diagnosis("ignored-upstream",
-                         f"The {what} for `{name}` is the local derivative alone: it is not multiplied by the "
-                         "gradient that arrives from above (`grad_output`).",
-                         "Chain rule: what backward returns is `grad_output` times the local derivative.",
-                         side_by_side)
-    if np.all(np.abs(got) <= ATOL) and not np.all(np.abs(expected) <= ATOL):
-        return Diagnosis("zero", f"The {what} for `{name}` is all zeros.",
-                         "Is the gradient computed but not returned, or multiplied by zero somewhere?", side_by_side)
-    mask = np.abs(expected) > 1e-6
-    if mask.any():
-        ratios = got[mask] / expected[mask]
-        if np.allclose(ratios, ratios[0], rtol=1e-3) and close(got, ratios[0] * expected):
-            return Diagnosis("scale", f"The {what} for `{name}` is {ratios[0]:.4g} times the right one.",
-                             "A constant factor is off: a missing or extra 2 (from a square), or a mean "
-                             "instead of a sum?", side_by_side)
-    worst = np.unravel_index(np.argmax(np.abs(got - expected)), got.shape) if got.ndim else ()
-    return Diagnosis("values", f"The {what} for `{name}` has the right shape but wrong values (the largest "
-                               f"difference is at index {tuple(int(i) for i in worst)}: "
-                               f"{float(got[worst]):.5g} instead of {float(expected[worst]):.5g}).",
-                     "Write the local derivative on paper first, then translate it term by term.", side_by_side)
+    return Diagnosis(LESSON_CODES.get(finding.kind, finding.kind), finding.message, finding.hint, finding.details)
 
 
 # --- checking one custom Function ----------------------------------------------------------------
