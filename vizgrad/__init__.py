@@ -49,6 +49,8 @@ from . import serialization
 from . import events
 from . import return_types
 from . import linalg
+from . import amp
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from . import special
 from . import trace as _trace_module
 from .trace import Graph, graph, trace

@@ -26,6 +26,7 @@ from ..ops.shape import cat, stack
 from . import functional as F
 from . import init
 from .module import Module, Parameter
+from .utils.rnn import PackedSequence
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
 
@@ -94,6 +95,43 @@ def _check_hidden(owner, name, hidden, expected, batched):
     if tuple(hidden.shape) != tuple(expected):
         raise ShapeError(f"{owner}: expected {name} of shape {format_shape(expected)}, got "
                          f"{format_shape(hidden.shape)}")
+
+
+# --- packed batches: the state of the sequences still running ---------------------------
+
+def _permute_hidden(hidden, indices):
+    """``hidden`` (None or a (layers, batch, features) tensor) with its batch in the order ``indices``."""
+    if hidden is None or indices is None:
+        return hidden
+    return hidden.index_select(1, indices)
+
+
+def _rows(state, start, stop):
+    """Rows ``start:stop`` of a state (a tensor, or an LSTM's (h, c))."""
+    if isinstance(state, tuple):
+        return tuple(part[start:stop] for part in state)
+    return state[start:stop]
+
+
+def _join(states):
+    """The states' rows one after the other."""
+    if len(states) == 1:
+        return states[0]
+    if isinstance(states[0], tuple):
+        return tuple(cat(parts, 0) for parts in zip(*states))
+    return cat(states, 0)
+
+
+def _resize(state, batch, initial, finished):
+    """``state`` for the ``batch`` sequences running at this step: rows of sequences that have
+    ended go to ``finished`` (their final state); sequences that join start from ``initial``."""
+    rows = (state[0] if isinstance(state, tuple) else state).shape[0]
+    if batch < rows:
+        finished.append(_rows(state, batch, rows))
+        return _rows(state, 0, batch)
+    if batch > rows:
+        return _join([state, _rows(initial, rows, batch)])
+    return state
 
 
 # --- the multi-layer sequence models ----------------------------------------------------
@@ -184,18 +222,31 @@ class RNNBase(Module):
             return _gru_step(x_proj, state, w_hh, b_hh)
         return _rnn_step(x_proj, state, w_hh, b_hh, F.tanh if self.mode == "RNN_TANH" else F.relu)
 
-    def _run_direction(self, inputs, state, layer, direction):
-        """Run one layer in one direction over the time steps ``inputs`` (a (T, N, F) tensor):
-        the outputs per time step (in time order) and the final state."""
+    def _run_direction(self, inputs, state, layer, direction, batch_sizes=None):
+        """Run one layer in one direction over the time steps ``inputs`` (a (T, N, F) tensor,
+        or a packed sequence's (sum of batch_sizes, F) data): the outputs (in time order; packed
+        when the input is) and the final state.
+
+        A packed batch shrinks as sequences end: step t runs on the first batch_sizes[t]
+        rows, and the rows that left keep the state of their last real step (the reverse
+        direction starts each sequence from its initial state when it joins)."""
         w_ih, w_hh, b_ih, b_hh, w_hr = self._weights(layer, direction)
-        steps = F.linear(inputs, w_ih, b_ih).unbind(0)    # every step's input projection at once
+        projected = F.linear(inputs, w_ih, b_ih)          # every step's input projection at once
+        steps = projected.unbind(0) if batch_sizes is None else projected.split(batch_sizes)
         order = range(len(steps) - 1, -1, -1) if direction else range(len(steps))
         outputs = [None] * len(steps)
+        initial, finished = state, []
+        if batch_sizes is not None:
+            state = _rows(state, 0, batch_sizes[order[0]])
         for t in order:
+            if batch_sizes is not None:
+                state = _resize(state, batch_sizes[t], initial, finished)
             with step_scope(self, f"t{t}", f"t={t}"):    # each time step is a box of the drawing
                 state = self._step(steps[t], state, w_hh, b_hh, w_hr)
             outputs[t] = state[0] if self.mode == "LSTM" else state
-        return stack(outputs, 0), state
+        if batch_sizes is None:
+            return stack(outputs, 0), state
+        return cat(outputs, 0), _join([state] + finished[::-1])
 
     def _expected_hidden(self, batch):
         directions = 2 if self.bidirectional else 1
@@ -203,15 +254,25 @@ class RNNBase(Module):
 
     def forward(self, input, hx=None):
         owner = type(self).__name__
-        batched = _check_input(owner, input, self.input_size, 3, self.weight_ih_l0.dtype)
-        if not batched:
-            input = input.unsqueeze(1)
-        elif self.batch_first:
-            input = input.transpose(0, 1)
-        steps, batch = input.shape[0], input.shape[1]
-        if steps == 0:
-            raise ShapeError(f"{owner}: expected a sequence of at least one time step, got input of shape "
-                             f"{format_shape(input.shape)}")
+        packed = input if isinstance(input, PackedSequence) else None
+        batch_sizes = None
+        if packed is not None:
+            input = packed.data
+            if not _check_input(owner, input, self.input_size, 2, self.weight_ih_l0.dtype):
+                raise ShapeError(f"{owner}: a packed sequence's data must be 2-D (steps, features), got shape "
+                                 f"{format_shape(input.shape)}")
+            batched, batch_sizes = True, packed.batch_sizes.tolist()
+            batch = batch_sizes[0]
+        else:
+            batched = _check_input(owner, input, self.input_size, 3, self.weight_ih_l0.dtype)
+            if not batched:
+                input = input.unsqueeze(1)
+            elif self.batch_first:
+                input = input.transpose(0, 1)
+            steps, batch = input.shape[0], input.shape[1]
+            if steps == 0:
+                raise ShapeError(f"{owner}: expected a sequence of at least one time step, got input of shape "
+                                 f"{format_shape(input.shape)}")
         directions = 2 if self.bidirectional else 1
         h_shape = self._expected_hidden(batch)
         c_shape = (h_shape[0], batch, self.hidden_size)
@@ -231,6 +292,9 @@ class RNNBase(Module):
             _check_hidden(owner, "hx", h0, h_shape if batched else (h_shape[0], h_shape[2]), batched)
             if not batched:
                 h0 = h0.unsqueeze(1)
+        if packed is not None and hx is not None:          # the initial states in the packed order
+            h0 = _permute_hidden(h0, packed.sorted_indices)
+            c0 = _permute_hidden(c0, packed.sorted_indices) if self.mode == "LSTM" else None
         layer_input = input
         h0 = h0.unbind(0)
         c0 = c0.unbind(0) if self.mode == "LSTM" else None
@@ -241,11 +305,11 @@ class RNNBase(Module):
                 index = layer * directions + direction
                 state = (h0[index], c0[index]) if self.mode == "LSTM" else h0[index]
                 if self.num_layers == 1 and directions == 1:
-                    output, state = self._run_direction(layer_input, state, layer, direction)
+                    output, state = self._run_direction(layer_input, state, layer, direction, batch_sizes)
                 else:
                     with step_scope(self, f"layer{layer}" + ("_reverse" if direction else ""),
                                     f"layer {layer}" + (" (reverse)" if direction else "")):
-                        output, state = self._run_direction(layer_input, state, layer, direction)
+                        output, state = self._run_direction(layer_input, state, layer, direction, batch_sizes)
                 outputs.append(output)
                 if self.mode == "LSTM":
                     final_h.append(state[0])
@@ -258,7 +322,10 @@ class RNNBase(Module):
         output = layer_input
         h_n = stack(final_h, 0)
         c_n = stack(final_c, 0) if self.mode == "LSTM" else None
-        if not batched:
+        if packed is not None:
+            output = PackedSequence(output, packed.batch_sizes, packed.sorted_indices, packed.unsorted_indices)
+            h_n, c_n = (_permute_hidden(state, packed.unsorted_indices) for state in (h_n, c_n))
+        elif not batched:
             output, h_n = output.squeeze(1), h_n.squeeze(1)
             c_n = c_n.squeeze(1) if c_n is not None else None
         elif self.batch_first:

@@ -1,4 +1,5 @@
-"""Gradient clipping and flat parameter vectors, as ``torch.nn.utils``.
+"""Gradient clipping and flat parameter vectors, as ``torch.nn.utils``; sequence padding and
+packing for the recurrent layers in :mod:`vizgrad.nn.utils.rnn`.
 
 Example::
 
@@ -9,9 +10,10 @@ Example::
 
 import math
 
-from ..autograd.grad_mode import no_grad
-from ..errors import ShapeError, format_shape, ArgumentError, ArgumentTypeError, DeviceError, NonFiniteError
-from ..tensor import Tensor
+from ...autograd.grad_mode import no_grad
+from ...errors import ShapeError, format_shape, ArgumentError, ArgumentTypeError, DeviceError, NonFiniteError
+from ...tensor import Tensor
+from . import rnn  # noqa: F401  (nn.utils.rnn, as in PyTorch)
 
 
 def _as_list(parameters):
@@ -30,12 +32,12 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
 
         nn.utils.get_total_norm([vizgrad.tensor([3.0]), vizgrad.tensor([4.0])])   # tensor(5.)
     """
-    from ..ops.reduce import norm
-    from ..ops.shape import stack
+    from ...ops.reduce import norm
+    from ...ops.shape import stack
     tensors = _as_list(tensors)
     norm_type = float(norm_type)
     if not tensors:
-        from ..creation import tensor
+        from ...creation import tensor
         return tensor(0.0)
     with no_grad():
         device = tensors[0].device
@@ -96,7 +98,7 @@ def parameters_to_vector(parameters):
         vec = nn.utils.parameters_to_vector(model.parameters())
         vec.shape          # (number of parameters,)
     """
-    from ..ops.shape import cat, reshape
+    from ...ops.shape import cat, reshape
     parameters = _as_list(parameters)
     if not parameters:
         raise ArgumentError("parameters_to_vector: no parameters given")
