@@ -28,7 +28,7 @@ from vizgrad.render.html import REPORT_SCHEMA, page as report_page
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "browser-graph"
 READY = "#vizgrad-report[data-ready], #vizgrad-report[data-error]"
 DRAWING = "svg.vg-graph > g"          # each new drawing gets a new id
-MIN_LABEL_PX = 8
+MIN_LABEL_PX = 11                     # issue 27: every label drawn is readable
 
 
 @pytest.fixture(scope="module")
@@ -85,12 +85,26 @@ def open_group(page, key):
     redrawn(page, lambda: box.dispatch_event("pointerdown", {"button": 0}) or box.dispatch_event("pointerup", {"button": 0}))
 
 
+def open_every_group(page, limit=60):
+    """Open the collapsed groups one click at a time until none is left (a graph that opened
+    collapsed to be legible, drawn with all its nodes)."""
+    for _ in range(limit):
+        keys = page.eval_on_selector_all("g.vg-group", "boxes => boxes.map((box) => box.dataset.group)")
+        if not keys:
+            return
+        open_group(page, keys[0])
+    raise AssertionError(f"groups still collapsed after {limit} clicks")
+
+
 def texts_too_small(page):
-    """Node and group labels drawn on screen smaller than MIN_LABEL_PX (hidden ones do not count)."""
-    return page.eval_on_selector_all("svg.vg-graph g.node text", f"""texts => texts
-        .filter((text) => getComputedStyle(text).display !== "none")
-        .map((text) => [text.textContent, text.getBoundingClientRect().height])
-        .filter(([, height]) => height > 0 && height < {MIN_LABEL_PX})""")
+    """Labels (of nodes, groups, open groups' frames and edges) drawn on screen smaller than
+    MIN_LABEL_PX: the font size times the zoom (the text's height on screen over its height
+    in the drawing); hidden ones do not count."""
+    return page.eval_on_selector_all("svg.vg-graph text", f"""texts => texts
+        .filter((text) => getComputedStyle(text).display !== "none" && text.getBBox().height > 0)
+        .map((text) => [text.textContent,
+                        parseFloat(getComputedStyle(text).fontSize) * text.getBoundingClientRect().height / text.getBBox().height])
+        .filter(([, px]) => px < {MIN_LABEL_PX} - 0.05)""")
 
 
 def covers_a_node(page, selector):
@@ -199,8 +213,10 @@ def close_group(page, key):
 
 
 def test_the_cnn_keeps_batchnorm_buffers_in_its_box_and_shows_the_loss_value(open_graph):
-    model, graph = graph_models.traced("cnn")                    # 24 nodes: BatchNorm is one op, drawn open
+    model, graph = graph_models.traced("cnn")                    # 24 nodes: BatchNorm is one op
     page = open_graph(graph.to_dict(), "cnn")
+    assert texts_too_small(page) == []                           # it opens collapsed as far as that needs
+    open_every_group(page)
     assert page.eval_on_selector_all("g.cluster", "boxes => boxes.map((b) => b.dataset.group)") == [
         *map(str, range(10)), "g10"]                             # each module, and cross_entropy's ops
     batchnorm = page.locator('g.cluster[data-group="1"]')
@@ -216,6 +232,7 @@ def test_the_cnn_keeps_batchnorm_buffers_in_its_box_and_shows_the_loss_value(ope
 
     model, graph = graph_models.traced("cnn-eval")               # BatchNorm reads its running statistics
     page = open_graph(graph.to_dict(), "cnn-eval")
+    open_every_group(page)
     close_group(page, "1")
     batchnorm = page.locator('g.vg-group[data-group="1"]')
     assert batchnorm.locator("text", has_text="BatchNorm2d(8)").count() == 1
@@ -251,7 +268,7 @@ def test_the_rnn_draws_a_shared_weight_once_with_its_use_count(open_graph):
     shot(page, "rnn-cell-open")
 
 
-def test_labels_give_way_to_shapes_when_too_small_and_the_minimap_follows(open_graph):
+def test_labels_give_way_to_shapes_when_too_small_and_fit_keeps_them_readable(open_graph):
     model, graph = graph_models.traced("transformer")
     page = open_graph(graph.to_dict(), "transformer-zoom")
     open_group(page, "blocks")
@@ -259,22 +276,32 @@ def test_labels_give_way_to_shapes_when_too_small_and_the_minimap_follows(open_g
     for key in ("blocks.0", "blocks.1", "blocks.2", "blocks.3"):
         open_group(page, key)
     svg = page.locator("svg.vg-graph")
-    page.get_by_role("button", name="fit the graph").click()
-    if "vg-glyphs" in svg.get_attribute("class"):                # fitted, the labels would be too small
-        assert page.locator("svg.vg-graph g.node text").first.evaluate("t => getComputedStyle(t).display") == "none"
-    assert texts_too_small(page) == []
-    shot(page, "transformer-all-open-fitted")
-    for _ in range(20):                                          # zoom in until the labels come back
-        if "vg-glyphs" not in svg.get_attribute("class"):
+    minimap = page.locator('[data-testid="vg-minimap"]')
+    for _ in range(12):                                          # zoom out until the labels give way to the shapes
+        if "vg-glyphs" in svg.get_attribute("class"):
             break
-        page.get_by_role("button", name="zoom in").click()
+        page.get_by_role("button", name="zoom out").click()
+    assert "vg-glyphs" in svg.get_attribute("class")
+    assert page.locator("svg.vg-graph g.node text").first.evaluate("t => getComputedStyle(t).display") == "none"
+    assert texts_too_small(page) == []
+    shot(page, "transformer-all-open-zoomed-out")
+    # too large to fit whole at a readable size: "fit" shows the root's part of it, readable
+    page.get_by_role("button", name="fit the graph").click()
     assert "vg-glyphs" not in svg.get_attribute("class")
     assert texts_too_small(page) == []
-    minimap = page.locator('[data-testid="vg-minimap"]')
+    root = page.locator("svg.vg-graph .vg-root").bounding_box()
+    stage = page.locator(".vg-graph-stage").bounding_box()
+    assert stage["y"] <= root["y"] and root["y"] + root["height"] <= stage["y"] + stage["height"]
     assert minimap.is_visible()                                  # part of the graph in view: the overview shows
-    shot(page, "transformer-zoomed-in-minimap")
-    page.get_by_role("button", name="fit the graph").click()
+    over_root = page.evaluate("""() => {
+        const map = document.querySelector('[data-testid="vg-minimap"]').getBoundingClientRect();
+        const r = document.querySelector('svg.vg-graph .vg-root').getBoundingClientRect();
+        return map.left < r.right && map.right > r.left && map.top < r.bottom && map.bottom > r.top; }""")
+    assert not over_root                                         # never over the root
+    shot(page, "transformer-all-open-fitted")
+    page.get_by_role("button", name="overview").click()         # the overview can be hidden
     assert minimap.is_hidden()
+    assert page.locator('[data-testid="vg-minimap-toggle"]').get_attribute("aria-pressed") == "false"
 
 
 def view_box(page):

@@ -309,7 +309,7 @@ def test_hand_built_graph_with_odd_ids_and_empty_shapes():
                   edges=[GraphEdge("n0", "n1", 0, [])])
     agraph = parse(graph.to_dot(rankdir="LR"))
     assert agraph.graph_attr["rankdir"] == "LR"
-    assert agraph.get_edge("n0", "n1").attr["label"] == "()"
+    assert agraph.get_edge("n0", "n1").attr["label"] == "scalar"         # "()" would read as "0"
     assert unescape(agraph.get_node("n0").attr["label"]) == "leaf\n()"
 
 

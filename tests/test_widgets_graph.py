@@ -470,6 +470,46 @@ def test_step_seek_play_pause_and_select(closing):
     view.select(None)
 
 
+def test_steps_are_numbered_as_the_widget_numbers_them(closing):
+    """step_index is the position in timeline; Python and the widget both say "backward
+    step step_index + 1 of len(timeline)" (lesson 01 printed "step 0 of 5" beside "step 1 of 6")."""
+    _, _, y = mul_tanh_sum()
+    view = GraphView(y)
+    closing.append(view)
+    assert view.step_text == "no backward pass recorded"
+    y.backward()
+    view._updates.flush()
+    total = len(view.timeline)
+    view.seek(-1)
+    assert view.step_text == f"before backward (0 of {total} steps)"
+    view.step()
+    first = view.node(view.active_node)
+    assert view.step_index == 0
+    assert view.step_text == f"backward step 1 of {total}: {first.name or first.label or first.op or first.kind} ({first.id})"
+    view.seek(total - 1)
+    assert view.step_text.startswith(f"backward step {total} of {total}: ")
+    data, _ = view._repr_mimebundle_()
+    assert data["text/plain"].endswith(f"; {view.step_text}>")     # what the cell prints says the same
+
+
+def test_the_browser_may_collapse_to_fit_until_the_user_chooses(closing):
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
+    with vg.trace() as tr:
+        model(vg.randn(5, 3)).sum().backward()
+    view = GraphView(tr)
+    closing.append(view)
+    assert view.auto_collapse and view.show_minimap
+    view.collapsed = ["0"]                      # what the browser sends when it collapses to fit, or a click
+    assert not view.auto_collapse and view.collapsed == ["0"]
+    chosen = GraphView(tr, collapse=[])         # the user chose: drawn as asked, never collapsed further
+    closing.append(chosen)
+    assert not chosen.auto_collapse and chosen.collapsed == []
+    later = GraphView(tr)
+    closing.append(later)
+    later.expand()
+    assert not later.auto_collapse
+
+
 def test_modules_collapse_and_expand_redraw_the_dot(closing):
     model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2))
     with vg.trace() as tr:

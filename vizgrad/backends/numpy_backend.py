@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from . import linalg_kernels
+from . import blas_threads, linalg_kernels
 from .base import Backend, namespace
 
 
@@ -421,6 +421,7 @@ class NumpyBackend(Backend):
                         "max": _extremum(np.maximum), "min": _extremum(np.minimum),
                         "astype": astype, "ones_like": ones_like,
                         "matrix_transpose": matrix_transpose, "reshape": reshape,
+                        "matmul": blas_threads.matmul,
                         **linalg_kernels.extras(np)})
 
     def asarray(self, data, dtype, device_index):

@@ -291,7 +291,8 @@ def to_dot(graph, collapse=None, max_nodes=300, show_grads=True, rankdir="TB", t
         if key in drawn:
             continue
         drawn.add(key)
-        lines.append(f"  {quote(source)} -> {quote(target)} [label={quote(shape_text(edge.shape))}];")
+        label = shape_text(edge.shape) if len(edge.shape) else "scalar"     # "()" reads as "0"
+        lines.append(f"  {quote(source)} -> {quote(target)} [label={quote(label)}];")
     if scale is not None:
         lines.extend(_legend(scale))
     lines.append("}")

@@ -16,6 +16,7 @@ Example::
     view                          # show it
     loss.backward()               # the view shows loss's backward pass as it happens
     view.step(-3)                 # or drive it from Python: view.step_index, view.selected
+    print(view.step_text)         # "backward step 4 of 6: Tanh (n5)", as the widget says it
 
 A view of a tensor shows that tensor's history (named after the caller's variables) and
 follows only its backward pass; made after ``loss.backward()``, it replays that pass in the
@@ -59,15 +60,20 @@ class GraphView(VizgradWidget):
         max_rate: updates per second at most while live.
         collapse: the modules to draw collapsed at first (names, or group ids); [] draws
             every node. By default graphs of more than 40 nodes start collapsed at the
-            deepest module level that fits.
+            deepest module level that fits, and the browser collapses further, a level at a
+            time, while the fitted drawing's labels would be under 11 px (``auto_collapse``).
 
     Synced traits: ``graph_json`` (the Graph JSON as one buffer of UTF-8 JSON text: the browser
     lays it out; :attr:`graph` reads it back as Python data), ``timeline`` (node ids
-    in backward order), ``step_index`` (the backward step shown: -1 before the first),
-    ``playing``, ``selected`` (a node id or None), ``collapsed`` and ``modules`` (module
-    names), ``revision`` (counts graph updates), ``live``, ``status``. ``dot`` is the
-    graph's DOT source as drawn with the current ``collapsed`` (for export; worked out
-    when read, never while displaying).
+    in backward order), ``step_index`` (the position in ``timeline`` of the backward step
+    shown, -1 before the first: the widget and :attr:`step_text` say "backward step
+    ``step_index + 1`` of ``len(timeline)``"), ``playing``, ``selected`` (a node id or
+    None), ``collapsed`` and ``modules`` (module names), ``auto_collapse`` (True while the
+    view picks what is collapsed: the browser then collapses further until the graph opens
+    legible; False once the user chose), ``show_minimap`` (the overview button),
+    ``revision`` (counts graph updates), ``live``, ``status``. ``dot`` is the graph's DOT
+    source as drawn with the current ``collapsed`` (for export; worked out when read,
+    never while displaying).
     """
 
     _bundle = "graph-widget"
@@ -79,6 +85,8 @@ class GraphView(VizgradWidget):
     steps_per_second = traitlets.Float(2.0).tag(sync=True)
     selected = traitlets.Unicode(None, allow_none=True).tag(sync=True)
     collapsed = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    auto_collapse = traitlets.Bool(True).tag(sync=True)
+    show_minimap = traitlets.Bool(True).tag(sync=True)
     modules = traitlets.List().tag(sync=True)       # module names (str): set by Python only, as timeline
     revision = traitlets.Int(0).tag(sync=True)
     live = traitlets.Bool(False).tag(sync=True)
@@ -90,7 +98,6 @@ class GraphView(VizgradWidget):
         self._recorder = None
         self._static = None
         self._parsed = (None, {})        # (graph_json, the data it holds): graph reads it once
-        self._user_collapse = False
         self._pushing = False
         self._updates = self._coalescer(max_rate)
 
@@ -122,7 +129,7 @@ class GraphView(VizgradWidget):
             raise TypeError(f"GraphView shows a Tensor, a vizgrad.trace, a Recorder or a Graph; "
                             f"got {type(source).__name__}")
         if collapse is not None:
-            self._user_collapse = True
+            self.auto_collapse = False
             self._pushing = True          # the first push below draws it
             try:
                 self.collapsed = [collapse] if isinstance(collapse, str) else list(collapse)
@@ -194,6 +201,20 @@ class GraphView(VizgradWidget):
         self.playing = False
 
     @property
+    def step_text(self):
+        """The step shown, as the widget words it: "backward step 3 of 9: Linear (n7)",
+        "before backward (0 of 9 steps)", or "no backward pass recorded"."""
+        total = len(self.timeline)
+        if total == 0:
+            return "no backward pass recorded"
+        if self.step_index < 0:
+            return f"before backward (0 of {total} steps)"
+        node_id = self.timeline[self.step_index]
+        node = next((node for node in self.graph.get("nodes", ()) if node["id"] == node_id), None)
+        name = (node.get("name") or node.get("label") or node.get("op") or node["kind"]) if node else node_id
+        return f"backward step {self.step_index + 1} of {total}: {name} ({node_id})"
+
+    @property
     def active_node(self):
         """The id of the node at the current backward step, or None."""
         if 0 <= self.step_index < len(self.timeline):
@@ -208,12 +229,12 @@ class GraphView(VizgradWidget):
 
     def collapse(self, *modules):
         """Draw ``modules`` as single nodes."""
-        self._user_collapse = True
+        self.auto_collapse = False
         self.collapsed = sorted(set(self.collapsed) | set(modules))
 
     def expand(self, *modules):
         """Draw ``modules`` (all when none are named) with their nodes."""
-        self._user_collapse = True
+        self.auto_collapse = False
         self.collapsed = [] if not modules else [m for m in self.collapsed if m not in modules]
 
     @traitlets.validate("step_index")
@@ -224,7 +245,7 @@ class GraphView(VizgradWidget):
     def _collapsed_changed(self, change):
         if self._pushing:
             return
-        self._user_collapse = True       # the user (Python or a click) chose
+        self.auto_collapse = False       # the user (Python or a click) chose
         self._updates.request(self._push, key="graph")
 
     # --- events -------------------------------------------------------------------------
@@ -251,13 +272,13 @@ class GraphView(VizgradWidget):
             graph = self.current_graph
             data = graph.to_json_bytes(steps=[])   # the optimizer/mark history belongs to other views
             timeline = list(graph.backward_order)
-        collapse = effective_collapse(graph, self.collapsed if self._user_collapse else None)
+        collapse = effective_collapse(graph, None if self.auto_collapse else self.collapsed)
         following = self.step_index >= len(self.timeline) - 1     # at the end: stay at the end
         self._pushing = True
         try:
             self.graph_json = data
             self.modules = module_names(graph)
-            if not self._user_collapse:
+            if self.auto_collapse:
                 self.collapsed = collapse
             new_iteration = timeline[:len(self.timeline)] != self.timeline
             self.timeline = timeline
@@ -293,7 +314,7 @@ class GraphView(VizgradWidget):
     # --- static fallback --------------------------------------------------------------------
     def _fallback_text(self):
         graph = self.current_graph
-        return f"<GraphView: {graph!r}>"
+        return f"<GraphView: {graph!r}; {self.step_text}>"
 
     def _fallback_svg(self):
         """The static summary (no Graphviz in the kernel: displaying never waits on a layout)."""

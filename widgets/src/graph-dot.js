@@ -57,6 +57,12 @@ export function valueOrShape(node) {
   return shapeText(node.shape);
 }
 
+/** An edge's label: its tensor's shape, "scalar" for a 0-d one (Python's "()" reads as a zero there), "" when unknown. */
+export function edgeLabel(shape) {
+  if (!Array.isArray(shape)) return "";
+  return shape.length ? shapeText(shape) : "scalar";
+}
+
 /** A node's module: where its op ran, or for a parameter or buffer (a named leaf) the owner in its qualified name. */
 function moduleOf(node) {
   if (node.module) return node.module;
@@ -405,7 +411,7 @@ export function graphDot(graph, { collapsed = [], unfolded = [], tree = groupTre
     if (drawn.has(key)) continue;
     drawn.add(key);
     // shapes on edges only in small drawings: Graphviz lays each edge label out as a node of its own
-    edgeLines.push(items.size <= EDGE_LABELS_UP_TO ? `  ${quote(source)} -> ${quote(target)} [label=${quote(shapeText(edge.shape))}];`
+    edgeLines.push(items.size <= EDGE_LABELS_UP_TO ? `  ${quote(source)} -> ${quote(target)} [label=${quote(edgeLabel(edge.shape))}];`
       : `  ${quote(source)} -> ${quote(target)};`);
   }
 
@@ -501,7 +507,7 @@ function groupLabel(tree, key, closed) {
   const folded = run && run.first === key;
   const title = folded ? `${group.type ?? shortName(group.name)} ×${run.count}` : shortName(group.label, 36);
   const lines = [title];
-  if (folded) lines.push(`${shortName(group.name, 30)} … ${runMembers(tree, run).at(-1).split(".").pop()}`);
+  if (folded) lines.push(`${shortName(group.name, 30)} … ${tree.groups.get(runMembers(tree, run).at(-1)).name.split(".").pop()}`);
   else if (group.kind !== "chunk" && group.label !== group.name) lines.push(shortName(group.name, 36));
   const params = paramsLine(group);
   if (params) lines.push(params);

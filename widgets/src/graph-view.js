@@ -9,17 +9,16 @@
 // listeners returns its cleanup; view.destroy() runs them all and removes the view.
 
 import { h, listen } from "./dom.js";
+import {
+  EDGE_FONT_PT, MAX_FIT_SCALE, MIN_LABEL_PX, MIN_SCALE, NODE_FONT_PT, fitMargin, fitScale, minimapPlace, minimapSize, readableView, rootId,
+  viewScale,
+} from "./fit.js";
 import { nodeCard } from "./node-card.js";
 
 const XLINK = "http://www.w3.org/1999/xlink";
 const DRAG_THRESHOLD = 4; // pixels a press may move and still count as a click
 const MAX_ZOOM_IN = 20;
-const MAX_ZOOM_OUT = 3;
-const MAX_FIT_SCALE = 1.6; // screen pixels per layout point when a small graph is fitted
-const READABLE_PX = 9; // node labels (LABEL_PT in the layout) smaller than this on screen become glyphs
-const LABEL_PT = 12; // graph-dot.js's node font size; edge labels are 10
-const MINIMAP_WIDTH = 150;
-const MINIMAP_HEIGHT = 160;
+const MAX_ZOOM_OUT = 3; // zoomed out at most this far past the whole drawing fitted
 const LAYER_SCALE_LIMIT = 1.25; // a painted layer scaled more than this is painted afresh...
 const LAYER_SHIFT_LIMIT = 0.3; // ...and one moved by more than this part of the view
 // a wheel gesture scales the layer this far (and moves it freely) before painting afresh: painting
@@ -34,25 +33,33 @@ let viewCount = 0;
  * @param {object} graph Graph JSON
  * @param {SVGSVGElement} svg
  * @param {{items: Map, itemOfNode: Map, clusters: Map, tree: object}} drawing what src/graph-dot.js's graphDot drew
- * @param {{onSelect?: (node: object|null) => void, onGroup?: (key: string, action: "open"|"close") => void}} options
+ * @param {{onSelect?: (node: object|null) => void, onGroup?: (key: string, action: "open"|"close") => void,
+ *   minimap?: boolean}} options
  *   onSelect: called when the selection changes; onGroup: a click on a collapsed group's box ("open")
- *   or on an open group's frame ("close")
+ *   or on an open group's frame ("close"); minimap: whether the overview may show (setMinimap changes it)
  * @typedef {{svg: SVGSVGElement, stage: HTMLElement, setActiveStep: (step: number) => void,
  *   select: (id: string|null) => void, zoomIn: () => void, zoomOut: () => void, fit: () => void,
- *   fitTo: (id: string) => void, destroy: () => void}} GraphView
+ *   fitTo: (id: string) => void, fitToGroup: (key: string) => void, setMinimap: (shown: boolean) => void,
+ *   destroy: () => void}} GraphView
  */
-export function mountGraph(container, graph, svg, drawing, { onSelect = () => {}, onGroup = null } = {}) {
+export function mountGraph(container, graph, svg, drawing, { onSelect = () => {}, onGroup = null, minimap: minimapShown = true } = {}) {
   const nodes = new Map(graph.nodes.map((node) => [node.id, node]));
   const { nodeElements, groupElements, edgeElements } = prepareSvg(svg, nodes, drawing);
   const nodesWere = nodes.size;
   const tooltip = h("div", { class: "vg-tooltip", role: "tooltip", hidden: true });
-  const minimap = h("canvas", { class: "vg-minimap vg-out-of-view", width: MINIMAP_WIDTH, height: 10, "aria-label": "overview: click to move there", "data-testid": "vg-minimap" });
+  const minimap = h("canvas", { class: "vg-minimap vg-out-of-view", width: 24, height: 24, "aria-label": "overview: click to move there", "data-testid": "vg-minimap" });
   const stage = h("div", { class: "vg-graph-stage", tabindex: "0", "aria-label": "computation graph" }, [svg, minimap, tooltip]);
   container.append(stage);
 
+  /** The element drawing node ``id``: its own, or the collapsed group's box that holds it. */
+  const elementOf = (id) => nodeElements.get(id) ?? groupElements.get(drawing.itemOfNode.get(id)) ?? null;
+  const rootElement = elementOf(rootId(graph));
+  rootElement?.classList.add("vg-root");
+  const root = rootElement ? boxIn(svg, rootElement) : null; // the output (or the box holding it), in user units
+
   let overview = null;
-  const viewport = createViewport(svg, contentBox(svg), (painted) => overview?.update(painted));
-  overview = createMinimap(minimap, svg, viewport);
+  const viewport = createViewport(svg, contentBox(svg), root, (painted) => overview?.update(painted));
+  overview = createMinimap(minimap, svg, viewport, root, minimapShown);
   overview.viewport = viewport;
   let selected = null;
 
@@ -76,14 +83,12 @@ export function mountGraph(container, graph, svg, drawing, { onSelect = () => {}
     attachTooltip(stage, svg, tooltip, nodes, drawing),
     attachZoomKeys(stage, viewport),
     attachMinimap(minimap, overview),
+    attachResize(svg, viewport),
     () => viewport.cancel(),
   ];
   overview.update();
 
   let shownStep;
-
-  /** The element drawing node ``id``: its own, or the collapsed group's box that holds it. */
-  const elementOf = (id) => nodeElements.get(id) ?? groupElements.get(drawing.itemOfNode.get(id)) ?? null;
 
   return {
     svg,
@@ -140,6 +145,15 @@ export function mountGraph(container, graph, svg, drawing, { onSelect = () => {}
     zoomIn: () => viewport.zoom(1.25),
     zoomOut: () => viewport.zoom(0.8),
     fit: () => viewport.fit(),
+    /** Zoom to group ``key``: its open frame or its box (nothing when it is not drawn). */
+    fitToGroup(key) {
+      const element = [...svg.querySelectorAll("g.cluster[data-group], g.vg-group")].find((candidate) => candidate.dataset.group === key);
+      if (element) viewport.show(boxIn(svg, element), root);
+    },
+    /** Let the overview show (while part of the graph is out of view) or keep it hidden. */
+    setMinimap(shown) {
+      overview.setShown(shown);
+    },
     /** Zoom to node ``id`` (or the group box that holds it), at a readable size at least. */
     fitTo(id) {
       const element = elementOf(id);
@@ -160,6 +174,13 @@ function boxIn(svg, element) {
   const a = new DOMPoint(box.x, box.y).matrixTransform(matrix);
   const b = new DOMPoint(box.x + box.width, box.y + box.height).matrixTransform(matrix);
   return { x: Math.min(a.x, b.x), y: Math.min(a.y, b.y), width: Math.abs(b.x - a.x), height: Math.abs(b.y - a.y) };
+}
+
+/** The smallest box holding boxes ``a`` and ``b``. */
+function unionBox(a, b) {
+  const x = Math.min(a.x, b.x);
+  const y = Math.min(a.y, b.y);
+  return { x, y, width: Math.max(a.x + a.width, b.x + b.width) - x, height: Math.max(a.y + a.height, b.y + b.height) - y };
 }
 
 /** The graph node id under an event target, or null. */
@@ -262,45 +283,34 @@ function contentBox(svg) {
 }
 
 /**
- * Zooming and panning by rewriting the SVG's viewBox (at most once per animation frame);
- * ``content`` is what "fit" shows. Labels that would be drawn smaller than READABLE_PX
- * give way to the shapes (class vg-glyphs) and return when zoomed in. ``onChange(painted)``
- * runs after each change (the minimap follows): ``painted`` is false while a gesture moves
- * the painted drawing as a layer.
+ * Zooming and panning by rewriting the SVG's viewBox (at most once per animation frame).
+ * "fit" (and the first view) shows ``content`` whole when its labels are readable there,
+ * else the part around ``root`` (a box in user units, or null) at the smallest readable
+ * scale (src/fit.js). Labels that would be drawn smaller than MIN_LABEL_PX give way: edge
+ * labels first (class vg-small-text), then every label to the shapes (class vg-glyphs);
+ * they return when zoomed in. ``onChange(painted)`` runs after each change (the minimap
+ * follows): ``painted`` is false while a gesture moves the painted drawing as a layer.
  */
-function createViewport(svg, content, onChange = () => {}) {
-  /** The fitted view: the content with a margin, small graphs not blown up past MAX_FIT_SCALE. */
-  function fitted(target = content, maxScale = MAX_FIT_SCALE) {
-    const margin = Math.max(target.width, target.height) * 0.03 + 4;
-    let width = target.width + 2 * margin;
-    let height = target.height + 2 * margin;
-    if (svg.clientWidth && svg.clientHeight) {
-      width = Math.max(width, svg.clientWidth / maxScale);
-      height = Math.max(height, svg.clientHeight / maxScale);
+function createViewport(svg, content, root, onChange = () => {}) {
+  const pane = () => ({ width: svg.clientWidth, height: svg.clientHeight });
+  /** The readable fitted view; Graphviz's whole drawing while the SVG has no size (not displayed). */
+  function home() {
+    if (!svg.clientWidth || !svg.clientHeight) {
+      const margin = fitMargin(content);
+      return { x: content.x - margin, y: content.y - margin, width: content.width + 2 * margin, height: content.height + 2 * margin };
     }
-    return { x: target.x + target.width / 2 - width / 2, y: target.y + target.height / 2 - height / 2, width, height };
+    return readableView(content, pane(), root);
   }
 
-  const home = fitted();
-  let box = start();
+  let box = home();
+  let fitted = true; // ``box`` is the fitted view (no zoom or pan since): a resized pane is fitted afresh
+  let paneWas = pane(); // the size of the pane ``box`` was painted in
   let frame = 0;
   let committed = { ...box };
   let layered = false;
   let settleFrame = 0;
   let idleFrames = 0;
   apply();
-
-  /** The first view: the fitted one when its labels are readable, else the top of the graph at a readable size. */
-  function start() {
-    if (!svg.clientWidth || !svg.clientHeight) return { ...home };
-    const fittedScale = Math.min(svg.clientWidth / home.width, svg.clientHeight / home.height);
-    if (LABEL_PT * fittedScale >= READABLE_PX) return { ...home };
-    const scale = (READABLE_PX * 1.4) / LABEL_PT;
-    const width = svg.clientWidth / scale;
-    const height = svg.clientHeight / scale;
-    const x = width >= home.width ? home.x + home.width / 2 - width / 2 : content.x + content.width / 2 - width / 2;
-    return { x, y: home.y, width, height };
-  }
 
   /** Draw the graph at ``box``: the viewBox, the semantic zoom's classes, no layer transform. */
   function apply() {
@@ -309,13 +319,15 @@ function createViewport(svg, content, onChange = () => {}) {
     frame = 0;
     settleFrame = 0;
     svg.setAttribute("viewBox", `${box.x} ${box.y} ${box.width} ${box.height}`);
+    paneWas = pane();
     svg.style.transform = "";
     svg.classList.remove("vg-layered");
     layered = false;
     committed = { ...box };
     const scale = pixelsPerUnit();
-    svg.classList.toggle("vg-glyphs", scale > 0 && LABEL_PT * scale < READABLE_PX);
-    svg.classList.toggle("vg-small-text", scale > 0 && (LABEL_PT - 2) * scale < READABLE_PX);
+    const unreadable = (points) => scale > 0 && points * scale < MIN_LABEL_PX * 0.999; // (MIN_SCALE itself is readable)
+    svg.classList.toggle("vg-glyphs", unreadable(NODE_FONT_PT));
+    svg.classList.toggle("vg-small-text", unreadable(EDGE_FONT_PT));
     onChange(true);
   }
   function schedule() {
@@ -375,7 +387,7 @@ function createViewport(svg, content, onChange = () => {}) {
   /** Screen pixels per layout unit (the viewBox is fitted into the element: "meet"). */
   function pixelsPerUnit() {
     if (!svg.clientWidth || !svg.clientHeight) return 0;
-    return Math.min(svg.clientWidth / box.width, svg.clientHeight / box.height);
+    return viewScale(box, pane());
   }
 
   /** A client (screen) point in the SVG's user units; the view's centre when unknown. */
@@ -392,12 +404,25 @@ function createViewport(svg, content, onChange = () => {}) {
   return {
     get box() { return box; },
     get content() { return content; },
+    get pane() { return pane(); },
+    /** A box in user units as painted (the committed view) in the SVG element's pixels, or null. */
+    toPane(target) {
+      const scale = viewScale(committed, pane());
+      if (!target || !scale) return null;
+      const offsetX = (svg.clientWidth - committed.width * scale) / 2;
+      const offsetY = (svg.clientHeight - committed.height * scale) / 2;
+      return { x: offsetX + (target.x - committed.x) * scale, y: offsetY + (target.y - committed.y) * scale,
+        width: target.width * scale, height: target.height * scale };
+    },
     /**
      * Zoom by ``factor`` (> 1 zooms in) keeping the point under (clientX, clientY) still;
      * ``layer``: by moving the painted layer (a wheel turn), committed later.
      */
     zoom(factor, clientX, clientY, layer = false) {
-      const width = Math.min(home.width * MAX_ZOOM_OUT, Math.max(home.width / MAX_ZOOM_IN, box.width / factor));
+      fitted = false;
+      const widest = (content.width + 2 * fitMargin(content)) * MAX_ZOOM_OUT;
+      const narrowest = (svg.clientWidth || content.width) / (MAX_FIT_SCALE * MAX_ZOOM_IN);
+      const width = Math.min(widest, Math.max(narrowest, box.width / factor));
       const applied = box.width / width;
       const point = toSvg(clientX, clientY);
       box = {
@@ -415,6 +440,7 @@ function createViewport(svg, content, onChange = () => {}) {
     },
     /** Move the picture by a drag of (dx, dy) screen pixels (as a layer: see commit). */
     pan(dx, dy) {
+      fitted = false;
       const scale = pixelsPerUnit() || 1;
       box = { ...box, x: box.x - dx / scale, y: box.y - dy / scale };
       showLayer();
@@ -427,19 +453,41 @@ function createViewport(svg, content, onChange = () => {}) {
     },
     /** Centre the view on the point (x, y) in user units. */
     centre(x, y) {
+      fitted = false;
       box = { ...box, x: x - box.width / 2, y: y - box.height / 2 };
       schedule();
     },
-    fit() {
-      box = fitted();
+    /** The pane changed size: fitted afresh when the view was the fitted one, else the same scale and centre. */
+    resize() {
+      const now = pane();
+      if (!now.width || !now.height || (now.width === paneWas.width && now.height === paneWas.height)) return;
+      if (fitted || !paneWas.width || !paneWas.height) box = home();
+      else {
+        const scale = viewScale(box, paneWas);
+        const centre = { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+        box = { x: centre.x - now.width / scale / 2, y: centre.y - now.height / scale / 2, width: now.width / scale, height: now.height / scale };
+      }
       apply();
     },
-    /** Show ``target`` (a box in user units), with its labels readable. */
-    show(target) {
-      const readable = Math.max(MAX_FIT_SCALE * 0.75, (READABLE_PX / LABEL_PT) * 1.25);
-      box = fitted(target, readable);
-      const wanted = fitted(target, Infinity);
-      if (wanted.width > box.width) box = wanted; // a large selection: fit it whole
+    /** The whole drawing when its labels are readable so, else the root's part at a readable size. */
+    fit() {
+      box = home();
+      fitted = true;
+      apply();
+    },
+    /**
+     * Show ``target`` (a box in user units), with its labels readable (a large one: its
+     * centre); with ``alongside`` too (the root) when both fit at a readable scale.
+     */
+    show(target, alongside = null) {
+      fitted = false;
+      if (!svg.clientWidth || !svg.clientHeight) {
+        box = home();
+      } else {
+        const both = alongside ? unionBox(target, alongside) : target;
+        const shown = fitScale(both, pane()) >= MIN_SCALE ? both : target;
+        box = readableView(shown, pane(), shown, { maxScale: MAX_FIT_SCALE * 0.75 });
+      }
       apply();
     },
     cancel() {
@@ -450,21 +498,21 @@ function createViewport(svg, content, onChange = () => {}) {
 }
 
 /**
- * The minimap: the whole graph's boxes drawn once on a canvas, the visible part as a frame;
- * shown only while the view shows part of the graph.
+ * The minimap: the whole graph's boxes drawn on a canvas, the visible part as a frame; shown
+ * only while the view shows part of the graph and ``shown`` allows it, at most MINIMAP_SHARE
+ * of the pane (src/fit.js), in a corner where it does not cover ``root`` (hidden when every
+ * corner would).
  */
-function createMinimap(canvas, svg, viewport) {
+function createMinimap(canvas, svg, viewport, root, shown = true) {
   let boxes = null;
   let geometry = null;
   const content = viewport.content;
-  function measure() {
-    const shapes = svg.querySelectorAll("g.node, g.cluster");
-    boxes = [...shapes].map((element) => [boxIn(svg, element), element.classList.contains("cluster")]);
-    // the graph's own proportions, within MINIMAP_WIDTH × MINIMAP_HEIGHT
-    const scale = Math.min(MINIMAP_WIDTH / content.width, MINIMAP_HEIGHT / content.height);
-    geometry = { scale };
-    canvas.width = Math.max(24, Math.ceil(content.width * scale));
-    canvas.height = Math.max(24, Math.ceil(content.height * scale));
+  function measure(pane) {
+    boxes ??= [...svg.querySelectorAll("g.node, g.cluster")].map((element) => [boxIn(svg, element), element.classList.contains("cluster")]);
+    const size = minimapSize(content, pane);
+    geometry = { pane: `${pane.width}x${pane.height}`, size, scale: Math.min(size.width / content.width, size.height / content.height) };
+    canvas.width = size.width;
+    canvas.height = size.height;
   }
   function draw() {
     const context = canvas.getContext("2d");
@@ -488,7 +536,7 @@ function createMinimap(canvas, svg, viewport) {
     context.lineWidth = 2;
     context.strokeRect((view.x - content.x) * scale, (view.y - content.y) * scale, view.width * scale, view.height * scale);
   }
-  return {
+  const overview = {
     /**
      * Follow the view; ``painted``: the graph was painted at it (else a gesture moves the
      * painted layer: the minimap is then only redrawn, shown or hidden once it ends, as a
@@ -496,19 +544,33 @@ function createMinimap(canvas, svg, viewport) {
      */
     update(painted = true) {
       const view = viewport.box;
+      const pane = viewport.pane;
       if (painted) {
         const partial = view.width < content.width * 0.98 || view.height < content.height * 0.98;
-        canvas.classList.toggle("vg-out-of-view", !partial);
+        let place = null;
+        if (shown && partial && pane.width && pane.height) {
+          if (geometry?.pane !== `${pane.width}x${pane.height}`) measure(pane);
+          place = minimapPlace(pane, geometry.size, viewport.toPane(root));
+        }
+        canvas.classList.toggle("vg-out-of-view", place === null);
+        if (place) {
+          canvas.style.left = `${place.left}px`;
+          canvas.style.top = `${place.top}px`;
+        }
       }
       if (canvas.classList.contains("vg-out-of-view")) return;
-      if (!boxes) measure();
       draw();
+    },
+    setShown(next) {
+      shown = next;
+      overview.update();
     },
     /** The user-unit point under a click on the minimap. */
     pointAt(offsetX, offsetY) {
       return { x: content.x + offsetX / geometry.scale, y: content.y + offsetY / geometry.scale };
     },
   };
+  return overview;
 }
 
 /** Press or drag on the minimap to move the view there. */
@@ -530,6 +592,13 @@ function attachMinimap(canvas, overview) {
     listen(canvas, "pointercancel", () => { dragging = false; }),
   ];
   return () => removers.forEach((remove) => remove());
+}
+
+/** Follow the SVG element's size (a panel resized, a legend shown): the view keeps its scale. */
+function attachResize(svg, viewport) {
+  const observer = new ResizeObserver(() => viewport.resize());
+  observer.observe(svg);
+  return () => observer.disconnect();
 }
 
 /** Drag to pan, wheel to zoom; a press that does not move is a click (``onClick(target)``). */

@@ -38,6 +38,7 @@ export function nodeCard(node, { histograms = false } = {}) {
     section("value", info.value, node.value, { histograms, colour: "#4c72b0" }),
     section(info.gradIsBad ? "gradient — has NaN/inf" : "gradient", info.grad, node.grad,
       { histograms, bad: info.gradIsBad, colour: "#dd8452" }),
+    info.gradNote ? h("p", { class: "vg-card-note", "data-testid": "vg-grad-note" }, info.gradNote) : null,
     info.source ? h("code", { class: "vg-source" }, info.source) : null,
   ]);
 }

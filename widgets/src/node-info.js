@@ -60,6 +60,8 @@ export function describeNode(node) {
     value: statsRows(node.value),
     grad: statsRows(node.grad),
     gradIsBad: Boolean(node.grad && (node.grad.nan_count || node.grad.inf_count)),
+    // where the gradient shown came from when it is not this graph's (Python writes it with the user's names)
+    gradNote: typeof node.grad_note === "string" ? node.grad_note : "",
     source: sourceText(node.source),
   };
 }

@@ -87,7 +87,8 @@ async function graphPanel(root, data) {
   ]);
   const forwardOnly = graph.backward === null || (graph.backward && graph.backward.source === null) || !graph.backward_order.length;
   const replay = h("div", { class: "vg-replay", hidden: forwardOnly }, [replayButtons, slider, status]);
-  const note = forwardOnly ? "forward only: no backward pass to replay" : graph.backward?.note ?? "";
+  // the graph's own note says what ran (written in Python, with the user's names); shown as given
+  const note = graph.backward?.note ?? (forwardOnly ? "forward only: no backward pass to replay" : "");
   const hint = graph.truncated ? "truncated: the recorder's node budget was reached" : "drag to pan · scroll to zoom · click a node";
   const body = h("div", {}, [
     h("div", { class: "vg-toolbar" }, [replay, note ? h("span", { class: "vg-muted" }, note) : null, h("span", { class: "vg-spacer" }), zoom]),
@@ -135,7 +136,8 @@ async function graphPanel(root, data) {
       onDrawn: resolve,
       onError: reject,
     });
-    explorer.update(graph, defaultCollapsed(graph));
+    explorer.setActiveStep(timeline.activeStep); // drawn at the step shown: the view opens fitted, not moved to it
+    explorer.update(graph, defaultCollapsed(graph), { fit: true });
   });
   cleanups.push(() => explorer.destroy());
   update(timeline.state);

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  CHUNK, collapseGroup, defaultCollapsed, expandGroup, graphDot, groupTree, openPath, quote, reveal, searchNodes, shortName,
+  CHUNK, collapseGroup, defaultCollapsed, edgeLabel, expandGroup, graphDot, groupTree, openPath, quote, reveal, searchNodes, shortName,
 } from "../src/graph-dot.js";
 
 const node = (id, extra = {}) => ({ id, kind: "op", label: "", shape: [4, 8], dtype: "float32", op: null, name: null, module: "",
@@ -179,4 +179,33 @@ test("a composite function (a function group) is one box that opens like a modul
   assert.match(drawing.dot, /label="layer_norm\\n9 ops · click to open"/);
   const inside = graphDot(graph, { collapsed: expandGroup(open, "g1", tree), tree });
   assert.equal(inside.visible, 10);                             // opened: its nine primitive ops and the input
+});
+
+test("edges say a scalar is a scalar: Python's () would read as a zero", () => {
+  assert.equal(edgeLabel([]), "scalar");
+  assert.equal(edgeLabel([3]), "(3,)");
+  assert.equal(edgeLabel([2, 3]), "(2, 3)");
+  assert.equal(edgeLabel(undefined), "");
+  const graph = blocksGraph(1);
+  const mul = graph.nodes.at(-1).id;
+  const constant = graph.nodes.at(-2).id;
+  graph.edges.find((e) => e.source === constant).shape = [];
+  assert.match(graphDot(graph).dot, new RegExp(`"${constant}" -> "${mul}" \\[label="scalar"\\]`));
+  assert.doesNotMatch(graphDot(graph).dot, /label="\(\)"/);
+});
+
+test("a fold of time steps (groups keyed by id) names its last step, not its id", () => {
+  const groups = [{ id: "g0", kind: "module", name: "rnn", type: "RNN", label: "RNN(4→8)", parent: null, signature: "R", repeat: null }];
+  const nodes = [node("n0", { kind: "leaf", label: "x", name: "x" })];
+  const edges = [];
+  for (let t = 0; t < 4; t++) {
+    groups.push({ id: `g${t + 1}`, kind: "step", name: `rnn.t${t}`, type: "step", label: `t=${t}`, parent: "g0", signature: "S",
+      repeat: { count: 4, index: t } });
+    nodes.push(node(`n${t + 1}`, { op: "Tanh", label: "Tanh", group: `g${t + 1}` }));
+    edges.push(edge(`n${t}`, `n${t + 1}`));
+  }
+  const graph = { schema: "vizgrad.graph", version: 3, nodes, edges, groups, backward_order: [], steps: [], truncated: false };
+  const tree = groupTree(graph);
+  const { dot } = graphDot(graph, { collapsed: ["g1", "g2", "g3", "g4"], tree });
+  assert.match(dot, /label="step ×4\\nrnn.t0 … t3\\n/);
 });

@@ -3,6 +3,7 @@ import { test } from "node:test";
 
 import { graphState, pageModel, statusText } from "../src/lab/graph-output.js";
 import { followGraphOutputs, graphOf, latestGraphOutput, MIME_TYPE } from "../src/lab/notebook-graphs.js";
+import { PANEL_MIN_WIDTH, widenedSizes } from "../src/lab/panel-size.js";
 
 const GRAPH = {
   schema: "vizgrad.graph", version: 1, truncated: false, steps: [],
@@ -105,4 +106,19 @@ test("the follower reports each new graph output, in new cells too, until cleane
   assert.deepEqual(seen, ["a", "c", "d"]);
   assert.equal(notebook.cells.changed.slots.size, 0);
   assert.equal(first.outputs.changed.slots.size, 0);
+});
+
+test("the side panel opens at least 420 px wide, the room taken from the notebooks' area", () => {
+  // left sidebar (closed), notebooks, right side area: 1200 px shared
+  const sizes = [0, 0.8, 0.2];
+  const next = widenedSizes(sizes, 2, 1200);
+  assert.ok(Math.abs(next[2] * 1200 - PANEL_MIN_WIDTH) < 1e-9);
+  assert.ok(Math.abs(next[1] + next[2] - 1) < 1e-9 && next[0] === 0);
+  const wide = [0.4, 0.6];
+  assert.equal(widenedSizes(wide, 1, 1200), wide);             // wide enough already: unchanged
+  // a narrow window: the notebooks keep at least half the panel's width
+  const narrow = widenedSizes([0.7, 0.3], 1, 500);
+  assert.ok(narrow[0] * 500 >= PANEL_MIN_WIDTH / 2 - 1e-9 && narrow[1] > 0.3);
+  assert.deepEqual(widenedSizes([1, 3], 1, 800, 400), [1, 3]);  // unnormalised sizes: 600 px already
+  assert.equal(widenedSizes([], 0, 800).length, 0);
 });

@@ -53,3 +53,11 @@ test("a scalar node states its value", () => {
   const vector = describeNode({ id: "n1", kind: "leaf", shape: [2], dtype: "float32", value: { sample: [1, 2] } });
   assert.equal(vector.general.find(([label]) => label === "value"), undefined);
 });
+
+test("a gradient from another backward pass carries Python's note, shown as given", () => {
+  const node = { id: "n0", kind: "leaf", shape: [3], dtype: "float32", grad: stats,
+    grad_note: "x.grad came from another backward pass, not this graph's" };
+  assert.equal(describeNode(node).gradNote, "x.grad came from another backward pass, not this graph's");
+  assert.equal(describeNode({ ...node, grad_note: null }).gradNote, "");
+  assert.equal(describeNode({ id: "n1", kind: "op", shape: [] }).gradNote, "");
+});

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { chainRule, derivativeOf, gradientFormula, renameSymbols, userName, sampleText, statsSummary } from "../src/widgets/chain-rule.js";
+import {
+  chainRule, derivativeOf, gradientFormula, nodeRef, renameSymbols, sampleText, statsSummary, targetText, userName,
+} from "../src/widgets/chain-rule.js";
 
 function stats(values, shape = [values.length], extra = {}) {
   const finite = values.filter((v) => v !== null);
@@ -40,13 +42,15 @@ const graph = {
 test("the chain rule at Mul: incoming gradient, forward formula, one outgoing gradient per input", () => {
   const rule = chainRule(graph, "n2");
   assert.equal(rule.title, "Mul");
-  assert.equal(rule.forward, "y = a · b");
+  // the unnamed leaf and the unnamed output are written by op (or kind) and id, never as a generic b or y
+  assert.equal(rule.forward, "[Mul n2] = a · [leaf n1]");
   assert.equal(rule.known, true);
   assert.equal(rule.incoming.shape, "(2,)");
   assert.equal(rule.incoming.sample, "[0.41, 0.07]");
-  assert.deepEqual(rule.outgoing.map((o) => [o.name, o.source, o.formula, o.exact]), [
-    ["a", "n0", "∂L/∂a = ∂L/∂y ⊙ b", true],
-    ["b", "n1", "∂L/∂b = ∂L/∂y ⊙ a", true],
+  assert.equal(rule.incoming.label, "∂L/∂[Mul n2] (the gradient this op's output received)");
+  assert.deepEqual(rule.outgoing.map((o) => [o.name, o.source, o.formula, o.exact, o.target]), [
+    ["a", "n0", "∂L/∂a = ∂L/∂[Mul n2] ⊙ [leaf n1]", true, "to a (n0)"],
+    ["[leaf n1]", "n1", "∂L/∂[leaf n1] = ∂L/∂[Mul n2] ⊙ a", true, "to [leaf n1]"],
   ]);
   assert.equal(rule.outgoing[0].sourceTitle, "a");
   assert.equal(rule.outgoing[0].sample, "[0.62, -0.14]");
@@ -76,8 +80,8 @@ test("an op without formula text gets the generic chain rule", () => {
     edges: [...graph.edges, { source: "n3", target: "n9", index: 0, shape: [2] }] };
   const rule = chainRule(custom, "n9");
   assert.equal(rule.known, false);
-  assert.equal(rule.forward, "y = MyFunction(x0)"); // its real inputs, by name where they have one
-  assert.equal(rule.outgoing[0].formula, "∂L/∂x0 = ∂L/∂y · ∂y/∂x0  (chain rule)");
+  assert.equal(rule.forward, "[MyFunction n9] = MyFunction([Tanh n3])"); // its real inputs
+  assert.equal(rule.outgoing[0].formula, "∂L/∂[Tanh n3] = ∂L/∂[MyFunction n9] · ∂[MyFunction n9]/∂[Tanh n3]  (chain rule)");
   assert.equal(rule.outgoing[0].summary, "not recorded");
   assert.equal(rule.outgoing[0].exact, false);
 });
@@ -93,6 +97,13 @@ test("a leaf accumulates; broadcasting is mentioned; missing nodes give null", (
   assert.equal(sum.outgoing[0].broadcast, true); // (2,) summed into ()
   assert.equal(chainRule(graph, "n2").outgoing[0].broadcast, false);
   assert.equal(chainRule(graph, "n404"), null);
+});
+
+test("a gradient from another backward pass says so in the chain rule", () => {
+  const note = "a.grad came from another backward pass, not this graph's";
+  const noted = { ...graph, nodes: graph.nodes.map((n) => (n.id === "n0" ? { ...n, grad_note: note } : n)) };
+  assert.equal(chainRule(noted, "n0").incoming.note, note);
+  assert.equal(chainRule(graph, "n0").incoming.note, "");
 });
 
 test("samples end with an ellipsis when the tensor has more values; NaN/inf are flagged", () => {
@@ -123,14 +134,53 @@ test("formulas use the user's names for the inputs and the output, never collidi
     ],
   };
   const matmul = chainRule(named, "n2");
-  assert.equal(matmul.forward, "Y = h @ hh.weight");
-  assert.deepEqual(matmul.outgoing.map((o) => o.formula), ["∂L/∂h = ∂L/∂Y @ hh.weightᵀ", "∂L/∂hh.weight = hᵀ @ ∂L/∂Y"]);
+  assert.equal(matmul.forward, "[MatMul n2] = h @ hh.weight");
+  assert.deepEqual(matmul.outgoing.map((o) => o.formula),
+    ["∂L/∂h = ∂L/∂[MatMul n2] @ hh.weightᵀ", "∂L/∂hh.weight = hᵀ @ ∂L/∂[MatMul n2]"]);
+  assert.equal(matmul.outgoing[1].target, "to hh.weight ← cell.hh.weight (n1)");
   const tanh = chainRule(named, "n3");
-  assert.equal(tanh.forward, "h_next = tanh x"); // an unnamed input keeps its symbol
-  assert.equal(tanh.outgoing[0].formula, "∂L/∂x = ∂L/∂h_next ⊙ (1 − h_next²)");
-  const square = chainRule(named, "n5"); // y * y: the user's y is an input, so the output is "out"
-  assert.equal(square.forward, "out = y · b");
-  assert.equal(square.incoming.label, "∂L/∂out (the gradient this op's output received)");
+  assert.equal(tanh.forward, "h_next = tanh [MatMul n2]"); // an unnamed input by its op and id
+  assert.equal(tanh.outgoing[0].formula, "∂L/∂[MatMul n2] = ∂L/∂h_next ⊙ (1 − h_next²)");
+  assert.equal(tanh.outgoing[0].target, "to [MatMul n2]");
+  const square = chainRule(named, "n5"); // y * y: the same tensor twice is one name
+  assert.equal(square.forward, "[Mul n5] = y · y");
+  assert.equal(square.incoming.label, "∂L/∂[Mul n5] (the gradient this op's output received)");
+});
+
+test("a learner's leaf named x is never confused with an unnamed input (out_t = tanh(w·x + b))", () => {
+  const lesson = {
+    ...graph,
+    nodes: [
+      node("n0", { kind: "leaf", label: "w", name: "w" }), node("n1", { kind: "leaf", label: "x", name: "x" }),
+      node("n2", { op: "Mul", label: "Mul" }), node("n3", { kind: "leaf", label: "b", name: "b" }),
+      node("n4", { op: "Add", label: "Add" }), node("n5", { kind: "output", op: "Tanh", label: "out_t" }),
+    ],
+    edges: [
+      { source: "n0", target: "n2", index: 0, shape: [] }, { source: "n1", target: "n2", index: 1, shape: [] },
+      { source: "n2", target: "n4", index: 0, shape: [] }, { source: "n3", target: "n4", index: 1, shape: [] },
+      { source: "n4", target: "n5", index: 0, shape: [] },
+    ],
+  };
+  const tanh = chainRule(lesson, "n5");
+  assert.equal(tanh.forward, "out_t = tanh [Add n4]");
+  assert.deepEqual(tanh.outgoing.map((o) => [o.name, o.target]), [["[Add n4]", "to [Add n4]"]]);
+  assert.ok(!/\bx\b/.test(`${tanh.forward} ${tanh.outgoing[0].formula}`));
+  const add = chainRule(lesson, "n4");
+  assert.equal(add.forward, "[Add n4] = [Mul n2] + b");
+  assert.equal(chainRule(lesson, "n2").forward, "[Mul n2] = w · x"); // the real x, where it is the input
+});
+
+test("two different tensors with one name are told apart by their ids", () => {
+  const twice = {
+    ...graph,
+    nodes: [node("n0", { kind: "leaf", name: "h" }), node("n1", { kind: "leaf", name: "h" }), node("n2", { op: "Add", name: "h" })],
+    edges: [{ source: "n0", target: "n2", index: 0, shape: [2] }, { source: "n1", target: "n2", index: 1, shape: [2] }],
+  };
+  const rule = chainRule(twice, "n2");
+  assert.equal(rule.forward, "h [n2] = h + h [n1]");
+  assert.deepEqual(rule.outgoing.map((o) => o.target), ["to h (n0)", "to h [n1]"]);
+  assert.equal(nodeRef({ id: "n7", op: "Linear", kind: "op" }), "[Linear n7]");
+  assert.equal(targetText("q.weight", "blocks.0.q.weight", "n3"), "to q.weight ← blocks.0.q.weight (n3)");
 });
 
 test("renaming touches whole symbols only", () => {

@@ -36,6 +36,8 @@ export function graphState(graph) {
     steps_per_second: 2,
     selected: null,
     collapsed: [],
+    auto_collapse: true,
+    show_minimap: true,
     modules: [],
     revision: 0,
     live: false,

@@ -1,11 +1,14 @@
 // The vizgrad side panel: one graph output kept in view beside the notebook. Pinned to
-// a notebook, it follows that notebook's latest graph output as cells run.
+// a notebook, it follows that notebook's latest graph output as cells run. It opens at
+// least PANEL_MIN_WIDTH wide (JupyterLab's side area is narrower by default) and its edge
+// drags to resize it, as any side area's.
 
 import { Widget } from "@lumino/widgets";
 
 import { h, listen } from "../dom.js";
 import { renderGraphOutput } from "./graph-output.js";
 import { followGraphOutputs, latestGraphOutput } from "./notebook-graphs.js";
+import { PANEL_MIN_WIDTH, widenedSizes } from "./panel-size.js";
 
 export const PANEL_ID = "vizgrad-graph-panel";
 
@@ -32,6 +35,26 @@ export class GraphPanel extends Widget {
       else if (this._notebook) this.pin(this._notebook);
     });
     this._showEmpty();
+  }
+
+  /**
+   * Make the side area that holds the panel at least PANEL_MIN_WIDTH wide, through the
+   * split panel (Lumino's) around it; narrower only when the window is.
+   */
+  widen() {
+    let child = this;
+    for (let parent = this.parent; parent; child = parent, parent = parent.parent) {
+      if (typeof parent.setRelativeSizes !== "function" || parent.orientation !== "horizontal") continue;
+      const sizes = parent.relativeSizes();
+      const index = parent.widgets.indexOf(child);
+      // the pixels the sizes share: the split's width less its handles
+      const handles = parent.handles.filter((handle) => !handle.classList.contains("lm-mod-hidden")).length;
+      const total = parent.node.clientWidth - handles * parent.spacing;
+      // 2 px more: the side area's border, and Lumino rounds each size down to whole pixels
+      const next = widenedSizes(sizes, index, total, PANEL_MIN_WIDTH + 2);
+      if (next !== sizes) parent.setRelativeSizes(next);
+      return;
+    }
   }
 
   /** True while the panel follows a notebook's latest graph output. */

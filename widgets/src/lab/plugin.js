@@ -41,7 +41,10 @@ export default {
         restorer?.add(panel, PANEL_ID);
         void panels.add(panel);
       }
-      if (activate) app.shell.activateById(panel.id);
+      if (activate) {
+        app.shell.activateById(panel.id);
+        panel.widen();
+      }
       return panel;
     };
     const clickedOutput = (args) => {

@@ -1,6 +1,10 @@
 // The chain rule at one node of the backward pass, as text: the gradient the node
 // received (∂L/∂y), its local derivative, and the gradient it passes to each input.
 // Pure functions over Graph JSON (see vizgrad/trace/graph.schema.json); no DOM.
+//
+// The formulas are written with symbols (x, y, a, b, ...) and shown with the graph's real
+// tensors in their place: the user's names where a tensor has one, else its op and id
+// ("[Add n4]"), so that no generic symbol is ever read as a learner's own x or y.
 
 import { formatNumber, shapeText } from "../node-info.js";
 
@@ -18,12 +22,12 @@ export const DERIVATIVES = {
   Rsub: elementwise("y = b − a", ["a", "b"], ["−1", "1"]),
   Mul: elementwise("y = a · b", ["a", "b"], ["b", "a"]),
   Div: elementwise("y = a / b", ["a", "b"], ["1/b", "−a/b²"]),
-  Pow: elementwise("y = aᵇ", ["a", "b"], ["b·aᵇ⁻¹", "aᵇ·ln a"]),
+  Pow: elementwise("y = a^b", ["a", "b"], ["b·a^(b − 1)", "a^b·ln a"]),
   Maximum: elementwise("y = max(a, b)", ["a", "b"], ["1 where a ≥ b, else 0", "1 where b > a, else 0"]),
   Minimum: elementwise("y = min(a, b)", ["a", "b"], ["1 where a ≤ b, else 0", "1 where b < a, else 0"]),
   Neg: unary("y = −x", "−1"),
-  Exp: unary("y = eˣ", "eˣ = y"),
-  Expm1: unary("y = eˣ − 1", "eˣ"),
+  Exp: unary("y = exp(x)", "exp(x) = y"),
+  Expm1: unary("y = exp(x) − 1", "exp(x)"),
   Log: unary("y = ln x", "1/x"),
   Log1p: unary("y = ln(1 + x)", "1/(1 + x)"),
   Sqrt: unary("y = √x", "1/(2√x)"),
@@ -35,13 +39,13 @@ export const DERIVATIVES = {
   Cos: unary("y = cos x", "−sin x"),
   Tan: unary("y = tan x", "1 + y²"),
   Tanh: unary("y = tanh x", "1 − y²"),
-  Sigmoid: unary("y = σ(x) = 1/(1 + e⁻ˣ)", "y·(1 − y)"),
+  Sigmoid: unary("y = σ(x) = 1/(1 + exp(−x))", "y·(1 − y)"),
   Relu: unary("y = max(x, 0)", "1 where x > 0, else 0"),
   LeakyRelu: unary("y = x if x > 0 else α·x", "1 where x > 0, else α"),
-  Elu: unary("y = x if x > 0 else α(eˣ − 1)", "1 where x > 0, else y + α"),
+  Elu: unary("y = x if x > 0 else α(exp(x) − 1)", "1 where x > 0, else y + α"),
   Gelu: unary("y = x·Φ(x)", "Φ(x) + x·φ(x)"),
   Silu: unary("y = x·σ(x)", "σ(x)·(1 + x·(1 − σ(x)))"),
-  Softplus: unary("y = ln(1 + eˣ)", "σ(x)"),
+  Softplus: unary("y = ln(1 + exp(x))", "σ(x)"),
   Mish: unary("y = x·tanh(softplus(x))", "tanh(sp) + x·σ(x)·(1 − tanh²(sp))"),
   Hardtanh: unary("y = clamp(x, min, max)", "1 inside (min, max), else 0"),
   Clamp: unary("y = clamp(x, min, max)", "1 inside [min, max], else 0"),
@@ -65,7 +69,7 @@ export const DERIVATIVES = {
   Norm: unary("y = ‖x‖", "x / ‖x‖"),
   Var: unary("y = Σ (x − x̄)² / (n − c)", "2(x − x̄)/(n − c)"),
   Std: unary("y = √var(x)", "(x − x̄)/((n − c)·y)"),
-  Softmax: { forward: "y = eˣ / Σ eˣ", inputs: ["x"], grads: ["∂L/∂x = y ⊙ (∂L/∂y − Σ(∂L/∂y ⊙ y))"] },
+  Softmax: { forward: "y = exp(x) / Σ exp(x)", inputs: ["x"], grads: ["∂L/∂x = y ⊙ (∂L/∂y − Σ(∂L/∂y ⊙ y))"] },
   LogSoftmax: { forward: "y = x − ln Σ eˣ", inputs: ["x"], grads: ["∂L/∂x = ∂L/∂y − softmax(x) · Σ ∂L/∂y"] },
   NllLoss: { forward: "L = −mean of x[target]", inputs: ["x", "target"], grads: ["∂L/∂x = −1/n at each target entry, 0 elsewhere", null] },
   BinaryCrossEntropy: {
@@ -192,22 +196,40 @@ export function renameSymbols(formula, names) {
   return formula.replace(pattern, (symbol) => names[symbol]);
 }
 
-/** What each symbol of an op's formulas stands for in this graph: inputs and output by the user's names. */
-function symbolNames(entry, node, inputs) {
+/** How a tensor without a user's name is written in formulas: its op (or kind) and id, "[Add n4]". */
+export function nodeRef(node) {
+  return `[${node.op || node.kind} ${node.id}]`;
+}
+
+/**
+ * What each symbol of an op's formulas stands for at ``node``: ``symbols[i]`` is input i
+ * (``inputs[i]``), "y" and "Y" the output (unless an input is called so). Each tensor is
+ * written by the user's name, or by nodeRef when it has none; two different tensors that
+ * share a name are told apart by their ids ("h [n7]"); the same tensor twice (x * x) is
+ * one name.
+ */
+function symbolNames(symbols, node, inputs) {
   const names = {};
-  const taken = new Set();
-  (entry?.inputs ?? []).forEach((symbol, index) => {
-    const name = userName(inputs[index]);
-    // the same tensor twice (x * x), or a name already used: keep the symbol
-    if (name && !taken.has(name)) {
-      names[symbol] = name;
-      taken.add(name);
-    }
+  const owners = new Map(); // name -> the node id that has it
+  const nameOf = (tensor) => {
+    const name = userName(tensor);
+    if (name === null) return nodeRef(tensor);
+    if (owners.has(name) && owners.get(name) !== tensor.id) return `${name} [${tensor.id}]`;
+    owners.set(name, tensor.id);
+    return name;
+  };
+  symbols.forEach((symbol, index) => {
+    if (inputs[index]) names[symbol] = nameOf(inputs[index]);
   });
-  const own = userName(node);
-  const output = own && !taken.has(own) ? own : ["y", "out", "result"].find((candidate) => !taken.has(candidate));
-  for (const symbol of ["y", "Y"]) if (!(entry?.inputs ?? []).includes(symbol)) names[symbol] = output === "y" ? symbol : output;
+  const output = nameOf(node);
+  for (const symbol of ["y", "Y"]) if (!symbols.includes(symbol)) names[symbol] = output;
   return names;
+}
+
+/** The heading of an outgoing gradient: "to h (n0)", "to q.weight ← blocks.0.q.weight (n3)", "to [Add n4]". */
+export function targetText(name, sourceTitle, source) {
+  if (name.endsWith(`${source}]`)) return `to ${name}`; // the name already says op and id
+  return name === sourceTitle ? `to ${name} (${source})` : `to ${name} ← ${sourceTitle} (${source})`;
 }
 
 function sameShape(a = [], b = []) {
@@ -217,8 +239,8 @@ function sameShape(a = [], b = []) {
 /**
  * The chain rule at ``nodeId`` of ``graph``: what the side panel shows.
  * @returns {null | {id: string, title: string, op: string|null, leaf: boolean, forward: string,
- *   known: boolean, incoming: {label: string, shape: string, summary: string, sample: string, bad: boolean},
- *   outgoing: {index: number, name: string, source: string, sourceTitle: string, formula: string,
+ *   known: boolean, incoming: {label: string, shape: string, summary: string, sample: string, bad: boolean, note: string},
+ *   outgoing: {index: number, name: string, source: string, sourceTitle: string, target: string, formula: string,
  *   shape: string, summary: string, sample: string, bad: boolean, exact: boolean, broadcast: boolean}[]}}
  */
 export function chainRule(graph, nodeId) {
@@ -229,8 +251,10 @@ export function chainRule(graph, nodeId) {
   const title = node.name || node.label || node.op || node.kind;
   const edges = graph.edges.filter((edge) => edge.target === nodeId).sort((a, b) => a.index - b.index);
   const inputs = [];
-  for (const edge of edges) inputs[edge.index] = nodes.get(edge.source);
-  const names = symbolNames(entry, node, inputs);
+  for (const edge of edges) inputs[edge.index] = nodes.get(edge.source) ?? { id: edge.source, kind: "input" };
+  // an op without formula text (or one of any number of inputs, as cat) gets a symbol per input
+  const symbols = entry?.inputs?.length ? entry.inputs : inputs.map((_, index) => `x${index}`);
+  const names = symbolNames(symbols, node, inputs);
   const rename = (text) => renameSymbols(text, names);
   const incoming = {
     label: node.op ? `${rename("∂L/∂y")} (the gradient this op's output received)` : `∂L/∂${title}`,
@@ -238,19 +262,22 @@ export function chainRule(graph, nodeId) {
     summary: statsSummary(node.grad),
     sample: sampleText(node.grad),
     bad: isBad(node.grad),
+    note: typeof node.grad_note === "string" ? node.grad_note : "", // the gradient is not (only) this graph's
   };
   const leaf = !node.op;
   const outgoing = leaf ? [] : edges.map((edge) => {
     const source = nodes.get(edge.source);
-    const symbol = entry?.inputs?.[edge.index];
-    const name = symbol ? names[symbol] ?? symbol : userName(source) ?? `x${edge.index}`;
+    const symbol = symbols[edge.index] ?? `x${edge.index}`;
+    const name = names[symbol] ?? nodeRef(inputs[edge.index]);
     const stats = edge.grad ?? null;
+    const sourceTitle = source ? source.name || source.label || source.op || source.kind : edge.source;
     return {
       index: edge.index,
       name,
       source: edge.source,
-      sourceTitle: source ? source.name || source.label || source.op || source.kind : edge.source,
-      formula: rename(gradientFormula(node.op, edge.index, symbol ?? name)).replace(`∂L/∂x${edge.index} `, `∂L/∂${name} `),
+      sourceTitle,
+      target: targetText(name, sourceTitle, edge.source),
+      formula: rename(gradientFormula(node.op, edge.index, symbol)),
       shape: shapeText(stats?.shape ?? edge.shape),
       summary: stats ? statsSummary(stats) : source?.requires_grad === false ? "no gradient (does not require grad)" : "not recorded",
       sample: sampleText(stats),
@@ -265,7 +292,7 @@ export function chainRule(graph, nodeId) {
     op: node.op ?? null,
     leaf,
     forward: leaf ? `${node.name ? `${node.name} is a ${node.kind}` : `a ${node.kind}`}: the gradient it receives is accumulated into .grad`
-      : rename(entry?.forward ?? `y = ${node.op}(${edges.map((edge) => userName(inputs[edge.index]) ?? `x${edge.index}`).join(", ")})`),
+      : rename(entry?.forward ?? `y = ${node.op}(${edges.map((edge) => symbols[edge.index]).join(", ")})`),
     known: Boolean(entry) || leaf,
     incoming,
     outgoing,

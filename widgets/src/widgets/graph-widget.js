@@ -34,7 +34,7 @@ export function chainRulePanel(graph, nodeId, step) {
   const outgoing = rule.outgoing.map((item) => h("li", {
     class: `vg-chain-input${item.bad ? " vg-bad" : ""}`, "data-testid": "vg-chain-input", "data-source": item.source,
   }, [
-    h("div", { class: "vg-chain-to" }, `to ${item.name} ← ${item.sourceTitle} (${item.source})`),
+    h("div", { class: "vg-chain-to" }, item.target),
     h("div", { class: "vg-formula" }, item.formula),
     item.broadcast ? h("div", { class: "vg-muted" }, `summed over broadcast dimensions to ${item.shape}`) : null,
     ...stat(item),
@@ -46,6 +46,7 @@ export function chainRulePanel(graph, nodeId, step) {
       h("div", { class: "vg-card-heading" }, "incoming gradient"),
       h("div", {}, rule.incoming.label),
       ...stat(rule.incoming),
+      rule.incoming.note ? h("p", { class: "vg-card-note", "data-testid": "vg-grad-note" }, rule.incoming.note) : null,
     ]),
     rule.leaf ? null : h("div", { class: "vg-chain-block", "data-testid": "vg-chain-outgoing" }, [
       h("div", { class: "vg-card-heading" }, "outgoing gradients (local derivative × incoming)"),
@@ -158,6 +159,8 @@ function render({ model, el }) {
     h("div", { class: "vg-graph-body" }, [host, side]),
   );
   const explorer = createExplorer(host, {
+    minimap: model.get("show_minimap") !== false,
+    onMinimap: (shown) => save(model, { show_minimap: shown }),
     onCollapsed: (collapsed) => save(model, { collapsed }),
     onSelect: (node) => {
       const id = node?.id ?? null;
@@ -236,8 +239,9 @@ function render({ model, el }) {
     const replayable = Boolean(graph.nodes) && hasBackward(graph);
     replay.hidden = !replayable;
     root.dataset.replay = String(replayable);
-    backwardNote.textContent = !graph.nodes ? "" : !replayable ? "forward only: call backward() to replay the gradients"
-      : graph.backward?.note ?? "";
+    // the graph's own note says what ran (written in Python, with the user's names): shown as given
+    backwardNote.textContent = !graph.nodes ? "" : graph.backward?.note
+      ?? (replayable ? "" : "forward only: no backward pass ran through this graph");
   }
 
   function layout() {
@@ -249,15 +253,18 @@ function render({ model, el }) {
       return;
     }
     let collapsed = model.get("collapsed");
-    if (!defaulted) {
+    const opening = !defaulted;
+    if (opening) {
       // the first graph: large ones start with their top-level groups collapsed, unless Python chose
       defaulted = true;
-      if (!collapsed.length) {
+      if (!collapsed.length && model.get("auto_collapse") !== false) {
         collapsed = defaultCollapsed(graph);
         if (collapsed.length) save(model, { collapsed });
       }
     }
-    explorer.update(graph, collapsed).then(() => scheduler.schedule("side", drawSide));
+    // it opens legible: collapsed further while the fitted labels would be too small, unless the user chose
+    const fit = opening && model.get("auto_collapse") !== false;
+    explorer.update(graph, collapsed, { fit }).then(() => scheduler.schedule("side", drawSide));
   }
 
   // --- wiring --------------------------------------------------------------------------
@@ -281,6 +288,7 @@ function render({ model, el }) {
       scheduler.schedule("side", drawSide);
     }),
     onChange(model, ["status", "graph_json"], () => scheduler.schedule("status", drawStatus)),
+    onChange(model, ["show_minimap"], () => explorer.setMinimap(model.get("show_minimap") !== false)),
     listen(slider, "input", () => timeline.seek(Number(slider.value))),
     listen(root, "keydown", (event) => {
       if (event.target === slider || event.target.tagName === "BUTTON" || event.target.tagName === "INPUT") return;
