@@ -5,6 +5,7 @@ pass that ran through it."""
 import json
 
 import jsonschema
+import numpy as np
 import pytest
 
 import vizgrad as vg
@@ -420,3 +421,9 @@ def test_show_refuses_options_it_cannot_honour_in_its_own_words(options, kind, w
 def test_show_refuses_what_is_not_a_graph():
     with pytest.raises(vg.errors.ArgumentTypeError, match="show: draws a Graph, a Tensor"):
         vg.show([1, 2])
+
+
+def test_an_op_with_a_numpy_scalar_operand_saves_it_as_a_constant():
+    t = vg.tensor([3.0, 6.0], requires_grad=True)
+    (t / np.float64(3)).sum().backward()
+    assert t.grad.tolist() == pytest.approx([1 / 3, 1 / 3])

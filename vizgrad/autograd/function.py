@@ -586,7 +586,7 @@ def _resolve_saved(node, args, arrays, outputs, saved_tensors=None):
     sources = []
     for index, value in enumerate(node._to_save):
         for arg, array in zip(args, arrays):
-            if value is array and array is not arg:
+            if value is array and array is not arg and isinstance(arg, Tensor):
                 sources.append((index, arg, None, 0, arg._version))
                 break
         else:   # not an input
