@@ -14,6 +14,8 @@ from vizgrad import nn
 from vizgrad.trace.graph import SCHEMA_PATH
 from vizgrad.widgets import GraphView
 
+import graph_models
+
 
 def _valid(graph):
     with open(SCHEMA_PATH) as handle:
@@ -157,51 +159,8 @@ class Transformer(nn.Module):
         return self.head(self.blocks(self.embed(tokens)))
 
 
-class CausalSelfAttention(nn.Module):      # lesson 12's model, as the lesson writes it
-    def __init__(self, width, heads):
-        super().__init__()
-        self.heads = heads
-        self.qkv = nn.Linear(width, 3 * width)
-        self.proj = nn.Linear(width, width)
-
-    def forward(self, x):
-        B, T, C = x.shape
-        q, k, v = self.qkv(x).split(C, dim=-1)
-        q, k, v = (t.view(B, T, self.heads, C // self.heads).transpose(1, 2) for t in (q, k, v))
-        scores = q @ k.transpose(-2, -1) / (C // self.heads) ** 0.5
-        weights = scores.masked_fill(vg.tril(vg.ones(T, T)) == 0, float("-inf")).softmax(dim=-1)
-        return self.proj((weights @ v).transpose(1, 2).reshape(B, T, C))
-
-
-class TinyBlock(nn.Module):
-    def __init__(self, width, heads):
-        super().__init__()
-        self.ln1, self.attention = nn.LayerNorm(width), CausalSelfAttention(width, heads)
-        self.ln2 = nn.LayerNorm(width)
-        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(approximate="tanh"), nn.Linear(4 * width, width))
-
-    def forward(self, x):
-        for ln, sublayer in ((self.ln1, self.attention), (self.ln2, self.mlp)):
-            x = x + sublayer(ln(x))
-        return x
-
-
-class TinyTransformer(nn.Module):
-    def __init__(self, vocab=13, width=16, heads=4, layers=2, context=8):
-        super().__init__()
-        self.token = nn.Embedding(vocab, width)
-        self.position = nn.Embedding(context, width)
-        self.blocks = nn.Sequential(*[TinyBlock(width, heads) for _ in range(layers)])
-        self.ln = nn.LayerNorm(width)
-        self.head = nn.Linear(width, vocab)
-
-    def forward(self, idx):
-        x = self.token(idx) + self.position(vg.arange(idx.shape[1]))
-        return self.head(self.ln(self.blocks(x)))
-
-
 def _lesson12_loss():
-    model = TinyTransformer()
+    model = graph_models.TinyTransformer(vocab=13, width=16, heads=4, layers=2, context=8)
     logits = model(vg.randint(0, 13, (2, 8)))
     return F.cross_entropy(logits.view(-1, 13), vg.randint(0, 13, (16,))), model
 

@@ -325,7 +325,7 @@ def _accumulate_leaf(node, grad, create_graph, owners, this_pass):
     leaf = node.variable
     if leaf._hooks:
         grad = _run_hooks(leaf._hooks, grad, create_graph, leaf.name or f"leaf {leaf.uid}")
-    before = leaf.grad
+    before = leaf._grad
     _store_grad(leaf, grad, create_graph, owners)
     _record_grad(leaf, before, this_pass)
 
@@ -336,7 +336,7 @@ def _record_grad(leaf, before, this_pass):
     (the graph views label a gradient that is not one pass's alone)."""
     record = leaf._grad_record
     summed = before is not None and record is not None and record[2] is before and before._version == record[3]
-    grad = leaf.grad
+    grad = leaf._grad
     leaf._grad_record = (this_pass, record[1] + 1 if summed else 1, grad, grad._version)
     if leaf._post_accumulate_hooks:
         for hook in list(leaf._post_accumulate_hooks.values()):

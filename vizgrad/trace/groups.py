@@ -157,10 +157,14 @@ class Hierarchy:
         label, signature = self.facts(module)
         return self._add("module", name, public_type_name(module), label, parent, signature)
 
-    def step_group(self, name, type_name, label, parent, signature):
-        """A new group for one layer or time step (``type_name`` "layer" or "step") of a
-        recurrent layer."""
-        return self._add("step", name, type_name, label, parent, signature)
+    def step_group(self, scope, name, parent_name, parent):
+        """A new group for one layer or time step of a recurrent layer (``scope.step``), called
+        ``name``, inside group ``parent`` (called ``parent_name``). The time steps of one layer
+        share a signature, so that they fold ("step ×12"); layers do not."""
+        key, label = scope.step
+        step = label.startswith("t=")
+        signature = f"{self.facts(scope.module)[1]}:{parent_name.rpartition('.')[2] if step else key}"
+        return self._add("step", name, "step" if step else "layer", label, parent, signature)
 
     def function_group(self, name, parent):
         """A new group for one call of the composite function ``name``."""

@@ -637,14 +637,10 @@ class Recorder:
             name = join_path(parent_name, child_name(parent.module, scope.module))
             self._module_entered(scope.module, name)
             return name
-        key, label = scope.step
-        name = join_path(parent_name, key)
+        name = join_path(parent_name, scope.step[0])
         self._step_modules[name] = self._step_modules.get(parent_name, parent_name)
         if name not in hierarchy.modules:
-            step = label.startswith("t=")
-            signature = f"{hierarchy.facts(scope.module)[1]}:{parent_name.rpartition('.')[2] if step else key}"
-            hierarchy.modules[name] = hierarchy.step_group(name, "step" if step else "layer", label,
-                                                           hierarchy.modules.get(parent_name), signature)
+            hierarchy.modules[name] = hierarchy.step_group(scope, name, parent_name, hierarchy.modules.get(parent_name))
         return name
 
     def _on_module_forward(self, event):

@@ -77,14 +77,8 @@ class ScopeGroups:
         else:
             parent_key, parent_name = self._group(scope.parent)
             if scope.step is not None:
-                step_key, label = scope.step
-                name = join_path(parent_name, step_key)
-                module_signature = hierarchy.facts(scope.module)[1]
-                # time steps of one layer are alike (one signature: they fold); layers are not
-                signature = f"{module_signature}:{parent_name.rpartition('.')[2]}" if label.startswith("t=") \
-                    else f"{module_signature}:{step_key}"
-                found = (hierarchy.step_group(name, "step" if label.startswith("t=") else "layer", label,
-                                              parent_key, signature), name)
+                name = join_path(parent_name, scope.step[0])
+                found = (hierarchy.step_group(scope, name, parent_name, parent_key), name)
                 self.module_names[found[0]] = self.module_names.get(parent_key, "")
             else:
                 name = join_path(parent_name, child_name(scope.parent.module, scope.module))
