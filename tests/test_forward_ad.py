@@ -45,7 +45,6 @@ def _first_sample(info):
 # ops whose backward cannot yet be recorded as a graph (create_graph=True), which forward AD derives tangents from
 NOT_RECORDABLE = {
     "ctc_loss": "its backward uses arange, which ops.tensor_namespace lacks",
-    "frexp": "its backward saves 2^-e of a 0-d input as a NumPy scalar, which Op.apply cannot resolve",
 }
 CASES = [pytest.param(name, marks=pytest.mark.xfail(reason=NOT_RECORDABLE[name], strict=True,
                                                     raises=vg.errors.TransformError))
