@@ -118,3 +118,42 @@ def test_ipython_shows_the_traceback_then_the_explanation():
     finally:
         shell.set_custom_exc((), None)
         shell_module.InteractiveShell.clear_instance()
+
+
+class _Kernel:
+    """Stands for ipykernel's kernel object: what tells a Jupyter kernel from a terminal IPython."""
+
+
+def test_a_jupyter_kernel_explains_shape_errors_from_import_unless_told_not_to(monkeypatch):
+    shell_module = pytest.importorskip("IPython.core.interactiveshell")
+    from vizgrad.tutor.notebook import OPT_OUT, explain_in_kernel
+    shell = shell_module.InteractiveShell.instance()
+    try:
+        assert not explain_in_kernel(shell)                 # a terminal IPython: only when asked
+        assert shell.custom_exceptions == ()
+        shell.kernel = _Kernel()
+        monkeypatch.setenv(OPT_OUT, "0")
+        assert not explain_in_kernel(shell)
+        monkeypatch.delenv(OPT_OUT)
+        assert explain_in_kernel(shell)
+        assert shell.custom_exceptions == (vg.ShapeError,)
+        # another library's handler keeps its slot
+        shell.set_custom_exc((KeyError,), lambda *args, **kwargs: None)
+        assert not explain_in_kernel(shell)
+        assert shell.custom_exceptions == (KeyError,)
+    finally:
+        shell.set_custom_exc((), None)
+        shell_module.InteractiveShell.clear_instance()
+
+
+def test_a_real_kernel_explains_a_shape_error_with_nothing_turned_on():
+    nbclient = pytest.importorskip("nbclient")
+    import nbformat
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import vizgrad as vg\nh = vg.randn(4, 3)\nW = vg.randn(5, 2)\ny = h @ W")])
+    client = nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True)
+    client.execute()
+    outputs = notebook.cells[0].outputs
+    assert [output.output_type for output in outputs] == ["error", "display_data"]
+    assert outputs[0].ename == "ShapeError"
+    assert outputs[1].data["text/plain"].startswith("matmul: h (4, 3), W (5, 2)")

@@ -58,6 +58,7 @@ from .serialization import load, save
 from .render.notebook import show
 from .tutor import explain_grad  # (vizgrad.tutor: compare, check_function)
 from . import _tensor_methods  # noqa: F401  (operators and methods that are not registered ops)
+from .tutor.notebook import explain_in_kernel as _explain_in_kernel
 
 globals().update({name: info.function for name, info in _OPS.items() if "." not in name})   # linalg.*: vizgrad.linalg
 globals().update({alias: _OPS[name].function for alias, name in _ops.registry.ALIASES.items()})
@@ -83,3 +84,6 @@ def _jupyter_labextension_paths():
     """Where JupyterLab finds vizgrad's prebuilt extension (graph outputs drawn without a
     kernel, the graph side panel): ``jupyter labextension develop`` reads this."""
     return [{"src": "labextension", "dest": "vizgrad"}]
+
+
+_explain_in_kernel()   # in a Jupyter kernel, shape errors are explained on the graph (vizgrad.tutor.notebook)
