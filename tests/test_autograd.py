@@ -1089,3 +1089,31 @@ def test_detach_shares_the_version_counter():
     detached.add_(1)
     with pytest.raises(vg.BackwardError, match="modified by an in-place operation"):
         y.sum().backward()
+
+
+def test_gradients_summed_in_place_leave_every_edges_own_gradient_as_it_flowed():
+    """A tensor used several times gets the sum of its gradients (the engine adds the third
+    and later ones into the sum it owns, in place), while each edge's gradient, as recorded,
+    stays the one that flowed along it; an array passed to two inputs (Add's) is never written."""
+    x = vg.tensor([1.0, 2.0], requires_grad=True)
+    with vg.trace() as recording:
+        h = x * 1.0
+        s = h + h                     # Add passes one array to both of h's uses
+        y = (s * 2.0 + h * 3.0 + h * 4.0 + h).sum()
+        y.backward()
+    # ∂y/∂h = 2·2 (via s, twice) + 3 + 4 + 1 = 12; ∂y/∂x = 12
+    assert x.grad.tolist() == [12.0, 12.0]
+    graph = recording.graph
+    node_of_h = next(node for node in graph.nodes if node.op == "Mul" and node.grad is not None
+                     and node.grad["mean"] == 12.0)
+    flowed = sorted(edge.grad["mean"] for edge in graph.edges if edge.source == node_of_h.id)
+    assert flowed == [1.0, 2.0, 2.0, 3.0, 4.0]
+
+
+def test_a_gradient_summed_many_times_under_create_graph_is_still_differentiable():
+    x = vg.tensor(3.0, requires_grad=True)
+    y = x * x + x * x + x * x + x          # 3x² + x
+    (gx,) = vg.autograd.grad(y, x, create_graph=True)
+    assert gx.item() == 19.0               # 6x + 1
+    (gxx,) = vg.autograd.grad(gx, x)
+    assert gxx.item() == 6.0

@@ -102,9 +102,10 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
         needed = _needed_nodes(dependencies, {key[0] for key in captures})
 
     buffers = {}
+    summed = None if create_graph else set()   # the buffer slots holding a sum this pass allocated
     owners = set()
     for root, (node, output_nr), grad in zip(roots, root_edges, root_grads):
-        _add_to_buffer(buffers, node, output_nr, grad)
+        _add_to_buffer(buffers, node, output_nr, grad, summed)
         if not create_graph:
             owners.add(root._backend().memory_owner(grad))
     ready = ReadyNodes(node for node in starts if not dependencies[node])
@@ -143,7 +144,7 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
                 if edge is not None:
                     child = edge[0]
                     if results is not None and results[position] is not None:
-                        _add_to_buffer(buffers, child, edge[1], results[position])
+                        _add_to_buffer(buffers, child, edge[1], results[position], summed)
                     left = dependencies[child] - 1
                     dependencies[child] = left
                     if left == 0 and (needed is None or child in needed):
@@ -199,13 +200,27 @@ def _needed_nodes(dependencies, target_nodes):
     return needed
 
 
-def _add_to_buffer(buffers, node, output_nr, grad):
+def _add_to_buffer(buffers, node, output_nr, grad, summed):
+    """Add ``grad`` to what ``node``'s output ``output_nr`` has received so far. The first
+    gradient is kept as it came (it may be another edge's too: Add passes one array to both
+    inputs); the second makes a new sum, which later ones are added into in place: nobody
+    else sees that array before the node runs (``summed``: the slots holding such a sum; None
+    when recording a graph of the backward, whose gradients are Tensors)."""
     slots = buffers.get(node)
     if slots is None:
         count = len(node.output_meta) if node.output_meta is not None else 1
         slots = buffers[node] = [None] * count
     previous = slots[output_nr]
-    slots[output_nr] = grad if previous is None else previous + grad
+    if previous is None:
+        slots[output_nr] = grad
+    elif summed is None:
+        slots[output_nr] = previous + grad
+    elif (node, output_nr) in summed and previous.shape == grad.shape and previous.dtype == grad.dtype:
+        previous += grad          # (a NumPy scalar, from 0-d sums, is rebound rather than written)
+        slots[output_nr] = previous
+    else:
+        slots[output_nr] = previous + grad
+        summed.add((node, output_nr))
 
 
 def _run_node(node, grads, create_graph, retain_graph, tensor_xp):

@@ -48,7 +48,9 @@ class Node:
             output_ref, output_nr, version)``: an input (or a tensor a Function saved) is kept
             as its Tensor; an output as a weak reference (a strong one would make a cycle
             through ``grad_fn``) and its output number. ``version`` is the tensor's version
-            counter when saved; ``saved_tensors`` checks it did not move.
+            counter when saved; ``saved_tensors`` checks it did not move. An output number of
+            ``VERSION_ONLY`` marks a value that is not the tensor itself but lives in its memory
+            (a reshape of an index tensor): its version is checked, the value stays a constant.
         needs_input_grad: per positional input, whether it needs a gradient.
     """
 
@@ -108,6 +110,8 @@ class Node:
         they were, outputs as they are (rebuilt if they died), constant arrays wrapped."""
         values = [Tensor._make(value) if type(value) is self.backend.array_type else value for value in saved]
         for index, tensor, output_ref, output_nr, _ in self.saved_sources:
+            if output_nr == VERSION_ONLY:
+                continue
             if tensor is None:
                 tensor = output_ref()
                 if tensor is None:
@@ -327,7 +331,7 @@ class Op:
         else:
             outputs = _wrap_outputs(out, backend, node)
         if node._to_save:
-            _resolve_saved(node, args, arrays, outputs)
+            _resolve_saved(node, args, arrays, outputs, params=params)
         if state.anomaly_enabled:
             node.created_at = traceback.extract_stack()[:-2]
         if observers.active:
@@ -578,24 +582,64 @@ def _as_output_array(value, backend, node):
     return array
 
 
-def _resolve_saved(node, args, arrays, outputs, saved_tensors=None):
+def _resolve_saved(node, args, arrays, outputs, saved_tensors=None, params=None):
     """Keep what forward passed to ``save_for_backward`` as ``node.saved``, and find which of
-    those values belong to a tensor (``node.saved_sources``): an input, an output, or a Tensor
-    a :class:`Function` saved (``saved_tensors``: what it saved, before its Tensors were
-    replaced by their arrays). Anything else is a constant."""
+    those values belong to a tensor (``node.saved_sources``): an input (its array, or a view
+    of its memory such as a reshape of an index tensor), an output, or a Tensor a
+    :class:`Function` saved (``saved_tensors``: what it saved, before its Tensors were
+    replaced by their arrays). A parameter may name the Tensors its arrays came from in
+    ``sources`` (an indexing key holds its index tensors' arrays). Anything else is a
+    constant. Writing in place to a tensor a saved value belongs to makes backward raise."""
+    inputs = [(arg, array, 0) for arg, array in zip(args, arrays) if array is not arg and isinstance(arg, Tensor)]
+    if params:
+        inputs += [(tensor, tensor._array, VERSION_ONLY) for value in params.values()
+                   for tensor in getattr(value, "sources", ())]
     sources = []
     for index, value in enumerate(node._to_save):
-        for arg, array in zip(args, arrays):
-            if value is array and array is not arg and isinstance(arg, Tensor):
-                sources.append((index, arg, None, 0, arg._version))
+        for arg, array, kind in inputs:
+            if value is array:
+                sources.append((index, arg, None, kind, arg._version))
                 break
-        else:   # not an input
+        else:   # not an input: an output, or a Tensor a Function saved
             source = _output_or_saved_tensor(index, value, outputs, saved_tensors)
+            if source is None:   # a constant, unless it views an input's memory (then only its version counts)
+                source = _input_viewed_by(index, value, inputs)
             if source is not None:
                 sources.append(source)
     node.saved = node._to_save
     node.saved_sources = sources
     node._to_save = ()
+
+
+#: ``saved_sources``' output number for a value whose tensor's version is checked but which
+#: stays what forward saved (a view of the tensor's memory, not the tensor).
+VERSION_ONLY = -1
+
+
+def _input_viewed_by(index, value, inputs):
+    """The version-only source of saved value ``index`` when it views an input's memory."""
+    if getattr(value, "base", None) is None:
+        return None
+    for arg, array, _ in inputs:
+        if _views_memory_of(value, array):
+            return index, arg, None, VERSION_ONLY, arg._version
+    return None
+
+
+def _views_memory_of(value, array):
+    """Whether ``value`` is a view of ``array``'s memory (NumPy and CuPy arrays name the
+    array that owns their memory in ``base``; a backend without it has no views to find)."""
+    base = getattr(value, "base", None)
+    if base is None:
+        return False
+    while getattr(base, "base", None) is not None:
+        base = base.base
+    owner = getattr(array, "base", None)
+    if owner is None:
+        return base is array
+    while getattr(owner, "base", None) is not None:
+        owner = owner.base
+    return base is owner
 
 
 def _output_or_saved_tensor(index, value, outputs, saved_tensors):

@@ -161,8 +161,17 @@ def _normalize_key(input, key, op):
     """
     if isinstance(key, _Key):  # from a backward: already checked; saved arrays may come back as Tensors
         return _Key(entry._array if isinstance(entry, Tensor) else entry for entry in key), None
+    items = key if type(key) is tuple else (key,)
+    normalized, result = _resolve_key(input, items, op)
+    # the index tensors the key's arrays come from: an op that saves those arrays tracks their versions
+    normalized.sources = tuple(item for item in items if isinstance(item, Tensor))
+    return normalized, result
+
+
+def _resolve_key(input, items, op):
+    """:func:`_normalize_key` for a user's key (a tuple of its entries)."""
     shape = input.shape
-    entries = [_key_entry(input, item, op) for item in (key if type(key) is tuple else (key,))]
+    entries = [_key_entry(input, item, op) for item in items]
     used, ellipsis = 0, None   # the dims the key indexes, and where its ellipsis stands
     for position, (kind, value) in enumerate(entries):
         if kind == "ellipsis":
