@@ -590,20 +590,20 @@ def _resolve_saved(node, args, arrays, outputs, saved_tensors=None, params=None)
     replaced by their arrays). A parameter may name the Tensors its arrays came from in
     ``sources`` (an indexing key holds its index tensors' arrays). Anything else is a
     constant. Writing in place to a tensor a saved value belongs to makes backward raise."""
-    inputs = [(arg, array, 0) for arg, array in zip(args, arrays) if array is not arg and isinstance(arg, Tensor)]
+    keys = ()      # the Tensors parameters name as their arrays' sources
     if params:
-        inputs += [(tensor, tensor._array, VERSION_ONLY) for value in params.values()
-                   for tensor in getattr(value, "sources", ())]
+        keys = [tensor for value in params.values() for tensor in getattr(value, "sources", ())]
     sources = []
     for index, value in enumerate(node._to_save):
-        for arg, array, kind in inputs:
-            if value is array:
-                sources.append((index, arg, None, kind, arg._version))
+        for arg, array in zip(args, arrays):
+            if value is array and array is not arg and isinstance(arg, Tensor):
+                sources.append((index, arg, None, 0, arg._version))
                 break
         else:   # not an input: an output, or a Tensor a Function saved
             source = _output_or_saved_tensor(index, value, outputs, saved_tensors)
-            if source is None:   # a constant, unless it views an input's memory (then only its version counts)
-                source = _input_viewed_by(index, value, inputs)
+            if source is None and (keys or getattr(value, "base", None) is not None):
+                # a constant, unless it is a key's array or views an input's memory: then its version counts
+                source = _tensor_behind(index, value, args, arrays, keys)
             if source is not None:
                 sources.append(source)
     node.saved = node._to_save
@@ -616,13 +616,16 @@ def _resolve_saved(node, args, arrays, outputs, saved_tensors=None, params=None)
 VERSION_ONLY = -1
 
 
-def _input_viewed_by(index, value, inputs):
-    """The version-only source of saved value ``index`` when it views an input's memory."""
-    if getattr(value, "base", None) is None:
-        return None
-    for arg, array, _ in inputs:
-        if _views_memory_of(value, array):
-            return index, arg, None, VERSION_ONLY, arg._version
+def _tensor_behind(index, value, args, arrays, keys):
+    """The version-only source of saved value ``index`` when it is the array of a Tensor a
+    parameter names (``keys``) or views the memory of an input or of such a Tensor."""
+    for tensor in keys:
+        if value is tensor._array or _views_memory_of(value, tensor._array):
+            return index, tensor, None, VERSION_ONLY, tensor._version
+    if getattr(value, "base", None) is not None:
+        for arg, array in zip(args, arrays):
+            if array is not arg and isinstance(arg, Tensor) and _views_memory_of(value, array):
+                return index, arg, None, VERSION_ONLY, arg._version
     return None
 
 
