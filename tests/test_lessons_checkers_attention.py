@@ -12,24 +12,12 @@ import numpy as np
 import pytest
 
 import vizgrad as vg
-from vizgrad.lessons import check
 from vizgrad.lessons.framework import EXERCISES, ensure_loaded
 from vizgrad.lessons.solutions import load_solution
+from checker_helpers import assert_caught, run
 
 ROOT = Path(__file__).resolve().parent.parent
 ATTENTION = ["11.1", "11.2", "11.3", "12.1", "12.2"]
-
-
-def run(exercise_id, *answer):
-    return getattr(check, "exercise_" + exercise_id.replace(".", "_"))(*answer)
-
-
-def assert_caught(result, kind, *words):
-    assert result.status == "failed", str(result)
-    assert result.mistake == kind, str(result)
-    assert result.hint, str(result)
-    for word in words:
-        assert word in result.hint or word in result.message, str(result)
 
 
 def highlighted(result):

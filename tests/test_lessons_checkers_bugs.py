@@ -9,26 +9,14 @@ from pathlib import Path
 import pytest
 
 import vizgrad.nn.functional as F
-from vizgrad.lessons import check
 from vizgrad.lessons.exercises_bugs import FORMULAS, PUZZLES, REQUIRED, makemore_batch, puzzle_source
 from vizgrad.lessons.framework import ATTEMPTS, EXERCISES, ensure_loaded
 from vizgrad.lessons.solutions import load_module, load_solution
+from checker_helpers import assert_caught, run
 
 ROOT = Path(__file__).resolve().parent.parent
 BUGS = ["14.1", "14.2", "14.3"]
 solution = load_module("lesson14")
-
-
-def run(exercise_id, *answer):
-    return getattr(check, "exercise_" + exercise_id.replace(".", "_"))(*answer)
-
-
-def assert_caught(result, kind, *words):
-    assert result.status == "failed", str(result)
-    assert result.mistake == kind, str(result)
-    assert result.hint, str(result)
-    for word in words:
-        assert word in result.hint or word in result.message, str(result)
 
 
 @pytest.mark.parametrize("exercise_id", BUGS)

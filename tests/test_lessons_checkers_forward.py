@@ -14,25 +14,13 @@ import vizgrad.nn.functional as F
 from vizgrad import autograd
 from vizgrad.autograd import forward_ad
 from vizgrad.func import functional_call, grad, jvp, vjp, vmap
-from vizgrad.lessons import check
 from vizgrad.lessons.framework import EXERCISES, ensure_loaded
 from vizgrad.lessons.solutions import load_module, load_solution
+from checker_helpers import assert_caught, run
 
 ROOT = Path(__file__).resolve().parent.parent
 FORWARD = ["15.1", "15.2", "15.3"]
 solution = load_module("lesson15")
-
-
-def run(exercise_id, *answer):
-    return getattr(check, "exercise_" + exercise_id.replace(".", "_"))(*answer)
-
-
-def assert_caught(result, kind, *words):
-    assert result.status == "failed", str(result)
-    assert result.mistake == kind, str(result)
-    assert result.hint, str(result)
-    for word in words:
-        assert word in result.hint or word in result.message, str(result)
 
 
 @pytest.mark.parametrize("exercise_id", FORWARD)

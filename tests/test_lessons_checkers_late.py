@@ -20,23 +20,11 @@ from vizgrad.lessons import check, exercises_late
 from vizgrad.lessons.exercises_late import synthetic_digits
 from vizgrad.lessons.framework import EXERCISES, ensure_loaded
 from vizgrad.lessons.solutions import load_module, load_solution
+from checker_helpers import assert_caught, run
 
 ROOT = Path(__file__).resolve().parent.parent
 LATE = ["5.1", "5.2", "5.3", "5.4", "6.1", "6.2", "6.3", "7.1", "7.2", "7.3", "7.4", "8.1", "8.2", "9.1", "9.2",
         "9.3"]
-
-
-def run(exercise_id, *answer):
-    return getattr(check, "exercise_" + exercise_id.replace(".", "_"))(*answer)
-
-
-def assert_caught(result, kind, *words):
-    """The answer failed, was recognised as ``kind`` and came with a hint (mentioning ``words``)."""
-    assert result.status == "failed", str(result)
-    assert result.mistake == kind, str(result)
-    assert result.hint, str(result)
-    for word in words:
-        assert word in result.hint or word in result.message, str(result)
 
 
 def solution(name):
