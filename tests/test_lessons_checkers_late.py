@@ -16,7 +16,7 @@ import pytest
 import vizgrad as vg
 import vizgrad.nn.functional as F
 from vizgrad import nn
-from vizgrad.lessons import check, exercises_late
+from vizgrad.lessons import exercises_late
 from vizgrad.lessons.exercises_late import synthetic_digits
 from vizgrad.lessons.framework import EXERCISES, ensure_loaded
 from vizgrad.lessons.solutions import load_module, load_solution
