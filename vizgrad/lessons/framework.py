@@ -20,13 +20,18 @@ shows one more (:mod:`vizgrad.lessons.hints`).
 
 The runner catches everything else too: an exception from the learner's code becomes
 an ``error`` result that quotes the learner's line; an exception from the checker
-itself becomes an ``error`` result that says so. A checker never raises into a
-notebook.
+itself becomes an ``error`` result that says so. A check that runs longer than
+:data:`TIME_LIMIT` seconds (a loop that never ends in the learner's code) is stopped and
+answers so, where the platform can interrupt it (a SIGALRM timer, in the main thread: a
+notebook's kernel or a script, not Windows). A checker never raises into a notebook.
 """
 
+import contextlib
 import html
 import re
+import signal
 import sys
+import threading
 import time
 import traceback
 from collections import Counter
@@ -363,6 +368,37 @@ def exercise(id, title, lesson, solution):
     return register
 
 
+#: Seconds a check may run before it is stopped as endless (set it higher for a slow machine).
+TIME_LIMIT = 60.0
+
+
+class TimeLimitExceeded(BaseException):
+    """Raised inside the learner's code when a check runs past :data:`TIME_LIMIT` (a
+    BaseException, so that the learner's own ``except Exception`` cannot swallow it)."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds):
+    """Interrupt the block with :class:`TimeLimitExceeded` after ``seconds``, where a real-time
+    timer can (the main thread of a Unix process, no timer of someone else's running)."""
+    usable = (hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+              and seconds and seconds > 0 and signal.getitimer(signal.ITIMER_REAL)[0] == 0)
+    if not usable:
+        yield
+        return
+
+    def stop(signum, frame):
+        raise TimeLimitExceeded(seconds)
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 #: How many times each exercise was checked in this kernel (the hint level of the next failure).
 ATTEMPTS = Counter()
 #: Called with every :class:`Result` (the grader records them: :mod:`vizgrad.lessons.grading`).
@@ -387,7 +423,13 @@ def _outcome(exercise, learner, options, attempt):
                       attempt=attempt, **extra)
 
     try:
-        outcome = exercise.checker(*learner, **(options or {}))
+        with _time_limit(TIME_LIMIT):
+            outcome = exercise.checker(*learner, **(options or {}))
+    except TimeLimitExceeded:
+        return result(ERROR, f"The check was stopped after {TIME_LIMIT:g} s: your code did not finish.",
+                      mistake="timeout", hint="Look for a loop that never ends (a `while` whose condition "
+                                              "never becomes false, or a recursion without a base case), then "
+                                              "run the check again.")
     except NotDone:
         return result(NOT_DONE, "Replace `raise NotImplementedError` with your code, run the cell, then run "
                                 "this check again.")
