@@ -54,8 +54,10 @@ def test_autocast_nesting_decorator_and_refusals():
     outer, inner = product(a)
     assert outer.dtype is vg.float16 and inner.dtype is vg.float32
     assert (a @ a).dtype is vg.float32
-    with pytest.raises(vg.errors.UnsupportedError, match="autocast: CPU autocast computes in bfloat16.*no bfloat16"):
-        vg.autocast("cpu")
+    with pytest.warns(UserWarning, match="CPU Autocast only supports dtypes of vizgrad.bfloat16, vizgrad.float16"):
+        region = vg.autocast("cpu", dtype=vg.float64)
+    with region:
+        assert (a @ a).dtype is vg.float32 and not vg.is_autocast_enabled("cpu")
     with pytest.raises(ValueError, match="unsupported autocast device_type 'tpu'"):
         vg.autocast("tpu")
     if not vg.cuda.is_available():
@@ -124,3 +126,51 @@ def test_grad_scaler_order_mistakes():
     scaler.update()
     with pytest.raises(ValueError, match="empty"):
         scaler.load_state_dict({})
+
+
+def test_cpu_autocast_defaults_to_bfloat16_as_pytorch():
+    rng = np.random.default_rng(2)
+    ours, theirs = _linear_pair(rng)
+    x = rng.normal(size=(5, 3)).astype(np.float32)
+    half = rng.normal(size=(3, 3)).astype(np.float16)
+    assert vg.get_autocast_dtype("cpu") is vg.bfloat16 and torch.get_autocast_dtype("cpu") == torch.bfloat16
+    results = {}
+    for lib, model in ((vg, ours), (torch, theirs)):
+        with lib.autocast("cpu"):
+            y = model(lib.tensor(x))
+            from_half = lib.tensor(half) @ lib.tensor(half)            # float16 inputs are cast to bfloat16 too
+            loss = lib.nn.functional.mse_loss(y, lib.zeros(5, 4, dtype=lib.bfloat16))
+            product = lib.tensor(x).bfloat16().prod()
+        loss.backward()
+        results[lib] = y, from_half, loss, product, model.weight.grad
+    for ours_value, their_value in zip(results[vg], results[torch]):
+        assert str(ours_value.dtype).rpartition(".")[2] == str(their_value.dtype).rpartition(".")[2]
+        np.testing.assert_allclose(ours_value.detach().float().numpy(), their_value.detach().float().numpy(),
+                                   rtol=2e-2, atol=2e-2)
+    assert results[vg][0].dtype is vg.bfloat16 and results[vg][2].dtype is vg.float32
+    assert results[vg][4].dtype is vg.float32                  # the float32 weight's gradient stays float32
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_autocast_runs_layers_whose_input_it_already_cast(dtype):
+    """A second layer gets the first one's bfloat16 output and its own float32 weight: autocast
+    casts them before linear's and conv2d's dtype checks, as PyTorch does."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(2, 1, 6, 6)).astype(np.float32)
+    shapes = [(2, 1, 3, 3), (2,), (2, 2, 3, 3), (2,), (4, 8), (4,), (2, 4), (2,)]
+    weights = [rng.normal(size=shape).astype(np.float32) * 0.5 for shape in shapes]
+    results = []
+    for lib in (vg, torch):
+        model = lib.nn.Sequential(lib.nn.Conv2d(1, 2, 3), lib.nn.Conv2d(2, 2, 3), lib.nn.Flatten(),
+                                  lib.nn.Linear(8, 4), lib.nn.Linear(4, 2))
+        with lib.no_grad():
+            for parameter, values in zip(model.parameters(), weights):
+                parameter.copy_(lib.tensor(values))
+        with lib.autocast("cpu", dtype=getattr(lib, dtype)):
+            results.append(model(lib.tensor(x)))
+    assert results[0].dtype.name == dtype and str(results[1].dtype) == f"torch.{dtype}"
+    np.testing.assert_allclose(results[0].float().detach().numpy(), results[1].float().detach().numpy(),
+                               rtol=5e-2, atol=5e-2)
+    with pytest.raises(vg.errors.DTypeError, match="linear: input is float64 but weight is float32"):
+        with vg.autocast("cpu"):
+            vg.nn.Linear(2, 2)(vg.ones(2, dtype=vg.float64))    # float64 is not autocast's to cast

@@ -172,7 +172,7 @@ def test_a_save_that_fails_while_writing_leaves_the_old_file_and_no_temporary(tm
     vg.save({"w": vg.ones(3)}, path)
     before = path.read_bytes()
 
-    def broken(stream, manifest, arrays):
+    def broken(stream, manifest, arrays, pickled=None):
         stream.write(b"half a checkpoint")
         raise failure
     monkeypatch.setattr(serialization, "_write_archive", broken)

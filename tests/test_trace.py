@@ -148,7 +148,7 @@ def test_json_validates_and_round_trips_losslessly():
     tr, _, _ = traced_program()
     graph = tr.graph
     data = validate(graph)
-    assert data["schema"] == "vizgrad.graph" and data["version"] == 3
+    assert data["schema"] == "vizgrad.graph" and data["version"] == 4
     text = graph.to_json()
     again = Graph.from_json(text)
     assert again.to_json() == text
@@ -163,8 +163,8 @@ def test_two_runs_of_the_same_program_give_identical_json():
 def test_from_json_refuses_foreign_or_newer_data():
     with pytest.raises(ValueError, match="not a vizgrad graph"):
         Graph.from_dict({"schema": "other", "nodes": [], "edges": []})
-    with pytest.raises(ValueError, match="schema version 4"):
-        Graph.from_dict({"schema": "vizgrad.graph", "version": 4, "nodes": [], "edges": []})
+    with pytest.raises(ValueError, match="schema version 5"):
+        Graph.from_dict({"schema": "vizgrad.graph", "version": 5, "nodes": [], "edges": []})
 
 
 def test_version_2_graphs_with_bin_edges_still_read_and_validate():

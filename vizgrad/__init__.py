@@ -11,11 +11,11 @@ Example::
 
 from . import dtypes
 from .dtypes import bool_ as bool  # noqa: A001  (vizgrad.bool, as torch.bool)
-from .dtypes import dtype, float16, float32, float64, int32, int64
+from .dtypes import bfloat16, dtype, float16, float32, float64, int32, int64
 from .dtypes import can_cast, finfo, get_default_dtype, iinfo, promote_types, result_type, set_default_dtype
 from .device import device, get_default_device, set_default_device
-from .tensor import (BoolTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, Size, Tensor,
-                     is_tensor)
+from .tensor import (BFloat16Tensor, BoolTensor, DoubleTensor, FloatTensor, HalfTensor, IntTensor, LongTensor, Size,
+                     Tensor, is_tensor)
 from .printing import get_printoptions, set_printoptions
 from .errors import (ArgumentError, ArgumentTypeError, BackwardError, DeviceError, DivisionByZeroError, DTypeError,
                      IndexingError, NonFiniteError, ShapeError, StateDictError, TransformError, VizgradError)
@@ -52,6 +52,8 @@ from . import linalg
 from . import amp
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from . import special
+from . import sparse
+from .ops.sparse import layout, sparse_coo, sparse_coo_tensor, strided
 from . import trace as _trace_module
 from .trace import Graph, graph, trace
 from .serialization import load, save
@@ -73,6 +75,7 @@ globals().update({name: _creation.accepts_out(globals()[name]) for name in (
     "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "greater", "greater_equal", "less", "less_equal",
     "not_equal") if name in globals()})
 
+spmm = mm   # torch.spmm: mm of a sparse COO matrix and a dense one
 globals().update(_tensor_methods.INPLACE_FUNCTIONS)        # vizgrad.relu_(x), vizgrad.sin_(x), ...
 selu_, celu_, threshold_ = nn.functional.selu_, nn.functional.celu_, nn.functional.threshold_
 half, float, double, long = float16, float32, float64, int64  # noqa: A001  (PyTorch's aliases)

@@ -2,22 +2,23 @@
 
 Inside ``autocast(device_type, dtype=...)`` the ops of PyTorch's lower-precision list
 (matmul, mm, bmm, addmm, linear, the convolutions and transposed convolutions) cast their
-float32 inputs to ``dtype`` and compute in it; the ops of its float32 list that vizgrad has
-as ops of their own (the losses ``mse_loss``, ``huber_loss``, ``smooth_l1_loss``,
-``nll_loss`` (so ``cross_entropy``'s last step), ``binary_cross_entropy`` (with logits),
-``soft_margin_loss``, ``ctc_loss``, and ``inverse``) cast half inputs up to float32. The
-casts are ordinary differentiable ``to`` nodes, so float32 weights get float32 gradients,
-and the graph shows them. float64 tensors are left alone, as PyTorch leaves them.
+floating inputs (float32, and float16 or bfloat16 when they are not ``dtype``) to ``dtype``
+and compute in it; the ops of its float32 list that vizgrad has as ops of their own (the
+losses ``mse_loss``, ``huber_loss``, ``smooth_l1_loss``, ``nll_loss`` (so ``cross_entropy``'s
+last step), ``binary_cross_entropy`` (with logits), ``soft_margin_loss``, ``ctc_loss``, and
+``prod`` and ``inverse``) cast half and bfloat16 inputs up to float32. The casts are ordinary
+differentiable ``to`` nodes, so float32 weights get float32 gradients, and the graph shows
+them. float64 tensors are left alone, as PyTorch leaves them.
 
-PyTorch's CPU autocast computes in bfloat16 unless told otherwise; vizgrad has no bfloat16,
-so ``autocast("cpu")`` without ``dtype=vizgrad.float16`` raises
-:class:`vizgrad.errors.UnsupportedError`. ``autocast("cuda")`` on a machine without a GPU
-warns and disables itself, as PyTorch does.
+As in PyTorch, CPU autocast computes in bfloat16 unless told otherwise
+(``get_autocast_dtype("cpu")`` is ``vizgrad.bfloat16``) and also takes float16; another dtype
+warns and disables the region. ``autocast("cuda")`` on a machine without a GPU warns and
+disables itself, as PyTorch does.
 
 Example::
 
-    with vizgrad.autocast("cpu", dtype=vizgrad.float16):
-        y = model(x)              # y.dtype is float16: its linear layers ran in half precision
+    with vizgrad.autocast("cpu"):
+        y = model(x)              # y.dtype is bfloat16: its linear layers ran in bfloat16
     loss = y.float().pow(2).mean()
 """
 
@@ -28,21 +29,24 @@ import warnings
 
 from . import cuda, dtypes
 from .autograd import transform_hooks
-from .errors import ArgumentError, ArgumentTypeError, UnsupportedError
+from .errors import ArgumentError, ArgumentTypeError
 from .ops.activation import Linear
 from .ops.conv import Conv, ConvTranspose
 from .ops.linalg import Inverse, MatMul
 from .ops.loss import (BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CtcLoss, Huber, MseLoss, NllLoss,
                        SmoothL1, SoftMarginLoss)
+from .ops.reduce import Prod
 from .tensor import Tensor
 
 __all__ = ["autocast", "GradScaler", "is_autocast_enabled", "get_autocast_dtype"]
 
 LOWER_PRECISION_OPS = (MatMul, Linear, Conv, ConvTranspose)
 FLOAT32_OPS = (MseLoss, Huber, SmoothL1, NllLoss, BinaryCrossEntropy, BinaryCrossEntropyWithLogits,
-               SoftMarginLoss, CtcLoss, Inverse)
+               SoftMarginLoss, CtcLoss, Prod, Inverse)
 
-_DEFAULT_DTYPE = {"cpu": "bfloat16", "cuda": dtypes.float16}
+_DEFAULT_DTYPE = {"cpu": dtypes.bfloat16, "cuda": dtypes.float16}
+_SUPPORTED = {"cpu": (dtypes.bfloat16, dtypes.float16), "cuda": (dtypes.float16,)}
+_ELIGIBLE = (dtypes.float16, dtypes.bfloat16, dtypes.float32)     # what autocast casts: floating, not float64
 _regions = {"cpu": [], "cuda": []}      # per device type: the dtype of each enclosing region (None: disabled)
 
 
@@ -60,12 +64,17 @@ def get_autocast_dtype(device_type):
     """The dtype autocast computes in on ``device_type`` (that of the innermost region, else the default)."""
     device_type = _device_type("get_autocast_dtype", device_type)
     current = _current(device_type)
-    if current is not None:
-        return current
-    default = _DEFAULT_DTYPE[device_type]
-    if isinstance(default, str):
-        raise _no_bfloat16("get_autocast_dtype")
-    return default
+    return _DEFAULT_DTYPE[device_type] if current is None else current
+
+
+def will_cast(*tensors):
+    """Whether an enabled autocast region on their device brings ``tensors`` (an op's inputs;
+    None for an absent bias) to one dtype: the dtype checks of linear and the convolutions then
+    leave it to autocast, as PyTorch casts before it checks."""
+    tensors = [tensor for tensor in tensors if tensor is not None]
+    device_type = tensors[0].device.type
+    return (device_type in _regions and _current(device_type) is not None
+            and all(tensor.dtype in _ELIGIBLE for tensor in tensors))
 
 
 def _device_type(op, device_type):
@@ -75,12 +84,6 @@ def _device_type(op, device_type):
         raise ArgumentError(f"{op}: User specified an unsupported autocast device_type {device_type!r}; vizgrad "
                             "autocasts on 'cpu' and 'cuda'")
     return device_type
-
-
-def _no_bfloat16(op):
-    return UnsupportedError(f"{op}: CPU autocast computes in bfloat16 unless told otherwise, and vizgrad has no "
-                            "bfloat16 dtype; pass dtype=vizgrad.float16 (autocast's other CPU dtype) to compute "
-                            "in half precision")
 
 
 def _cast(args, target, device_type, eligible):
@@ -108,10 +111,7 @@ def _dispatch(op, args, params):
     target = _current(device_type) if device_type in _regions else None
     if target is None:
         return NotImplemented
-    if policy == "lower":
-        cast = _cast(args, target, device_type, (dtypes.float32,))
-    else:
-        cast = _cast(args, dtypes.float32, device_type, (dtypes.float16,))
+    cast = _cast(args, target if policy == "lower" else dtypes.float32, device_type, _ELIGIBLE)
     if cast is None:
         return NotImplemented
     return op.apply(*cast, **params)       # the cast inputs need no cast: the op runs as usual
@@ -124,7 +124,7 @@ class autocast:  # noqa: N801  (PyTorch's name)
 
     Example::
 
-        @vizgrad.autocast("cpu", dtype=vizgrad.float16)
+        @vizgrad.autocast("cpu")
         def forward(x):
             return model(x)
     """
@@ -139,11 +139,9 @@ class autocast:  # noqa: N801  (PyTorch's name)
             warnings.warn("User provided device_type of 'cuda', but CUDA is not available. Disabling",
                           UserWarning, stacklevel=2)
             self._enabled = False
-        elif isinstance(self.fast_dtype, str):
-            raise _no_bfloat16("autocast")
-        elif self.fast_dtype is not dtypes.float16:
+        elif self.fast_dtype not in _SUPPORTED[self.device]:
             message = ("In CPU autocast, but the target dtype is not supported. Disabling autocast.\n"
-                       "CPU Autocast only supports dtype of vizgrad.float16 (bfloat16 is missing) currently."
+                       "CPU Autocast only supports dtypes of vizgrad.bfloat16, vizgrad.float16 currently."
                        if self.device == "cpu" else
                        f"In CUDA autocast, but the target dtype {self.fast_dtype.name} is not supported. "
                        "Disabling autocast.")

@@ -5,7 +5,8 @@ objects. Every op that combines operands of different dtypes follows the rules
 written once here (:func:`result_type`), which are PyTorch's:
 
 * categories are ordered bool < integer < floating; within one, the wider dtype wins
-  (int32 + int64 is int64, float16 + float32 is float32);
+  (int32 + int64 is int64, float16 + float32 is float32); float16 and bfloat16, neither of
+  which holds the other's values, meet in float32;
 * tensors with dimensions decide the dtype within their category; zero-dim tensors
   and Python numbers only lift the result to a higher category: a float32 tensor
   times a float64 0-d tensor is float32, an int64 tensor times a float64 0-d tensor is
@@ -20,6 +21,7 @@ In-place ops store their result only where :func:`can_cast` allows it (no floati
 result into an integer tensor, nothing but bool into a bool tensor), as in PyTorch.
 """
 
+import ml_dtypes
 import numpy as np
 
 from .errors import DTypeError
@@ -30,12 +32,12 @@ class dtype:
 
     __slots__ = ("name", "numpy", "is_floating_point", "itemsize", "category", "rank", "torch_name")
 
-    def __init__(self, name, rank, torch_name):
+    def __init__(self, name, rank, torch_name, numpy=None):
         self.name = name
-        self.numpy = np.dtype(name)
-        self.is_floating_point = self.numpy.kind == "f"
+        self.numpy = np.dtype(name if numpy is None else numpy)   # its host (NumPy) dtype
+        self.category = {"b": 0, "i": 1, "f": 2}[self.numpy.kind if numpy is None else "f"]   # bool < int < float
+        self.is_floating_point = self.category == 2
         self.itemsize = self.numpy.itemsize
-        self.category = {"b": 0, "i": 1, "f": 2}[self.numpy.kind]   # bool < integer < floating
         self.rank = rank                # order of promotion: the higher rank of two dtypes wins
         self.torch_name = torch_name    # PyTorch's scalar type name, as its error messages spell it
 
@@ -50,11 +52,18 @@ bool_ = dtype("bool", 0, "Bool")
 int32 = dtype("int32", 1, "Int")
 int64 = dtype("int64", 2, "Long")
 float16 = dtype("float16", 3, "Half")
+# Google Brain's 16-bit float (float32's exponent, 8 bits of precision): on the host, the
+# ml_dtypes package's NumPy dtype (the one JAX uses). Its rank equals float16's: the two meet
+# in float32 (see _wider). Each op rounds its result once, as PyTorch's CPU kernels do, and sums
+# and matrix products accumulate in float32 (backends/numpy_backend.py). One difference is
+# left: a Python float meeting a float16 or bfloat16 tensor is rounded to that dtype before the
+# op (NumPy's rule), where PyTorch computes with it in float32 (x * 0.1 may differ by one step).
+bfloat16 = dtype("bfloat16", 3, "BFloat16", numpy=ml_dtypes.bfloat16)
 float32 = dtype("float32", 4, "Float")
 float64 = dtype("float64", 5, "Double")
 
-ALL = (float16, float32, float64, int32, int64, bool_)
-FLOATING = (float16, float32, float64)
+ALL = (float16, bfloat16, float32, float64, int32, int64, bool_)
+FLOATING = (float16, bfloat16, float32, float64)
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({"half": float16, "float": float32, "double": float64, "int": int32,
                  "long": int64, "bool_": bool_})
@@ -101,7 +110,7 @@ def from_numpy_dtype(np_dtype):
 
 # --- the default float dtype --------------------------------------------------------------
 def set_default_dtype(d):
-    """Make ``d`` (float32, float64 or float16) the dtype of new float tensors: of
+    """Make ``d`` (float32, float64, float16 or bfloat16) the dtype of new float tensors: of
     ``tensor([1.5])``, ``zeros(3)``, ``randn``, ``linspace``, of Python floats combined
     with integer tensors, and of integer true division.
 
@@ -174,8 +183,17 @@ class iinfo:
 def promote_types(type1, type2):
     """The smallest dtype both ``type1`` and ``type2`` can be converted to without losing
     their category: ``promote_types(int32, float16)`` is float16, as in PyTorch."""
-    type1, type2 = as_dtype(type1), as_dtype(type2)
-    return type1 if type1.rank >= type2.rank else type2
+    return _wider(as_dtype(type1), as_dtype(type2))
+
+
+def _wider(type1, type2):
+    """The higher-ranked of two dtypes (``type1`` may be None); float16 and bfloat16, of one
+    rank, give float32, as in PyTorch."""
+    if type1 is None or type2.rank > type1.rank:
+        return type2
+    if type2.rank < type1.rank or type1 is type2:
+        return type1
+    return float32
 
 
 def _python_scalar_dtype(value):
@@ -198,7 +216,7 @@ def _combine(higher, lower):
     if lower is None or higher.category == 2:
         return higher
     if higher.category == 0 or lower.category == 2:
-        return higher if higher.rank >= lower.rank else lower
+        return _wider(higher, lower)
     return higher
 
 
@@ -210,12 +228,11 @@ def result_type_of(operands):
         if type(operand) is tuple:
             d, is_zero_dim = operand
             if is_zero_dim:
-                zero_dim = d if zero_dim is None or d.rank > zero_dim.rank else zero_dim
+                zero_dim = _wider(zero_dim, d)
             else:
-                dimensioned = d if dimensioned is None or d.rank > dimensioned.rank else dimensioned
+                dimensioned = _wider(dimensioned, d)
         else:
-            d = _python_scalar_dtype(operand)
-            number = d if number is None or d.rank > number.rank else number
+            number = _wider(number, _python_scalar_dtype(operand))
     return _combine(dimensioned, _combine(zero_dim, number))
 
 

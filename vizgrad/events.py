@@ -29,6 +29,7 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 
 from .autograd import observers
+from .backends.sparse_kernels import CooArray
 
 KINDS = frozenset({"op", "backward_start", "node_backward", "backward_end", "grad_accumulated", "hook",
                    "module_forward", "optimizer_step", "zero_grad", "mark"})
@@ -294,8 +295,11 @@ def _bin_positions(values, edges, estimate):
 
 
 def host_values(tensor):
-    """A Tensor's (or backend array's) values as a NumPy array on the host."""
+    """A Tensor's (or backend array's) values as a NumPy array on the host; a sparse COO
+    tensor's are its stored values (a dense copy could be far larger than the tensor)."""
     array = getattr(tensor, "_array", tensor)
+    if type(array) is CooArray:
+        array = array.values
     if not isinstance(array, (np.ndarray, np.generic)):
         # (NumPy turns 0-d results into scalars, np.float32, so a gradient flowing through
         # the engine may be one; no backend claims those, and none needs to)

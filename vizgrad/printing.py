@@ -165,7 +165,7 @@ def format_values(values, floating, indent):
     """The bracketed values of a NumPy array as PyTorch prints them (no ``tensor(`` around)."""
     if values.size == 0:
         return "[]"
-    if values.dtype == np.float16:
+    if floating and values.dtype.itemsize == 2:     # float16 and bfloat16 print through float32, as in PyTorch
         values = values.astype(np.float32)
     summarize = values.size > PRINT_OPTS.threshold
     formatter = _Formatter(_summarized(values) if summarize else values, floating)
@@ -189,6 +189,9 @@ def _with_suffixes(text, suffixes, indent):
 def tensor_repr(tensor, prefix="tensor("):
     """``tensor([1., 2.], requires_grad=True)`` or ``tensor(3., grad_fn=<MulBackward0>)``."""
     from .device import get_default_device
+    if tensor.is_sparse:     # indices, values, size and nnz (ops/sparse.py)
+        from .ops.sparse import sparse_repr
+        return sparse_repr(tensor)
     values = np.asarray(tensor._backend().to_numpy(tensor._array))
     indent = len(prefix)
     suffixes = []

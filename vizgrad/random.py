@@ -278,7 +278,7 @@ def _integer_range(dtype):
     if dtype is dtypes.bool_:
         return 0, 1
     if dtype.is_floating_point:
-        digits = {dtypes.float16: 11, dtypes.float32: 24, dtypes.float64: 53}[dtype]
+        digits = int(np.finfo(dtype.numpy).nmant) + 1       # 11, 8 (bfloat16), 24, 53
         return -2 ** digits, 2 ** digits
     info = np.iinfo(dtype.numpy)
     return int(info.min), int(info.max)

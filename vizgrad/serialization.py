@@ -1,13 +1,24 @@
-"""``vizgrad.save`` and ``vizgrad.load``: checkpoints that never run code on load.
+"""``vizgrad.save`` and ``vizgrad.load``: checkpoints that run no code on load unless asked.
 
 A checkpoint is a zip archive holding ``vizgrad.json`` (the structure: dicts and
 ``OrderedDict``/``defaultdict``, lists, tuples, named tuples, ``vizgrad.Size``, sets, numbers,
 NumPy scalars, strings, booleans, None and references to arrays) and one ``.npy`` file per
-tensor storage, read back with ``allow_pickle=False``. As with ``torch.save``, a tensor saved
+tensor storage, read back with ``allow_pickle=False`` (a dtype the ``.npy`` format cannot name,
+bfloat16, is stored as its bits and named in the manifest). As with ``torch.save``, a tensor saved
 twice comes back as one tensor, and views of one tensor (tied weights, ``w`` and ``w[0]``) as
 views of one storage (on the CPU; ``map_location`` to another device copies each). A named
 tuple comes back as its class when that class's module is already imported (no module is
 imported on load), else as a named tuple of the same name and fields.
+
+Anything else (a whole ``nn.Module``, an optimizer, an instance of the user's class) is
+pickled, as ``torch.save`` pickles it: the archive then holds the object's pickle, with its
+tensors still stored as ``.npy`` storages. Loading a pickle can run arbitrary code, so, as in
+PyTorch 2.6+, :func:`load` refuses it unless called with ``weights_only=False`` (the user's
+opt-in for files they trust), naming the classes the pickle would import, or unless all it
+names is allowed (a few builtins, and what :func:`add_safe_globals` allows). What unpickling
+restores is what pickling kept, as in PyTorch: parameters (as Parameters), buffers, submodules
+in order, the training flag and picklable module hooks; tensors' hooks and ``.grad`` are not
+saved.
 
 Writing goes to a temporary file in the target's folder (the folder a symlink points into:
 the link stays a link) that replaces the target only once complete and flushed, so a crash
@@ -31,9 +42,11 @@ import collections
 import io
 import json
 import os
+import pickle
 import stat
 import sys
 import tempfile
+import types
 import zipfile
 import zlib
 
@@ -41,11 +54,15 @@ import numpy as np
 
 from . import dtypes
 from .errors import ArgumentTypeError, DeviceError, VizgradError
+from .nn.module import Module, Parameter, UninitializedParameter
 from .tensor import Size, Tensor
 
 FORMAT = "vizgrad-checkpoint"
-VERSION = 2      # 2: container kinds, NumPy scalars, shared storages and views
+# 2: container kinds, NumPy scalars, shared storages and views; 3: pickled objects, storages of
+# dtypes stored as bits. A checkpoint is written with the lowest version that reads it.
+VERSION = 3
 _MANIFEST = "vizgrad.json"
+_PICKLE = "objects/root.pkl"
 # What zipfile and NumPy raise on damaged bytes, besides BadZipFile: EOFError and OSError for
 # cut-off data or bad offsets, NotImplementedError for an unknown compression method or zip
 # version, RuntimeError for entries flagged as encrypted, ValueError for bad headers, and the
@@ -68,12 +85,80 @@ class CheckpointPathError(VizgradError, OSError):
     disk. The message names the path the user gave."""
 
 
+class WeightsOnlyError(CheckpointError, pickle.UnpicklingError):
+    """A checkpoint holding pickled objects, loaded with ``weights_only=True`` (the default):
+    PyTorch raises ``pickle.UnpicklingError`` there too."""
+
+
+class _NotPlain(Exception):
+    """An object the manifest's plain structure cannot hold: it is pickled instead."""
+
+
 class CheckpointNotFoundError(CheckpointPathError, FileNotFoundError):
     """A checkpoint to load that does not exist, or a folder to save into that does not."""
 
 
 class CheckpointPermissionError(CheckpointPathError, PermissionError):
     """A checkpoint that may not be written (a read-only file) or read."""
+
+
+# What a pickle may name under weights_only=True: these, and what add_safe_globals allows
+_ALLOWED = {f"{kind.__module__}.{kind.__qualname__}": kind for kind in
+            (collections.OrderedDict, complex, slice, range, bytearray, Parameter, UninitializedParameter, Size)}
+_ALLOWED["vizgrad.dtypes.as_dtype"] = dtypes.as_dtype       # (a dtype pickles as as_dtype(name))
+_SAFE_GLOBALS = {}
+
+
+def add_safe_globals(safe_globals):
+    """Allow ``load(..., weights_only=True)`` to rebuild these classes and functions from a
+    pickle, as ``torch.serialization.add_safe_globals``: each an object, or ``(object, "its.name")``.
+
+    Example::
+
+        vizgrad.serialization.add_safe_globals([argparse.Namespace])
+        vizgrad.load("run.vzg")            # a checkpoint holding the run's Namespace
+    """
+    for item in safe_globals:
+        found, name = item if isinstance(item, tuple) else (item, f"{item.__module__}.{item.__qualname__}")
+        _SAFE_GLOBALS[name] = found
+
+
+def get_safe_globals():
+    """What :func:`add_safe_globals` allowed."""
+    return list(_SAFE_GLOBALS.values())
+
+
+def clear_safe_globals():
+    _SAFE_GLOBALS.clear()
+
+
+class safe_globals:  # noqa: N801  (PyTorch's name)
+    """:func:`add_safe_globals` for the duration of a ``with`` block."""
+
+    def __init__(self, safe_globals):
+        self.allowed = safe_globals
+
+    def __enter__(self):
+        self.before = dict(_SAFE_GLOBALS)
+        add_safe_globals(self.allowed)
+
+    def __exit__(self, *exc):
+        _SAFE_GLOBALS.clear()
+        _SAFE_GLOBALS.update(self.before)
+        return False
+
+
+def _allowed(name):
+    return _SAFE_GLOBALS.get(name) or _ALLOWED.get(name)
+
+
+def _weights_only_refusal(name, refused):
+    listed = ", ".join(refused[:8]) + (", ..." if len(refused) > 8 else "")
+    return WeightsOnlyError(
+        f"load: {name!r} holds pickled Python objects, as save(model) writes, and weights_only=True (the default) "
+        f"loads only tensors, numbers, strings, containers and allowed globals; not allowed: {listed}. Unpickling "
+        "can run arbitrary code: only for a file from a source you trust, call load(..., weights_only=False), or "
+        f"allow what it names with vizgrad.serialization.add_safe_globals([{refused[0]}])")
 
 
 def cast_floating(dtype):
@@ -87,10 +172,12 @@ def cast_floating(dtype):
 
 
 def save(obj, path, transform=None):
-    """Write ``obj`` (nested dicts, lists, tuples, named tuples and sets of tensors, numbers,
-    NumPy scalars, strings, booleans and None) to ``path`` atomically, or, as ``torch.save``
-    does, into a binary file-like object (``io.BytesIO``, a file opened with ``"wb"``), from its
-    current position. A symlink is written through (its target replaced, the link kept).
+    """Write ``obj`` to ``path`` atomically, or, as ``torch.save`` does, into a binary file-like
+    object (``io.BytesIO``, a file opened with ``"wb"``), from its current position. A symlink is
+    written through (its target replaced, the link kept). Nested dicts, lists, tuples, named
+    tuples and sets of tensors, numbers, NumPy scalars, strings, booleans and None (state dicts)
+    are stored as plain data; anything else (``save(model)``) is pickled, and loads only with
+    ``load(path, weights_only=False)``.
 
     Example::
 
@@ -118,14 +205,30 @@ def save(obj, path, transform=None):
             raise CheckpointPermissionError(f"save: cannot write {target!r}: permission denied (the file is "
                                             "read-only; make it writable, or save under another name)")
     encoder = _Encoder(target, transform)
-    manifest = {"format": FORMAT, "version": VERSION, "root": encoder.encode(obj, "")}
+    try:
+        manifest = {"format": FORMAT, "version": 2, "root": encoder.encode(obj, "")}
+        pickled = None
+    except _NotPlain as refusal:
+        encoder = _Encoder(target, transform)      # (nothing of the plain attempt is kept)
+        pickled, names = encoder.pickle(obj, refusal)
+        manifest = {"format": FORMAT, "version": 3, "root": {"t": "pickle", "classes": names},
+                    "tensors": encoder.entries}
+    stored_as_bits = {key: tensor.dtype.name for key, tensor in encoder.arrays.items()
+                      if not _npy_names(tensor.dtype.numpy)}
+    if stored_as_bits:
+        manifest.update(version=3, dtypes=stored_as_bits)
     if stream is not None:
         try:
-            _write_archive(stream, manifest, encoder.arrays)
+            _write_archive(stream, manifest, encoder.arrays, pickled)
         except OSError as error:
             raise CheckpointPathError(f"save: cannot write {target!r}: {error.strerror or error}") from None
         return
-    _replace_atomically(target, destination, manifest, encoder.arrays)
+    _replace_atomically(target, destination, manifest, encoder.arrays, pickled)
+
+
+def _npy_names(np_dtype):
+    """Whether the .npy format's header names ``np_dtype`` (it writes bfloat16 as raw bytes)."""
+    return np.dtype(np.lib.format.dtype_to_descr(np_dtype)) == np_dtype
 
 
 def _read_only(path):
@@ -138,7 +241,7 @@ def _read_only(path):
     return not os.access(path, os.W_OK) or not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
 
 
-def _replace_atomically(target, destination, manifest, arrays):
+def _replace_atomically(target, destination, manifest, arrays, pickled):
     """Write the archive to a temporary beside ``destination``, flush it to disk, and only then
     put it in ``destination``'s place; on any failure the temporary is removed."""
     folder = os.path.dirname(destination)
@@ -150,7 +253,7 @@ def _replace_atomically(target, destination, manifest, arrays):
         raise _path_error(target, error) from None
     try:
         with os.fdopen(handle, "wb") as raw:
-            _write_archive(raw, manifest, arrays)
+            _write_archive(raw, manifest, arrays, pickled)
             raw.flush()
             os.fsync(raw.fileno())
         os.chmod(temporary, _file_mode(destination))
@@ -199,9 +302,22 @@ class _Encoder:
         self.storages = {}        # id(memory owner) -> storage key
         self.kept = []            # the encoded tensors, alive until the save ends (their ids stay unique)
         self.containers = set()   # ids of the containers being encoded: a cycle is an error
+        self.locations = []       # each tensor entry's location (by entry id), for pickled objects
 
     def refuse(self, message):
-        raise CheckpointError(f"save: cannot write {self.target!r}: {message}")
+        raise _NotPlain(message)
+
+    def pickle(self, obj, refusal):
+        """``(the pickle of obj, the classes and functions it names)``; its tensors are stored as
+        storages (persistent ids), each named by its location where a module or container says."""
+        buffer = io.BytesIO()
+        pickler = _Pickler(buffer, self, _tensor_paths(obj))
+        try:
+            pickler.dump(obj)
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError) as error:
+            raise CheckpointError(f"save: cannot write {self.target!r}: {refusal}, and it cannot be pickled "
+                                  f"either ({error})") from None
+        return buffer.getvalue(), sorted(pickler.names)
 
     def encode(self, value, where):
         if value is None or type(value) in (bool, int, float, str):
@@ -262,10 +378,16 @@ class _Encoder:
         return {"t": "numpy", "dtype": value.dtype.str,
                 "value": [item.real, item.imag] if kind == "c" else item}
 
+    @property
+    def entries(self):
+        """The tensors' entries, in order of their ids, each as ``[location, entry]``."""
+        return [[self.locations[entry["id"]], entry] for entry in self.tensors.values()]
+
     def tensor(self, value, where):
         entry = self.tensors.get(id(value))
         if entry is not None:        # the same tensor again: one tensor on load
             return entry
+        self.locations.append(where)
         tensor = self.transform(where, value) if self.transform is not None else value
         self.kept += (value, tensor)
         entry = {"t": "tensor", "id": len(self.tensors), "requires_grad": bool(value.requires_grad),
@@ -289,6 +411,54 @@ class _Encoder:
         return key
 
 
+class _Pickler(pickle.Pickler):
+    """A pickler that stores tensors as the encoder's entries (``("tensor", entry id, subclass,
+    name)``) and notes the classes and functions the pickle names (for load's refusal)."""
+
+    def __init__(self, file, encoder, paths):
+        super().__init__(file, protocol=pickle.DEFAULT_PROTOCOL)
+        self.encoder, self.paths, self.names = encoder, paths, set()
+
+    def persistent_id(self, obj):
+        if not isinstance(obj, Tensor):
+            return None
+        if isinstance(obj, UninitializedParameter):      # a lazy module's, before its first forward
+            return "uninitialized", obj._requires_grad, type(obj), obj.name
+        entry = self.encoder.tensor(obj, self.paths.get(id(obj), ""))
+        subclass = None if type(obj) is Tensor else type(obj)
+        return "tensor", entry["id"], subclass, obj.name
+
+    def reducer_override(self, obj):
+        named = obj if isinstance(obj, (type, types.FunctionType)) else type(obj)
+        module = getattr(named, "__module__", None)
+        if module not in (None, "builtins", "copyreg", "collections"):
+            self.names.add(f"{module}.{named.__qualname__}")
+        return NotImplemented
+
+
+def _tensor_paths(value):
+    """``id(tensor) -> its dotted location`` in ``value``'s modules (state dict names) and
+    containers, first location first: what a transform is told about each tensor of a pickled
+    object. Iterative, each container once (a pickled object may contain itself)."""
+    found, seen, pending = {}, set(), [("", value)]
+    while pending:
+        where, item = pending.pop(0)
+        if isinstance(item, Tensor):
+            found.setdefault(id(item), where)
+        elif id(item) in seen:
+            continue
+        elif isinstance(item, Module):
+            seen.add(id(item))
+            for name, tensor in item.state_dict(keep_vars=True).items():
+                found.setdefault(id(tensor), f"{where}.{name}" if where else name)
+        elif isinstance(item, (dict, list, tuple)):
+            seen.add(id(item))
+            pairs = item.items() if isinstance(item, dict) else enumerate(item)
+            pending += [(f"{where}.{key}" if where else str(key), child) for key, child in pairs
+                        if isinstance(child, (Tensor, Module, dict, list, tuple))]
+    return found
+
+
 def _storage_view(tensor):
     """``(owner, geometry)``: the tensor whose row-major memory ``tensor`` lies in, and
     ``[offset, shape, strides]`` in that memory's elements (None where ``tensor`` is all of it,
@@ -307,16 +477,23 @@ def _storage_view(tensor):
     return owner, [(here[0] - there[0]) // itemsize, list(tensor.shape), [s // itemsize for s in here[1]]]
 
 
-def _write_archive(stream, manifest, arrays):
-    """The checkpoint's zip archive (the manifest and one .npy per tensor) into ``stream``."""
+def _write_archive(stream, manifest, arrays, pickled=None):
+    """The checkpoint's zip archive (the manifest, one .npy per tensor, the pickle if any) into
+    ``stream``. A storage of a dtype the .npy format cannot name (``manifest["dtypes"]``) is
+    written as unsigned integers of its width: its bits."""
+    bits = manifest.get("dtypes", {})
     with zipfile.ZipFile(stream, "w", compression=zipfile.ZIP_STORED) as archive:
         archive.writestr(_MANIFEST, json.dumps(manifest))
         for key, tensor in arrays.items():
             buffer = io.BytesIO()
-            host = tensor._backend().to_numpy(tensor._array)
             # asarray, not ascontiguousarray: that one turns a 0-d array into shape (1,)
-            np.lib.format.write_array(buffer, np.asarray(host, order="C"), allow_pickle=False)
+            host = np.asarray(tensor._backend().to_numpy(tensor._array), order="C")
+            if key in bits:
+                host = host.view(f"u{host.itemsize}")
+            np.lib.format.write_array(buffer, host, allow_pickle=False)
             archive.writestr(f"arrays/{key}.npy", buffer.getvalue())
+        if pickled is not None:
+            archive.writestr(_PICKLE, pickled)
 
 
 def _stream_name(stream):
@@ -426,12 +603,20 @@ def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap
 
     ``map_location`` says where tensors go: a device or device string, a dict from the saved
     device (``"cuda:0"``) to a device, or a function ``(tensor on the CPU, saved device) ->
-    tensor`` (None: the saved device); default: the device each tensor was saved from. A
-    vizgrad checkpoint holds only tensors, numbers, strings and containers and is never
-    unpickled, so it is always read as PyTorch reads with ``weights_only=True`` (the argument
-    is accepted either way; ``mmap`` too). Damaged or foreign files raise
-    :class:`CheckpointError`. ``path`` may be a binary file-like object (``io.BytesIO``, a file
-    opened with ``"rb"``), as in ``torch.load``."""
+    tensor`` (None: the saved device); default: the device each tensor was saved from.
+    ``weights_only`` is True unless given, as in PyTorch 2.6+: tensors, numbers, strings,
+    containers and the globals :func:`add_safe_globals` allows load, and a checkpoint whose
+    pickle names anything else (``save(model)``) is refused with :class:`WeightsOnlyError`;
+    ``weights_only=False`` unpickles it, for files you trust (unpickling can run any code).
+    ``encoding``, ``errors`` and ``fix_imports`` reach the unpickler; ``mmap`` is accepted and
+    changes nothing. Damaged or foreign files raise :class:`CheckpointError`. ``path`` may be a
+    binary file-like object (``io.BytesIO``, a file opened with ``"rb"``), as in ``torch.load``.
+
+    Example::
+
+        vizgrad.save(model, "model.vzg")
+        model = vizgrad.load("model.vzg", weights_only=False)     # a file you trust
+    """
     from .creation import tensor as make_tensor
     if hasattr(path, "read"):
         name = _stream_name(path)
@@ -439,9 +624,15 @@ def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap
             raise ArgumentTypeError(f"load: the file {name} is open in text mode; open it in binary mode ('rb')")
     else:
         name = os.fspath(path)
-    if pickle_module is not None or pickle_load_args:
-        raise ArgumentTypeError("load: vizgrad checkpoints are never pickled, so pickle_module and pickle load "
-                                f"arguments ({', '.join(sorted(pickle_load_args)) or 'pickle_module'}) have no meaning here")
+    if weights_only is not False and pickle_module is not None:
+        raise ArgumentTypeError("load: can not safely load weights when an explicit pickle_module is given: "
+                                "pass weights_only=False (for a file you trust) to unpickle with it")
+    unknown = sorted(set(pickle_load_args) - {"encoding", "errors", "fix_imports"})
+    if unknown:
+        raise ArgumentTypeError(f"load: unknown pickle load arguments {', '.join(unknown)} (pickle.Unpickler "
+                                "takes encoding, errors and fix_imports)")
+    if pickle_module not in (None, pickle):
+        raise ArgumentTypeError(f"load: pickle_module must be Python's pickle (or None), got {pickle_module!r}")
     relocate = map_location if callable(map_location) else None
 
     def destination(saved):
@@ -480,6 +671,15 @@ def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap
             raise CheckpointError(f"load: {name!r} was written by a newer vizgrad (format version "
                                   f"{manifest.get('version')}); this one reads up to {VERSION}")
 
+        stored_as_bits = manifest.get("dtypes", {})
+        root = manifest.get("root")
+        pickled = manifest["version"] >= 3 and isinstance(root, dict) and root.get("t") == "pickle"
+        restricted = pickled and weights_only is not False
+        if restricted:        # what the manifest says the pickle names, refused before unpickling
+            refused = [str(item) for item in root.get("classes") or () if not _allowed(str(item))]
+            if refused:
+                raise _weights_only_refusal(name, refused)
+
         def read_array(key):
             try:
                 data = archive.read(f"arrays/{key}.npy")
@@ -488,6 +688,15 @@ def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap
                 raise CheckpointError(f"load: array {key} of {name!r} is missing or damaged ({error})") from None
             if array.dtype == object:
                 raise CheckpointError(f"load: array {key} of {name!r} is not numeric")
+            if key in stored_as_bits:
+                try:
+                    stored = dtypes.as_dtype(stored_as_bits[key]).numpy
+                except (dtypes.DTypeError, TypeError) as error:
+                    raise CheckpointError(f"load: array {key} of {name!r} has an unknown dtype ({error})") from None
+                if array.dtype != np.dtype(f"u{stored.itemsize}"):
+                    raise CheckpointError(f"load: array {key} of {name!r} is damaged (its bits do not fit "
+                                          f"{stored_as_bits[key]})")
+                array = array.view(stored)
             return array
 
         storages = {}    # storage key -> (its host array, the tensor owning its memory here, or None)
@@ -551,8 +760,60 @@ def load(path, map_location=None, pickle_module=None, *, weights_only=None, mmap
             raise CheckpointError(f"load: {name!r} holds an entry of unknown kind {kind!r} at {where or 'the top'}")
 
         try:
+            if pickled:
+                return _unpickle(archive, name, manifest["tensors"], load_tensor, pickle_load_args, restricted)
             return decode(manifest["root"], "")
         except CheckpointError:
             raise
         except (KeyError, TypeError, ValueError) as error:
             raise CheckpointError(f"load: the structure of {name!r} is damaged ({error!r})") from None
+
+
+class _Unpickler(pickle.Unpickler):
+    """The unpickler: persistent ids are the checkpoint's tensors; ``restricted``
+    (``weights_only=True``), it finds only the allowed globals, so it calls no other code."""
+
+    def __init__(self, file, load_tensor, options, name, restricted):
+        super().__init__(file, **options)
+        self.load_tensor, self.name, self.restricted = load_tensor, name, restricted
+
+    def find_class(self, module, name):
+        if not self.restricted:
+            return super().find_class(module, name)
+        found = _allowed(f"{module}.{name}")
+        if found is None:
+            raise _weights_only_refusal(self.name, [f"{module}.{name}"])
+        return found
+
+    def persistent_load(self, pid):
+        kind, index, subclass, tensor_name = pid
+        if kind == "uninitialized":
+            tensor = subclass(requires_grad=index)
+            tensor.name = tensor_name
+            return tensor
+        if kind != "tensor":
+            raise pickle.UnpicklingError(f"unknown persistent id kind {kind!r}")
+        tensor = self.load_tensor(index)
+        if subclass is not None and type(tensor) is not subclass:
+            tensor.__class__ = subclass       # a Parameter comes back a Parameter, memory shared
+        if tensor_name is not None:
+            tensor.name = tensor_name
+        return tensor
+
+
+def _unpickle(archive, name, entries, load_tensor, options, restricted):
+    """The pickled object of a checkpoint (with ``restricted``, only allowed globals)."""
+    def tensor_by_id(index):
+        where, entry = entries[index]
+        return load_tensor(entry, where)
+    try:
+        data = archive.read(_PICKLE)
+    except (KeyError, *_DAMAGE) as error:
+        raise CheckpointError(f"load: the pickled object of {name!r} is missing or damaged ({error})") from None
+    try:
+        return _Unpickler(io.BytesIO(data), tensor_by_id, options, name, restricted).load()
+    except CheckpointError:
+        raise
+    except (pickle.UnpicklingError, ImportError, AttributeError, EOFError) as error:
+        raise CheckpointError(f"load: cannot unpickle the object in {name!r} ({error}); the classes it holds must "
+                              "be importable, or defined, where it is loaded") from error

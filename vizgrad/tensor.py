@@ -324,6 +324,9 @@ class Tensor:
     def half(self):
         return self.to(dtypes.float16)
 
+    def bfloat16(self):
+        return self.to(dtypes.bfloat16)
+
     def long(self):
         return self.to(dtypes.int64)
 
@@ -677,14 +680,15 @@ class LegacyTensorType(type):
         return f"<class 'vizgrad.{cls.__name__}'>"
 
 
-_LEGACY_NAMES = {dtypes.float16: "HalfTensor", dtypes.float32: "FloatTensor", dtypes.float64: "DoubleTensor",
-                 dtypes.int32: "IntTensor", dtypes.int64: "LongTensor", dtypes.bool_: "BoolTensor"}
+_LEGACY_NAMES = {dtypes.float16: "HalfTensor", dtypes.bfloat16: "BFloat16Tensor", dtypes.float32: "FloatTensor",
+                 dtypes.float64: "DoubleTensor", dtypes.int32: "IntTensor", dtypes.int64: "LongTensor",
+                 dtypes.bool_: "BoolTensor"}
 _LEGACY_TYPES = {name: LegacyTensorType(name, (), {"dtype": dtype, "__doc__": f"PyTorch's legacy {name}: "
                                                    f"a CPU tensor of dtype {dtype.name}."})
                  for dtype, name in _LEGACY_NAMES.items()}
-HalfTensor, FloatTensor, DoubleTensor, IntTensor, LongTensor, BoolTensor = (
-    _LEGACY_TYPES[name] for name in ("HalfTensor", "FloatTensor", "DoubleTensor", "IntTensor", "LongTensor",
-                                      "BoolTensor"))
+HalfTensor, BFloat16Tensor, FloatTensor, DoubleTensor, IntTensor, LongTensor, BoolTensor = (
+    _LEGACY_TYPES[name] for name in ("HalfTensor", "BFloat16Tensor", "FloatTensor", "DoubleTensor", "IntTensor",
+                                      "LongTensor", "BoolTensor"))
 
 
 def is_tensor(obj):

@@ -26,6 +26,7 @@ from collections import deque
 from heapq import heappop, heappush
 
 from ..backends.base import _by_array_type as _ARRAY_TYPES, backend_for_device
+from ..backends.sparse_kernels import CooArray
 from ..errors import BackwardError, format_shape, ArgumentTypeError
 from . import observers
 from .names import pin_name
@@ -215,12 +216,19 @@ def _add_to_buffer(buffers, node, output_nr, grad, summed):
         slots[output_nr] = grad
     elif summed is None:
         slots[output_nr] = previous + grad
-    elif (node, output_nr) in summed and previous.shape == grad.shape and previous.dtype == grad.dtype:
+    elif (node, output_nr) in summed and previous.shape == grad.shape and previous.dtype == grad.dtype \
+            and type(grad) is type(previous):    # (not a sparse gradient into a dense sum)
         previous += grad          # (a NumPy scalar, from 0-d sums, is rebound rather than written)
         slots[output_nr] = previous
     else:
-        slots[output_nr] = previous + grad
+        slots[output_nr] = _sum(previous, grad)
         summed.add((node, output_nr))
+
+
+def _sum(a, b):
+    """``a + b``, where a sparse gradient (a CooArray) adds itself: not every array library
+    hands ``dense + sparse`` over to it."""
+    return b + a if type(b) is CooArray else a + b
 
 
 def _run_node(node, grads, create_graph, retain_graph, tensor_xp):
@@ -366,12 +374,14 @@ def _store_grad(tensor, grad, create_graph, owners):
         tensor._grad = grad if first else tensor._grad + grad
     elif first:
         backend = tensor._backend()
-        if type(grad) is not backend.array_type or not backend.owns_memory(grad) or id(grad) in owners:
+        # (a sparse gradient, sparse.mm's, is kept: a CooArray is never written in place)
+        if type(grad) is not CooArray and (
+                type(grad) is not backend.array_type or not backend.owns_memory(grad) or id(grad) in owners):
             grad = backend.xp.asarray(grad, copy=True)   # a NumPy scalar, a view, or seen by another tensor
         owners.add(id(grad))     # (an array that owns its memory is its own memory owner)
         tensor._grad = _function.Tensor._make(grad)
     else:
-        tensor._grad = _as_tensor(tensor._grad._array + grad)
+        tensor._grad = _as_tensor(_sum(tensor._grad._array, grad))
     if observers.active:
         observers.grad_accumulated(tensor, first)
 

@@ -18,6 +18,11 @@ small backward passes, where a hand-written JVP would cost about one forward. A 
 :class:`~vizgrad.autograd.Function` may define PyTorch's ``jvp(ctx, *tangents)`` staticmethod
 instead (with ``ctx.save_for_forward`` in its forward).
 
+Each tangent is also kept on the autograd node that made its tensor (when there is one), so
+that ``vizgrad.graph(y)`` or ``vizgrad.show(y)`` inside the level shows every node's tangent
+after the intermediate tensors are gone (``vizgrad.trace.history``); it lives as long as the
+graph does, as the node's saved values do.
+
 Not supported: in-place ops on a dual tensor (their result carries no tangent; reading the
 tangent afterwards raises), nested dual levels holding tangents of tangents, and the few ops
 whose backward cannot yet be recorded as a graph (``ctc_loss``; ``frexp`` of a 0-d tensor),
@@ -106,6 +111,22 @@ def _attach(tensor, level, tangent):
     tangents = dict(tensor.__dict__.get("_tangents", {}))
     tangents[level] = (tangent, tensor._version)
     tensor._tangents = tangents
+    node = tensor.grad_fn
+    if node is not None:     # kept on its node too: a graph of the history shows it (vizgrad.trace.history)
+        kept = dict(node.__dict__.get("_tangents", {}))
+        kept[(level, tensor._output_nr)] = tangent
+        node._tangents = kept
+
+
+def current_level():
+    """The innermost active dual level, or None outside every level."""
+    return _levels[-1] if _levels else None
+
+
+def node_tangent(node, level, output_nr=0):
+    """The tangent that output ``output_nr`` of autograd node ``node`` carried at ``level``
+    when forward AD computed it (None if it had none), even once that tensor is gone."""
+    return node.__dict__.get("_tangents", {}).get((level, output_nr))
 
 
 def _tangent(tensor, level):

@@ -23,8 +23,9 @@ import weakref
 from .. import dtypes
 from ..backends import backend_of
 from ..backends.base import _by_array_type
+from ..backends.sparse_kernels import CooArray
 from ..errors import (ArgumentError, ArgumentTypeError, BackwardError, DeviceError, DTypeError, IndexingError,
-                      ShapeError, VizgradError, format_shape, public_caller)
+                      ShapeError, UnsupportedError, VizgradError, format_shape, public_caller)
 from . import observers
 from .names import grad_fn_name, static_name
 from .grad_mode import no_grad, state
@@ -266,6 +267,7 @@ class Op:
     int_to_float = False
     on_bools = None
     takes_tensors = False  # forward and backward see arrays
+    sparse = False         # True: forward takes sparse COO arrays (ops/sparse.py); others go to SPARSE_RULES
 
     @classmethod
     def apply(cls, *args, **params):
@@ -284,11 +286,18 @@ class Op:
                 array = arrays[position] = arg._array
                 if backend is None:
                     # (a dict lookup first: backend_of is a call, and raises for unknown types)
-                    backend = _by_array_type.get(type(array)) or backend_of(array)
+                    backend = _by_array_type.get(type(array))
+                    if backend is None:
+                        if type(array) is CooArray and not cls.sparse:
+                            return _sparse_rule(cls, args, params)
+                        backend = backend_of(array)
                     first = array
                 elif type(array) is not type(first) or (
                         backend.multi_device and array.device != first.device):
-                    raise _device_mismatch(cls, args)
+                    if CooArray not in (type(array), type(first)) or array.device != first.device:
+                        raise _device_mismatch(cls, args)
+                    if not cls.sparse:
+                        return _sparse_rule(cls, args, params)
                 if recording and arg._requires_grad:   # an input edge of the node to come (the slot: no property call)
                     if needs is None:
                         count = len(args)
@@ -574,7 +583,7 @@ def _as_output_array(value, backend, node):
     When forward also saved the scalar, the saved value follows the conversion, so it is still
     recognised as the output (and differentiated as one under ``create_graph``) rather than
     taken for a constant."""
-    if type(value) in _by_array_type:
+    if type(value) in _by_array_type or type(value) is CooArray:
         return value
     array = backend.xp.asarray(value)
     if node is not None and node._to_save:
@@ -706,6 +715,21 @@ def _plain(error):
                         ("ndarray", "tensor")):
         text = text.replace(word, plain)
     return text
+
+
+#: A dense op -> the op that computes it when an argument is a sparse COO tensor (ops/sparse.py
+#: fills it: ``MatMul`` -> ``SparseMatMul``, ``Add`` -> ``SparseAdd``, ...).
+SPARSE_RULES = {}
+
+
+def _sparse_rule(op, args, params):
+    """Apply ``op``'s sparse COO counterpart, or say that ``op`` has none."""
+    rule = SPARSE_RULES.get(op)
+    if rule is None:
+        name = public_caller(op.__name__.lower())
+        raise UnsupportedError(f"{name}: not implemented for sparse COO tensors (layout=vizgrad.sparse_coo); "
+                               "call .to_dense() first")
+    return rule.apply(*args, **params)
 
 
 def _describe_args(args):

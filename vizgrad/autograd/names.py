@@ -107,6 +107,9 @@ _NAMES = {
     "Linear": _linear,
     "Interpolate": _interpolate,
     "MatMul": _matmul,
+    "SparseCooTensor": "SparseCooTensorWithDimsAndTensorsBackward0", "ToSparse": "ToSparseBackward1",
+    "SparseMm": "SparseAddmmBackward0", "SparseMatMul": "MmBackward0", "SparseAdd": "AddBackward0",
+    "SparseMul": "MulBackward0", "SparseTranspose": "TBackward0", "SparseSumAll": "SumBackward0",
     # linear algebra: PyTorch names the nodes after its linalg kernels
     "Inverse": "LinalgInvExBackward0", "InverseEx": "LinalgInvExBackward0", "Solve": "LinalgSolveExBackward0",
     "SolveEx": "LinalgSolveExBackward0", "Det": "LinalgDetBackward0", "Slogdet": "LinalgSlogdetBackward0",

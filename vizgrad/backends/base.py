@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import dtypes
 from ..errors import DeviceError, DTypeError
+from .sparse_kernels import CooArray
 
 # The portable Array API functions that ops and their backwards may call through ``xp``.
 STANDARD_NAMES = (
@@ -100,7 +101,7 @@ class Backend:
 
     def is_floating(self, array):
         """Whether ``array`` holds floating-point numbers (only those carry gradients)."""
-        return self.dtype_name(array) in ("float16", "float32", "float64")
+        return self.dtype_name(array) in ("float16", "bfloat16", "float32", "float64")
 
     def memory_owner(self, array):
         """A key that is equal for arrays sharing one buffer (used to avoid aliasing grads)."""
@@ -217,6 +218,8 @@ def backend_of(array):
     try:
         return _by_array_type[type(array)]
     except KeyError:
+        if type(array) is CooArray:      # a sparse COO array: its values' backend
+            return array.backend
         raise TypeError(f"vizgrad cannot work with arrays of type {type(array).__name__}") from None
 
 

@@ -8,8 +8,12 @@ import cupyx
 import cupyx.scipy.special
 import numpy as np
 
+from .. import dtypes
+from ..errors import DTypeError
 from . import linalg_kernels
 from .base import Backend, namespace
+
+_BFLOAT16 = dtypes.bfloat16.numpy
 
 
 def index_add(x, axis, index, values):
@@ -201,8 +205,15 @@ class CupyBackend(Backend):
         **linalg_kernels.extras(cupy, lambda: cupyx.errstate(linalg="raise"))})
 
     def asarray(self, data, dtype, device_index):
+        if (dtype is not None and dtype.numpy is _BFLOAT16) or getattr(data, "dtype", None) is _BFLOAT16:
+            self.native_dtype(dtypes.bfloat16)
         with cupy.cuda.Device(device_index):
             return cupy.array(data, dtype=None if dtype is None else dtype.numpy, copy=None)
+
+    def native_dtype(self, dtype):
+        if dtype.numpy is _BFLOAT16:
+            raise DTypeError("CuPy has no bfloat16: bfloat16 tensors live on the CPU (ml_dtypes' NumPy dtype)")
+        return dtype.numpy
 
     def full(self, shape, value, dtype, device_index):
         fill = np.dtype(dtype.numpy).type(value)    # NumPy's conversion: the same values and errors as on the CPU

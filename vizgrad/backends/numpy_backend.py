@@ -2,10 +2,12 @@
 
 import functools
 import math
+import types
 import warnings
 
 import numpy as np
 
+from .. import dtypes
 from . import blas_threads, linalg_kernels
 from .base import Backend, namespace
 
@@ -408,21 +410,96 @@ def reshape(x, /, shape, *, copy=None):
     return x.reshape(shape, copy=copy)
 
 
+# --- bfloat16 -------------------------------------------------------------------------------
+# ml_dtypes gives NumPy a bfloat16 dtype with elementwise loops (each result computed in float32
+# and rounded, as PyTorch's CPU kernels do). The functions below either have no bfloat16 loop
+# (matmul, einsum) or would round every partial sum where PyTorch's kernels accumulate in
+# float32: they run in float32 on bfloat16 arrays, their floating results rounded once.
+_BFLOAT16, _FLOAT32 = dtypes.bfloat16.numpy, np.dtype(np.float32)
+_IN_FLOAT32 = ("sum", "prod", "mean", "std", "var", "cumulative_sum", "cumulative_prod", "matmul", "tensordot",
+               "vecdot", "einsum", "lgamma", "digamma", "polygamma", "matrix_exp")
+
+
+def _in_float32(function):
+    """``function``, computed in float32 when an argument is a bfloat16 array (see above); an
+    explicit ``dtype=`` result is left as asked."""
+    @functools.wraps(function)
+    def run(*args, **kwargs):
+        for arg in args:
+            if getattr(arg, "dtype", None) is _BFLOAT16:
+                break
+        else:
+            return function(*args, **kwargs)
+        result = function(*(arg.astype(_FLOAT32) if getattr(arg, "dtype", None) is _BFLOAT16 else arg
+                            for arg in args), **kwargs)
+        return result if kwargs.get("dtype") is not None else _rounded(result)
+    return run
+
+
+def _rounded(result):
+    if isinstance(result, tuple):
+        return tuple(_rounded(part) for part in result)
+    return result.astype(_BFLOAT16) if getattr(result, "dtype", None) is _FLOAT32 else result
+
+
+def _keeps_bfloat16(function):
+    """``function`` (where, clip) keeping bfloat16 where ml_dtypes' promotion would make a
+    bfloat16 array and a Python float float32: PyTorch's result is bfloat16."""
+    @functools.wraps(function)
+    def run(*args, **kwargs):
+        result = function(*args, **kwargs)
+        if result.dtype is not _FLOAT32:
+            return result
+        bfloat16 = False
+        for arg in args:
+            kind = getattr(arg, "dtype", None)
+            if kind is _FLOAT32:
+                return result
+            bfloat16 = bfloat16 or kind is _BFLOAT16
+        return result.astype(_BFLOAT16) if bfloat16 else result
+    return run
+
+
+def _refuses_bfloat16(function):
+    """A linear algebra function refusing bfloat16 as NumPy refuses float16 (PyTorch's CPU kernels
+    take neither)."""
+    @functools.wraps(function)
+    def run(*args, **kwargs):
+        if any(getattr(arg, "dtype", None) is _BFLOAT16 for arg in args):
+            raise TypeError("array type bfloat16 is unsupported in linalg")
+        return function(*args, **kwargs)
+    return run
+
+
+def _bfloat16_safe(xp):
+    """``xp`` with the functions of ``_IN_FLOAT32`` computing bfloat16 in float32, ``where`` and
+    ``clip`` keeping it, and ``linalg`` refusing it (but for ``matrix_power``, a matmul)."""
+    for name in _IN_FLOAT32:
+        setattr(xp, name, _in_float32(getattr(xp, name)))
+    for name in ("where", "clip"):
+        setattr(xp, name, _keeps_bfloat16(getattr(xp, name)))
+    linalg = types.SimpleNamespace()
+    for name, value in vars(xp.linalg).items():
+        if not name.startswith("_"):
+            function = callable(value) and not isinstance(value, type)     # (LinAlgError stays a class)
+            setattr(linalg, name, _refuses_bfloat16(value) if function else value)
+    linalg.matrix_power = _in_float32(xp.linalg.matrix_power)
+    xp.linalg = linalg
+    return xp
+
+
 class NumpyBackend(Backend):
     name = "numpy"
     device_type = "cpu"
     array_type = np.ndarray
     checks_index_bounds = True
-    xp = namespace(np, {"erf": erf, "erfc": erfc, "lgamma": lgamma, "digamma": digamma, "polygamma": polygamma,
-                        "index_add": index_add, "scatter_add": scatter_add,
-                        "put_add": put_add, "pad": pad, "einsum": np.einsum,
-                        "sliding_windows": sliding_windows,
-                        "sum": _sum, "prod": _product, "mean": mean,
-                        "max": _extremum(np.maximum), "min": _extremum(np.minimum),
-                        "astype": astype, "ones_like": ones_like,
-                        "matrix_transpose": matrix_transpose, "reshape": reshape,
-                        "matmul": blas_threads.matmul,
-                        **linalg_kernels.extras(np)})
+    xp = _bfloat16_safe(namespace(np, {
+        "erf": erf, "erfc": erfc, "lgamma": lgamma, "digamma": digamma, "polygamma": polygamma,
+        "index_add": index_add, "scatter_add": scatter_add, "put_add": put_add, "pad": pad, "einsum": np.einsum,
+        "sliding_windows": sliding_windows, "sum": _sum, "prod": _product, "mean": mean,
+        "max": _extremum(np.maximum), "min": _extremum(np.minimum), "astype": astype, "ones_like": ones_like,
+        "matrix_transpose": matrix_transpose, "reshape": reshape, "matmul": blas_threads.matmul,
+        **linalg_kernels.extras(np)}))
 
     def asarray(self, data, dtype, device_index):
         if hasattr(data, "__cuda_array_interface__"):
@@ -441,4 +518,4 @@ class NumpyBackend(Backend):
         return array
 
     def is_floating(self, array):
-        return array.dtype.kind == "f"
+        return array.dtype.kind == "f" or array.dtype is _BFLOAT16

@@ -360,6 +360,9 @@ class Module:
     def half(self):
         return self.to("float16")
 
+    def bfloat16(self):
+        return self.to("bfloat16")
+
     # --- state ---------------------------------------------------------------
     def state_dict(self, destination=None, prefix="", keep_vars=False, transform=None):
         """Parameters and persistent buffers by qualified name (detached unless ``keep_vars``).

@@ -6,6 +6,7 @@ from . import (activation, binary, bitwise, compare, conversion, conv, gamma, in
 from . import decompositions
 from . import embedding  # embedding_bag
 from . import lu  # linalg.lu_factor, linalg.lu, lu_unpack, Tensor.lu
+from . import sparse  # sparse COO tensors: sparse_coo_tensor, to_sparse, to_dense, the sparse rules of mm, +, *
 from .registry import OPS
 
 __all__ = sorted(name for name in OPS if "." not in name)   # (dotted names, "linalg.svd", live in their namespace)

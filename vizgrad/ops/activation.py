@@ -162,13 +162,22 @@ def linear(input, weight, bias=None):
         raise ShapeError(f"linear: bias of shape {format_shape(bias.shape)} does not fit out_features = "
                          f"{weight.shape[0]}")
     # (the raw dtypes first: Tensor.dtype costs a lookup; arrays of two backends differ in raw dtype)
-    if input._array.dtype is not weight._array.dtype and input.dtype is not weight.dtype:
+    if input._array.dtype is not weight._array.dtype and input.dtype is not weight.dtype \
+            and not autocast_casts(input, weight, bias):
         raise DTypeError(f"linear: input is {input.dtype.name} but weight is {weight.dtype.name}; "
                          "convert one with .to()")
-    if bias is not None and bias._array.dtype is not weight._array.dtype and bias.dtype is not weight.dtype:
+    if bias is not None and bias._array.dtype is not weight._array.dtype and bias.dtype is not weight.dtype \
+            and not autocast_casts(input, weight, bias):
         raise DTypeError(f"linear: bias is {bias.dtype.name} but weight is {weight.dtype.name}; "
                          "convert one with .to()")
     return Linear.apply(input, weight, bias)
+
+
+def autocast_casts(*tensors):
+    """Whether autocast will cast these mismatched inputs to one dtype (:func:`vizgrad.amp.will_cast`,
+    imported on this error path only: amp imports the ops)."""
+    from ..amp import will_cast
+    return will_cast(*tensors)
 
 
 def _bilinear_reference(x1, x2, weight, bias=None):

@@ -25,6 +25,7 @@ import numpy as np
 from ..autograd import function as _function
 from ..autograd.function import Op
 from ..errors import DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, not_a_tensor, DeviceError
+from .activation import autocast_casts
 from .registry import Sample, register
 from .samples import values
 
@@ -334,7 +335,7 @@ def _check_weight_and_bias(op, input, weight, bias, d, groups, transposed):
         if value is not None and type(value._array) is not type(input._array):
             raise DeviceError(f"{op}: input is on {input.device} but {name} is on {value.device}; move one "
                               f"with .to('{input.device}')")
-        if value is not None and value._array.dtype != input._array.dtype:
+        if value is not None and value._array.dtype != input._array.dtype and not autocast_casts(input, weight, bias):
             raise DTypeError(f"{op}: input is {input.dtype.name} but {name} is {value.dtype.name}; "
                              "convert one with .to()")
     if weight.ndim != d + 2:

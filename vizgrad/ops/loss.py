@@ -787,7 +787,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     else:                                             # y log y with 0 log 0 = 0, NaN for y < 0 (PyTorch's xlogy)
         positive = target > 0
         safe = binary.where(positive, target, 1.0)
-        loss = binary.where(positive, target * unary.log(safe), binary.where(target == 0, 0.0, math.nan)) - target * input
+        zero_or_nan = binary.where(target == 0, 0.0, math.nan).to(target.dtype)    # (half targets stay half)
+        loss = binary.where(positive, target * unary.log(safe), zero_or_nan) - target * input
     if reduction == "batchmean":
         return reductions.sum(loss) / (input.shape[0] if input.ndim else 1)
     return _reduce(loss, reduction)

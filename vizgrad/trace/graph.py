@@ -8,7 +8,9 @@ parameters and buffers included) and the composite functions (``cross_entropy``,
 ``batch_norm``...) made of several primitive ops. ``backward_order`` lists the nodes
 in the order backward visited them, and ``backward`` says where that order came from
 (a recorded pass, or the graph after an unrecorded ``loss.backward()``); ``steps``
-holds the history of optimizer steps and marks.
+holds the history of optimizer steps and marks. A graph made inside a forward-AD dual level
+also has each node's ``tangent`` and ``forward_order`` (the nodes carrying tangents, in the
+order forward mode computed them).
 
 ``Graph.to_json()`` is the contract with every front end (widgets, HTML report,
 JupyterLab renderer); ``vizgrad/trace/graph.schema.json`` documents it. Node ids
@@ -28,7 +30,8 @@ try:                       # vizgrad[widgets] brings orjson: Jupyter's messages 
 except ImportError:
     orjson = None
 
-SCHEMA_VERSION = 3     # 2: groups, node group and uses, constants, backward; 3: no bin_edges, flat matrices (1, 2 read)
+SCHEMA_VERSION = 4     # 2: groups, node group and uses, constants, backward; 3: no bin_edges, flat matrices;
+                       # 4: node tangent, forward_order (1 to 3 read)
 SCHEMA_PATH = os.path.join(os.path.dirname(__file__), "graph.schema.json")
 NODE_KINDS = ("leaf", "parameter", "constant", "op", "output")
 
@@ -56,9 +59,10 @@ def shape_text(shape):
 
 @dataclass
 class GraphNode:
-    """One tensor of the graph. ``value`` and ``grad`` are :class:`vizgrad.events.TensorStats`
-    dictionaries (or None when not recorded). A graph's nodes, edges and statistics of one shape
-    may share one ``shape`` list (thousands of them, in a big graph): read it, never change it."""
+    """One tensor of the graph. ``value``, ``grad`` and ``tangent`` (forward AD's) are
+    :class:`vizgrad.events.TensorStats` dictionaries (or None when not recorded). A graph's
+    nodes, edges and statistics of one shape may share one ``shape`` list (thousands of them, in
+    a big graph): read it, never change it."""
 
     id: str
     kind: str
@@ -77,6 +81,7 @@ class GraphNode:
     group: Optional[str] = None
     uses: int = 0
     grad_note: Optional[str] = None
+    tangent: Optional[dict] = None
 
 
 def shallow_copy(item):
@@ -128,6 +133,7 @@ class Graph:
     truncated: bool = False
     groups: list = field(default_factory=list)
     backward: dict = field(default_factory=lambda: {"source": None, "note": None})
+    forward_order: list = field(default_factory=list)
 
     # --- queries ------------------------------------------------------------
     def node(self, node_id):
@@ -178,10 +184,14 @@ class Graph:
                              **fields})
 
     def _envelope(self):
-        """The top-level fields, in the schema's order (nodes, edges and groups as they are)."""
-        return {"schema": "vizgrad.graph", "version": SCHEMA_VERSION, "nodes": self.nodes, "edges": self.edges,
-                "backward_order": list(self.backward_order), "steps": list(self.steps),
-                "truncated": self.truncated, "groups": self.groups, "backward": dict(self.backward)}
+        """The top-level fields, in the schema's order (nodes, edges and groups as they are;
+        ``forward_order`` only when there are tangents)."""
+        envelope = {"schema": "vizgrad.graph", "version": SCHEMA_VERSION, "nodes": self.nodes, "edges": self.edges,
+                    "backward_order": list(self.backward_order), "steps": list(self.steps),
+                    "truncated": self.truncated, "groups": self.groups, "backward": dict(self.backward)}
+        if self.forward_order:
+            envelope["forward_order"] = list(self.forward_order)
+        return envelope
 
     def to_json(self, indent=None):
         """The graph as JSON text, following ``graph.schema.json``."""
@@ -198,6 +208,7 @@ class Graph:
                    backward_order=list(data.get("backward_order", [])), steps=list(data.get("steps", [])),
                    truncated=bool(data.get("truncated", False)),
                    groups=[GraphGroup(**g) for g in data.get("groups", [])],
+                   forward_order=list(data.get("forward_order", [])),
                    backward=dict(data.get("backward") or {"source": "recorded" if data.get("backward_order")
                                                             else None, "note": None}))
 
@@ -233,14 +244,18 @@ class Graph:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         """The notebook output (see :mod:`vizgrad.render.notebook`): interactive in
-        JupyterLab with vizgrad's extension, kernel or not; a picture elsewhere."""
+        JupyterLab with vizgrad's extension, kernel or not; elsewhere a small interactive
+        HTML output around a bounded Graphviz drawing, and that drawing as SVG."""
         return self._render("mimebundle")
+
+    def _repr_html_(self):
+        """The bundle's ``text/html`` alone, for front ends that ask only for HTML (IPython
+        never calls it beside :meth:`_repr_mimebundle_`, which has it): tens of KB, no iframe."""
+        return self._render("repr_html")
 
     def _repr_svg_(self):
         """An SVG picture laid out by Graphviz; None where Graphviz's layout is missing."""
         return self._render("repr_svg")
-    # no _repr_html_: IPython would add it beside the bundle, a second, heavier copy of the
-    # graph (the bundle's summary picture needs no Graphviz, so there is always a picture)
 
 
 def _fields_of(item):

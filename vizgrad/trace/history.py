@@ -3,7 +3,10 @@
 The walk goes from the tensor's ``grad_fn`` to its leaves; ops are boxed by the module calls
 that made them (:mod:`.scope_groups`), and the backward pass shown is the one that ran
 through the tensor's own root (``node.last_pass``), with only the gradients that pass left:
-a leaf's ``.grad`` from another pass is not presented as this graph's.
+a leaf's ``.grad`` from another pass is not presented as this graph's. Made inside a
+``forward_ad.dual_level()``, each node whose tensor carried a tangent at that level shows its
+statistics (``tangent``), and ``forward_order`` lists those nodes in the order forward AD
+computed them.
 """
 
 from ..nn.module import Parameter
@@ -22,6 +25,8 @@ def graph(tensor, values=True, names=None):
     After ``tensor.backward()`` the graph carries that backward pass to replay
     (``backward["source"] == "graph"``): the order in which the engine ran it, derived from
     the graph, with the gradients that were kept (leaves' ``.grad``, retained gradients).
+    Inside ``forward_ad.dual_level()``, the tangents of that level: each node's ``tangent``
+    statistics and ``forward_order``, to replay forward mode's Jacobian-vector products.
 
     Args:
         values: record value statistics of the leaves and of ``tensor``.
@@ -36,6 +41,7 @@ def graph(tensor, values=True, names=None):
 def _history(tensor, values, names=None):
     """:func:`graph`, which graph node id each autograd node became, and its groups."""
     from ..autograd.engine import run_order
+    from ..autograd.forward_ad import current_level, node_tangent
     from ..autograd.function import AccumulateGrad
     result = Graph()
     nodes, ids = result.nodes, {}
@@ -55,7 +61,9 @@ def _history(tensor, values, names=None):
         nodes.append(node)
         return node
 
-    pending = []    # (node, "value" or "grad", tensor): the leaves' statistics, computed together at the end
+    pending = []    # (node, "value", "grad" or "tangent", tensor): statistics computed together at the end
+    level = current_level()
+    tangents = []   # (autograd node id, or -1 for a leaf: the order forward AD made them; graph node)
     tensors, modules = tensors_by_name(names) if names is not None else ([], {})
     variables = {id(value): name for name, value in tensors}
     this_pass = tensor.grad_fn.last_pass if tensor.grad_fn is not None else None
@@ -78,6 +86,11 @@ def _history(tensor, values, names=None):
             if ours:
                 pending.append((node, "grad", grad))
             node.grad_note = note
+        if level is not None:
+            tangent = leaf_tangent(leaf, level)
+            if tangent is not None:
+                pending.append((node, "tangent", tangent))
+                tangents.append((-1, node))
 
     def fill_statistics():
         for (node, field, _), data in zip(pending, stats_dicts([tensor for *_, tensor in pending])):
@@ -87,6 +100,7 @@ def _history(tensor, values, names=None):
     if tensor.grad_fn is None:
         add_leaf(("tensor", id(tensor)), tensor)
         fill_statistics()
+        result.forward_order = [node.id for _, node in tangents]
         _name_history(result, ids, tensors)
         return result, ids, _group_history(result, [], ids, modules, roots)
     # post-order depth-first walk with an explicit stack: inputs before the ops that use them
@@ -128,10 +142,16 @@ def _history(tensor, values, names=None):
         else:
             target = add(node, "op", op, shape, dtype, device, op,
                          grad=_retained_grad(node, this_pass) if node.retained_grads else None)
+        tangent = node_tangent(node, level, tensor._output_nr if node is root else 0) if level is not None else None
+        if tangent is not None:
+            pending.append((target, "tangent", tangent))
+            tangents.append((node.id, target))
         for index, edge in enumerate(node.next_edges):     # (inputs come first: they have their ids)
             if edge is not None:
                 edges.append(GraphEdge(ids[edge[0]], target.id, index, shapes.get(edge[0], ([], ""))[0]))
     fill_statistics()
+    tangents.sort(key=_first)       # leaves, then ops as they were applied (autograd ids count up)
+    result.forward_order = [node.id for _, node in tangents]
     if this_pass is not None:
         result.backward_order = [ids[node] for node in run_order([root])]
         for index, node_id in enumerate(result.backward_order):
@@ -280,3 +300,17 @@ def _group_by_scope(result, order, ids, scopes, root_names):
 
 def _by_id(node):
     return node.id
+
+
+def _first(pair):
+    return pair[0]
+
+
+def leaf_tangent(leaf, level):
+    """A leaf's tangent at ``level`` (None if it has none, or lost it to an in-place change)."""
+    from ..autograd.forward_ad import unpack_dual
+    from ..errors import TransformError
+    try:
+        return unpack_dual(leaf, level=level).tangent
+    except TransformError:
+        return None

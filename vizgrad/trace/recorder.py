@@ -856,7 +856,7 @@ class Recorder:
                     edge.grad = frame.statistics(grad, "summary")
             edges.append(edge)
         graph = Graph(nodes=nodes, edges=edges, backward_order=list(frame.order), steps=self._step_list(),
-                      truncated=structure.truncated)
+                      truncated=structure.truncated, forward_order=list(structure.forward_order))
         if hierarchy is None:
             graph.groups = list(structure.groups)
             graph.backward = dict(structure.backward)

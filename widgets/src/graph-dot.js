@@ -303,9 +303,14 @@ export function openPath(tree, collapsed) {
   });
 }
 
-/** log10 of a gradient's RMS and whether it holds NaN/inf; null before backward. */
-export function gradMagnitude(node) {
-  const grad = node.grad;
+/** What the drawing colours nodes by: the gradient, or the tangent in a forward replay (jvp.js's forwardGraph). */
+export function sizeKey(graph) {
+  return graph.flow === "forward" ? "tangent" : "grad";
+}
+
+/** log10 of a gradient's RMS (``key`` "tangent": of forward AD's tangent) and whether it holds NaN/inf; null before backward. */
+export function gradMagnitude(node, key = "grad") {
+  const grad = node[key];
   if (!grad) return null;
   const bad = Boolean(grad.nan_count || grad.inf_count);
   const count = (grad.shape ?? []).reduce((product, size) => product * size, 1);
@@ -316,7 +321,8 @@ export function gradMagnitude(node) {
 
 /** The [low, high] log10 range of the gradient sizes, or null when none were recorded. */
 export function colourScale(graph) {
-  const values = graph.nodes.map(gradMagnitude).filter((m) => m && m.log !== null).map((m) => m.log);
+  const key = sizeKey(graph);
+  const values = graph.nodes.map((node) => gradMagnitude(node, key)).filter((m) => m && m.log !== null).map((m) => m.log);
   if (!values.length) return null;
   const low = Math.min(...values);
   const high = Math.max(...values);
@@ -417,7 +423,7 @@ export function graphDot(graph, { collapsed = [], unfolded = [], tree = groupTre
 
   const nodeLine = (id, indent) => {
     const item = items.get(id);
-    if (item.kind === "group") return `${indent}${quote(id)} [label=${quote(groupLabel(tree, item.key, closed))}, ${STYLES[tree.groups.get(item.key).kind === "chunk" ? "chunk" : "group"]}${groupColour(item, nodesById, scale)}];`;
+    if (item.kind === "group") return `${indent}${quote(id)} [label=${quote(groupLabel(tree, item.key, closed))}, ${STYLES[tree.groups.get(item.key).kind === "chunk" ? "chunk" : "group"]}${groupColour(item, nodesById, scale, sizeKey(graph))}];`;
     const node = nodesById.get(id);
     const lines = [shortName(nodeTitle(node))];
     if (node.op && node.op !== lines[0]) lines.push(node.op);
@@ -426,10 +432,10 @@ export function graphDot(graph, { collapsed = [], unfolded = [], tree = groupTre
     if ((uses.get(id) ?? 0) > 1 && firstReader.has(id)) lines.push(`used ${uses.get(id)}×`);
     for (const reader of sharedReaders.get(id) ?? []) lines.push(`+ ${shortName(nodeTitle(nodesById.get(reader)), 18)} (shared)`);
     let extra = "";
-    const magnitude = scale ? gradMagnitude(node) : null;
+    const magnitude = scale ? gradMagnitude(node, sizeKey(graph)) : null;
     if (magnitude?.bad) {
       extra = `, color="${ALARM}", penwidth=3, fontcolor="${ALARM}"`;
-      lines.push("grad has NaN/inf");
+      lines.push(`${sizeKey(graph)} has NaN/inf`);
     } else if (magnitude && magnitude.log !== null) {
       extra = `, color="${colourFor(magnitude.log, scale)}", penwidth=3`;
     }
@@ -515,11 +521,11 @@ function groupLabel(tree, key, closed) {
   return lines.join("\n");
 }
 
-function groupColour(item, nodesById, scale) {
+function groupColour(item, nodesById, scale, key) {
   if (!scale) return "";
   let worst = null;
   for (const id of item.nodes) {
-    const magnitude = gradMagnitude(nodesById.get(id));
+    const magnitude = gradMagnitude(nodesById.get(id), key);
     if (magnitude?.bad) return `, color="${ALARM}", penwidth=3`;
     if (magnitude && magnitude.log !== null && (worst === null || magnitude.log > worst)) worst = magnitude.log;
   }

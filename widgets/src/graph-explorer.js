@@ -102,7 +102,7 @@ export function createExplorer(host, {
     if (!scale) return;
     const cells = legendCells(scale);
     legend.replaceChildren(
-      h("span", { class: "vg-graph-legend-title" }, "gradient size (RMS)"),
+      h("span", { class: "vg-graph-legend-title" }, graph?.flow === "forward" ? "tangent size (RMS)" : "gradient size (RMS)"),
       h("span", {}, cells[0].label),
       h("span", { class: "vg-graph-legend-bar" }, cells.map((cell) => h("span", { style: `background:${cell.colour}`, title: cell.label }))),
       h("span", {}, cells.at(-1).label),

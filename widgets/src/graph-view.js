@@ -95,9 +95,13 @@ export function mountGraph(container, graph, svg, drawing, { onSelect = () => {}
     stage,
     /**
      * Highlight the node visited at backward step ``step`` (-1: none), mark the ones before.
-     * A collapsed group is active while any node inside it is, visited once all are.
+     * A collapsed group is active while any node inside it is, visited once all are. In a
+     * forward replay (nodes with ``forward_index``, jvp.js) the steps are forward's, and only
+     * the edges from nodes carrying a tangent light up.
      */
     setActiveStep(step) {
+      const indexOf = (node) => ("forward_index" in node ? node.forward_index : node.backward_index);
+      const quiet = (id) => nodes.has(id) && "forward_index" in nodes.get(id) && !nodes.get(id).tangent;
       const state = (indices) => {
         const visited = indices.filter((index) => index !== null && index !== undefined);
         if (!visited.length) return null;
@@ -111,17 +115,17 @@ export function mountGraph(container, graph, svg, drawing, { onSelect = () => {}
         element.classList.toggle("vg-pending", itemState === "pending");
       };
       for (const [id, element] of nodeElements) {
-        const itemState = state([nodes.get(id).backward_index]);
+        const itemState = state([indexOf(nodes.get(id))]);
         mark(element, itemState);
         if (itemState === "active") activeItem = id;
       }
       for (const [id, element] of groupElements) {
-        const itemState = state(drawing.items.get(id).nodes.map((member) => nodes.get(member).backward_index));
+        const itemState = state(drawing.items.get(id).nodes.map((member) => indexOf(nodes.get(member))));
         mark(element, itemState);
         if (itemState === "active") activeItem = id;
       }
       for (const edge of edgeElements) {
-        edge.classList.toggle("vg-flow", activeItem !== null && edge.dataset.target === activeItem);
+        edge.classList.toggle("vg-flow", activeItem !== null && edge.dataset.target === activeItem && !quiet(edge.dataset.source));
       }
       // the replay never leaves the view: as the step moves, an active node outside it is brought to the centre
       const moved = shownStep !== undefined && step !== shownStep;

@@ -20,16 +20,16 @@ export function histogram(stats, { width = 220, height = 36, colour = "#4c72b0" 
     }));
 }
 
-function section(title, rows, stats, { histograms, bad = false, colour }) {
+function section(title, rows, stats, { histograms, bad = false, colour, testid }) {
   if (!rows.length) return null;
-  return h("div", { class: `vg-card-section${bad ? " vg-bad" : ""}` }, [
+  return h("div", { class: `vg-card-section${bad ? " vg-bad" : ""}`, ...(testid ? { "data-testid": testid } : {}) }, [
     h("div", { class: "vg-card-heading" }, title),
     rowsTable(rows),
     histograms && stats && stats.histogram ? histogram(stats, { colour }) : null,
   ]);
 }
 
-/** The details of ``node`` (a Graph JSON node). ``histograms`` adds value/grad histograms. */
+/** The details of ``node`` (a Graph JSON node). ``histograms`` adds value/grad/tangent histograms. */
 export function nodeCard(node, { histograms = false } = {}) {
   const info = describeNode(node);
   return h("div", { class: "vg-card" }, [
@@ -39,6 +39,7 @@ export function nodeCard(node, { histograms = false } = {}) {
     section(info.gradIsBad ? "gradient — has NaN/inf" : "gradient", info.grad, node.grad,
       { histograms, bad: info.gradIsBad, colour: "#dd8452" }),
     info.gradNote ? h("p", { class: "vg-card-note", "data-testid": "vg-grad-note" }, info.gradNote) : null,
+    section("tangent (forward mode)", info.tangent, node.tangent, { histograms, colour: "#55a868", testid: "vg-card-tangent" }),
     info.source ? h("code", { class: "vg-source" }, info.source) : null,
   ]);
 }

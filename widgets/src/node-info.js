@@ -52,6 +52,9 @@ export function describeNode(node) {
     ...(node.backward_index !== null && node.backward_index !== undefined
       ? [["backward step", String(node.backward_index + 1)]]
       : []),
+    ...(node.forward_index !== null && node.forward_index !== undefined
+      ? [["forward step", String(node.forward_index + 1)]]
+      : []),
   ];
   return {
     id: node.id,
@@ -59,6 +62,7 @@ export function describeNode(node) {
     general,
     value: statsRows(node.value),
     grad: statsRows(node.grad),
+    tangent: statsRows(node.tangent), // forward AD's (vizgrad.autograd.forward_ad), when the graph has one
     gradIsBad: Boolean(node.grad && (node.grad.nan_count || node.grad.inf_count)),
     // where the gradient shown came from when it is not this graph's (Python writes it with the user's names)
     gradNote: typeof node.grad_note === "string" ? node.grad_note : "",
