@@ -19,12 +19,13 @@ NODE_MODULES := $(WIDGETS)/node_modules/.stamp-ci
 # The widgets' bundles (vizgrad/widgets/static/: one ES module per src/widgets/*-widget.js
 # and the shared widgets.css) come from the same build.
 WIDGET_BUNDLE := $(patsubst $(WIDGETS)/src/widgets/%,vizgrad/widgets/static/%,$(wildcard $(WIDGETS)/src/widgets/*-widget.js)) \
-	vizgrad/widgets/static/widgets.css
+	vizgrad/widgets/static/widgets.css vizgrad/widgets/static/layout-worker.js
 # The JupyterLab extension (vizgrad/labextension/, built by the Jupyter builder from
 # src/lab/) too. An editable install copies it into .venv/share/jupyter/labextensions, so
 # the environments that run JupyterLab (dev, lab) are reinstalled when it changes.
 LABEXTENSION := vizgrad/labextension/package.json
-BUNDLE := vizgrad/render/static/report.js vizgrad/render/static/report.css $(WIDGET_BUNDLE) $(LABEXTENSION)
+BUNDLE := vizgrad/render/static/report.js vizgrad/render/static/report.css vizgrad/render/static/inline-graph.js \
+	$(WIDGET_BUNDLE) $(LABEXTENSION)
 NEED_NPM = command -v npm >/dev/null || { echo "Building vizgrad's browser bundle needs Node.js 18+ and npm (on Debian: apt-get install nodejs npm)." >&2; exit 1; }
 
 .PHONY: demo lab test fuzz build bench compat clean
@@ -58,7 +59,7 @@ $(NODE_MODULES): $(WIDGETS)/package.json $(WIDGETS)/package-lock.json
 	touch $@
 
 $(BUNDLE) &: $(NODE_MODULES) $(VENV)/.stamp-builder $(WIDGETS)/build.mjs $(wildcard $(WIDGETS)/src/*) \
-		$(wildcard $(WIDGETS)/src/widgets/*) $(wildcard $(WIDGETS)/src/lab/*)
+		$(wildcard $(WIDGETS)/src/widgets/*) $(wildcard $(WIDGETS)/src/lab/*) $(wildcard $(WIDGETS)/src/inline/*)
 	@cd $(WIDGETS) && PATH="$(abspath $(VENV))/bin:$$PATH" npm run build --silent
 	@touch $(BUNDLE)
 

@@ -3,8 +3,12 @@
     with running_jupyterlab(root_dir) as lab:
         page.goto(lab.url("lab/tree/widgets.ipynb"))
 
+    with running_jupyterlab(root_dir, app="notebook") as server:     # Notebook 7 instead
+        page.goto(server.url("notebooks/widgets.ipynb"))
+
 What the server is:
-- JupyterLab run by this interpreter (``sys.executable -m jupyterlab``) on 127.0.0.1 at
+- JupyterLab (or Notebook 7: ``app="notebook"``, the same server with Notebook's pages)
+  run by this interpreter (``sys.executable -m jupyterlab``) on 127.0.0.1 at
   a free port, with a token the test picks, ``--no-browser --allow-root``, serving
   ``root_dir`` (copy the notebooks there: the server may write checkpoints beside them).
 - Isolated from the machine's Jupyter setup: its config, data, runtime and settings
@@ -174,9 +178,12 @@ def stop(lab, timeout=10.0):
 
 
 @contextlib.contextmanager
-def running_jupyterlab(root_dir, token=None, options=()):
+def running_jupyterlab(root_dir, token=None, options=(), app="jupyterlab"):
     """Start JupyterLab serving ``root_dir``; yield a :class:`JupyterLab`; always stop it.
-    ``options``: more command-line options, e.g. ``["--LabApp.notebook_starts_kernel=False"]``."""
+    ``options``: more command-line options, e.g. ``["--LabApp.notebook_starts_kernel=False"]``;
+    ``app``: ``"jupyterlab"``, or ``"notebook"`` for Notebook 7."""
+    if app not in ("jupyterlab", "notebook"):
+        raise ValueError(f"app must be 'jupyterlab' or 'notebook', got {app!r}")
     root_dir = Path(root_dir)
     with tempfile.TemporaryDirectory(prefix="vizgrad-jupyter-") as home:
         home = Path(home)
@@ -184,7 +191,7 @@ def running_jupyterlab(root_dir, token=None, options=()):
         token = token or secrets.token_hex(16)
         port = free_port()
         log_path = home / "server.log"
-        command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
+        command = [sys.executable, "-m", app, "--no-browser", "--allow-root", "--ip=127.0.0.1",
                    f"--port={port}", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
                    f"--ServerApp.root_dir={root_dir}", *options]
         with open(log_path, "wb") as log:

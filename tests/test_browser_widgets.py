@@ -286,6 +286,102 @@ def test_graph_view_draws_the_graph_and_steps_backward(notebook):
     notebook.assert_no_problems()
 
 
+def test_graph_view_in_prediction_mode_hides_each_gradient_until_it_is_predicted(notebook):
+    order = notebook.facts("graph_predict")["backward_order"]
+    view = notebook.widget("graph_predict", "vg-graph-widget")
+    _wait_until_drawn(view)
+    view.locator('[data-testid="vg-step-first"]').click()
+    _wait_for_step(view, -1)
+    view.locator('[data-testid="vg-step-next"]').click()          # the output d: ∂d/∂d = 1
+    _wait_for_step(view, 0)
+    incoming = view.locator('[data-testid="vg-chain-incoming"]')
+    assert incoming.locator('[data-testid="vg-predict"]').is_visible()
+    assert "mean" not in incoming.inner_text()                    # the gradient is not shown yet
+    box = incoming.locator('[data-testid="vg-predict-input"]')
+    box.fill("one")
+    incoming.locator('[data-testid="vg-predict-reveal"]').click()
+    assert incoming.locator('[data-testid="vg-predict-problem"]').inner_text() == '"one" is not a number'
+    box.fill("1")
+    incoming.locator('[data-testid="vg-predict-reveal"]').click()
+    result = view.locator('[data-testid="vg-predict-result"]')
+    result.wait_for(timeout=10_000)
+    assert result.get_attribute("data-correct") == "true"
+    assert "mean 1" in view.locator('[data-testid="vg-chain-incoming"]').inner_text()   # revealed
+    notebook.screenshot("graph_predict", "graph_predict-right")
+
+    # the next steps down to a leaf: a wrong guess is marked wrong and says what it is
+    for step in range(1, len(order)):
+        view.locator('[data-testid="vg-step-next"]').click()
+        _wait_for_step(view, step)
+        incoming = view.locator('[data-testid="vg-chain-incoming"]')
+        if incoming.locator('[data-testid="vg-predict-input"]').count():
+            break
+    incoming.locator('[data-testid="vg-predict-input"]').fill("5")
+    incoming.locator('[data-testid="vg-predict-reveal"]').click()
+    result = view.locator('[data-testid="vg-predict-result"]')
+    view.page.wait_for_function("el => el.dataset.correct === 'false'", arg=result.element_handle(), timeout=10_000)
+    assert "not quite: you predicted 5, the gradient is" in result.inner_text()
+    assert view.locator('[data-testid="vg-predict-score"]').inner_text() == "1 of 2 predictions right"
+    notebook.screenshot("graph_predict", "graph_predict-wrong")
+    notebook.assert_no_problems()
+
+
+def test_graph_view_replays_the_tangents_flowing_forward(notebook):
+    facts = notebook.facts("graph_forward")
+    order, tangents = facts["forward_order"], facts["tangents"]
+    assert facts["step_text"] == f"forward step 4 of 4: y ({order[-1]})"     # before backward, forward was shown
+    view = notebook.widget("graph_forward", "vg-graph-widget")
+    _wait_until_drawn(view)
+    # backward ran after: both flows, backward shown first, the toggle offers forward
+    toggle = view.locator('[data-testid="vg-flow-toggle"]')
+    toggle.wait_for(timeout=10_000)
+    view.page.wait_for_function("el => el.dataset.flow === 'backward'", arg=view.element_handle(), timeout=10_000)
+    assert toggle.locator('[data-testid="vg-flow-backward"]').get_attribute("aria-pressed") == "true"
+    toggle.locator('[data-testid="vg-flow-forward"]').click()
+    view.page.wait_for_function("el => el.dataset.flow === 'forward'", arg=view.element_handle(), timeout=10_000)
+    _wait_for_step(view, len(order) - 1)                              # every step shown, as the graph opens
+    assert view.locator('[data-testid="vg-graph-legend"]').inner_text().startswith("tangent size (RMS)")
+    view.locator('[data-testid="vg-step-first"]').click()
+    _wait_for_step(view, -1)
+    assert view.locator('[data-testid="vg-step-text"]').inner_text() == "before forward (0 of 4 steps)"
+    view.locator('[data-testid="vg-step-next"]').click()             # the seed: x = make_dual(x0, ẋ)
+    _wait_for_step(view, 0)
+    assert "ẋ is given (forward_ad.make_dual)" in view.locator('[data-testid="vg-jvp-rule"]').inner_text()
+    view.locator('[data-testid="vg-step-next"]').click()             # h = x · w
+    _wait_for_step(view, 1)
+    assert view.locator('[data-testid="vg-step-text"]').inner_text() == f"forward step 2 of 4: h ({order[1]})"
+    active = view.locator("svg g.vg-node.vg-active")
+    assert active.evaluate_all("nodes => nodes.map(n => n.dataset.nodeId)") == [order[1]]
+    # the tangent came along the edge from x only: w carries none
+    assert view.locator("svg g.edge.vg-flow").evaluate_all("edges => edges.map(e => e.dataset.source)") == [order[0]]
+    panel = view.locator('[data-testid="vg-jvp"]')
+    assert panel.locator('[data-testid="vg-jvp-forward"]').inner_text() == "h = x · w"
+    assert panel.locator('[data-testid="vg-jvp-rule"]').inner_text() == "ḣ = ẋ·w + x·ẇ"
+    inputs = panel.locator('[data-testid="vg-jvp-input"]')
+    assert inputs.evaluate_all("items => items.map(i => i.dataset.carries)") == ["true", "false"]
+    assert "[1, 0, 0]" in inputs.nth(0).inner_text() and "local derivative ∂h/∂x = w" in inputs.nth(0).inner_text()
+    assert "no tangent: ẇ = 0, its term drops out" in inputs.nth(1).inner_text()
+    outgoing = panel.locator('[data-testid="vg-jvp-outgoing"]').inner_text()
+    assert "(3,)" in outgoing and f"[{tangents['h'][0]:g}, 0, 0]" in outgoing
+    notebook.screenshot("graph_forward", "graph_forward-mul")
+    # the last step: the sum's tangent is the directional derivative, and the inspector shows the tangent
+    view.locator('[data-testid="vg-step-last"]').click()
+    _wait_for_step(view, 3)
+    assert "ẏ = Σᵢ" in panel.locator('[data-testid="vg-jvp-rule"]').inner_text()
+    assert f"[{tangents['y']:.4g}]" in panel.locator('[data-testid="vg-jvp-outgoing"]').inner_text()
+    view.locator(f'svg g.vg-node[data-node-id="{order[1]}"]').click()
+    card = view.locator('[data-testid="vg-inspector"] [data-testid="vg-card-tangent"]')
+    card.wait_for(timeout=10_000)
+    assert "tangent (forward mode)" in card.inner_text().lower() and "min … max\t0 … 0.5" in card.inner_text()
+    notebook.screenshot("graph_forward", "graph_forward-sum")
+    # back to backward: the chain rule again
+    toggle.locator('[data-testid="vg-flow-backward"]').click()
+    view.page.wait_for_function("el => el.dataset.flow === 'backward'", arg=view.element_handle(), timeout=10_000)
+    assert view.locator('[data-testid="vg-chain-rule"]').count() == 1
+    assert view.locator('[data-testid="vg-step-text"]').inner_text().startswith("backward step")
+    notebook.assert_no_problems()
+
+
 def test_grad_flow_view_draws_a_heatmap_row_and_a_bar_per_layer(notebook):
     facts = notebook.facts("grad_flow")
     view = notebook.widget("grad_flow", "vg-grad-flow-widget")

@@ -21,7 +21,9 @@ LESSONS = sorted(glob.glob(os.path.join(LESSONS_DIR, "*.ipynb")))
 BUDGET_SECONDS = 90          # per lesson, on a 2-core machine; the lessons aim for under 20
 CELL_TIMEOUT = 120
 KERNEL_NAME = "vizgrad-lessons-test"
+SAVED_BYTES = 8_000_000     # a lesson saved with all its outputs (the issue of outputs that last)
 RUNTIMES = {}
+SIZES = {}
 
 
 @pytest.fixture(scope="module")
@@ -56,9 +58,10 @@ def runtime_summary(request):
     if reporter is None or capture is None or not RUNTIMES:
         return                          # e.g. in an xdist worker: the printed lines are in each test's output
     with capture.global_and_fixture_disabled():
-        reporter.write_sep("-", "lesson runtimes")
+        reporter.write_sep("-", "lesson runtimes and saved sizes")
         for name, seconds in sorted(RUNTIMES.items()):
-            reporter.write_line(f"{name:<45} {seconds:6.1f} s")
+            size = f"{SIZES[name] / 1e6:6.2f} MB" if name in SIZES else ""
+            reporter.write_line(f"{name:<45} {seconds:6.1f} s {size}")
 
 
 def _lesson_id(path):
@@ -110,6 +113,10 @@ def test_lesson_runs_top_to_bottom(path, kernel_manager_factory, record_property
         for output in cell.get("outputs", []):
             assert output.get("output_type") != "error", f"cell {index} of {name} raised {output.get('ename')}"
     assert seconds < BUDGET_SECONDS, f"{name} took {seconds:.0f} s; the budget is {BUDGET_SECONDS} s"
+    # saved with every output (graphs, widget snapshots and their pictures), it stays shareable
+    size = len(nbformat.writes(notebook).encode("utf-8"))
+    SIZES[name] = size
+    assert size < SAVED_BYTES, f"{name} saved with its outputs is {size / 1e6:.1f} MB; the budget is {SAVED_BYTES / 1e6:.0f} MB"
 
 
 def test_lab_command_opens_the_first_lesson():

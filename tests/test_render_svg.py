@@ -1,5 +1,6 @@
-"""vizgrad.render.svg: Graphviz's first layout is quiet, and the notebook's static summary
-picture is drawn without any layout engine, bounded at any graph size."""
+"""vizgrad.render.svg: Graphviz's first layout is quiet; the notebook output's picture is a
+drawing of the collapsed model laid out by Graphviz (vizgrad.render.inline), and where
+Graphviz is missing, the summary drawn without any layout engine, bounded at any size."""
 
 import re
 import subprocess
@@ -56,3 +57,21 @@ def test_the_summary_is_bounded_and_keeps_the_rows_nearest_the_output():
     picture = svg.summary_svg(vg.graph(y.sum()))
     assert picture.count("<rect") == svg.SUMMARY_MAX_ROWS
     assert "1962 earlier rows not shown" in picture and ">Sum" in picture
+
+
+def test_the_notebook_picture_is_a_drawing_of_the_collapsed_model_not_a_list():
+    pytest.importorskip("pygraphviz", reason="the drawing is laid out by the Graphviz that pygraphviz bundles")
+    import graph_models
+    from vizgrad.render import notebook
+    _, graph = graph_models.traced("transformer")          # 4 blocks of attention and an MLP
+    picture = notebook.mimebundle(graph)[0]["image/svg+xml"]
+    assert "<rect" not in picture and "earlier rows not shown" not in picture       # not the summary's rows
+    nodes = re.findall(r'<g class="node" data-vg-id="([^"]+)">\s*(?:<g>\s*)?(?:<a\b[^>]*>\s*)?<(polygon|ellipse|path)', picture)
+    assert len(nodes) == picture.count('<g class="node"')                # every item a shape
+    boxes = [node for node, _ in nodes if node.startswith("m_")]
+    assert len(boxes) >= 8 and len(nodes) <= 100                         # the blocks' modules boxed, bounded
+    edges = re.findall(r'<g class="edge">\s*(?:<g>\s*)?(?:<a\b[^>]*>\s*)?<path [^>]*d="M[^"]+"', picture)
+    assert len(edges) == picture.count('<g class="edge"') >= len(boxes)
+    assert ">Attention</text>" in picture and ">blocks.0.attn</text>" in picture     # a box: its type and name
+    width = int(re.search(r'<svg class="vg-drawing" width="(\d+)"', picture)[1])
+    assert width < 1000                                                  # a cell's width, labels at 11 px

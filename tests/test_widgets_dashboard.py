@@ -325,13 +325,13 @@ def test_static_fallbacks(closing):
         assert WIDGET_MIME in data and "text/plain" in data
         svg = data["image/svg+xml"]                           # a picture, not a table
         assert svg.startswith("<svg") and ">0.weight</text>" in svg and ">2.bias</text>" in svg
-        # one heatmap cell per layer and recorded step, one bar per layer, two threshold lines
-        assert svg.count("<rect x='170.0'") == 4 and svg.count("stroke-dasharray='4 3'") == 2
-        assert svg.count("<title>") == 4
-    assert "<polyline" in board._fallback_svg() and "train loss" in board._fallback_svg()
+        # the heatmap over the two recorded steps, one bar per layer, two threshold lines
+        assert svg.count("class='heatmap'") == 1 and svg.count("class='bar'") == 4
+        assert svg.count("class='threshold'") == 2
+    assert "<polyline class='line' data-name='train'" in board._fallback_svg() and ">loss</text>" in board._fallback_svg()
     fresh = GradFlowView(small_model())                    # before any backward: a picture all the same
     closing.append(fresh)
-    assert "image/svg+xml" in fresh._repr_mimebundle_()[0] and ">0.weight</text>" in fresh._fallback_svg()
+    assert "image/svg+xml" in fresh._repr_mimebundle_()[0] and "no steps yet" in fresh._fallback_svg()
     fresh_board = dashboard(small_model())
     closing.append(fresh_board)
     assert "image/svg+xml" in fresh_board._repr_mimebundle_()[0]

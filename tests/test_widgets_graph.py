@@ -96,14 +96,16 @@ def test_a_missing_bundle_says_to_run_make_build(monkeypatch, tmp_path):
     assert observers.active == []
 
 
-def test_every_widget_bundle_is_an_es_module_with_render_and_inlines_graphviz():
+def test_every_widget_bundle_is_an_es_module_with_render_and_graphviz_comes_as_an_asset():
     for name in ("graph-widget", "grad-flow-widget", "dashboard-widget"):
         code = base.read_static(f"{name}.js")
         assert "export" in code and "render" in code
         assert "</script" not in code.lower()
     graph = base.read_static("graph-widget.js")
-    # Graphviz's layout worker, its wasm inside, travels inside the module (in base64)
-    worker = base64.b64decode(max(re.findall(r'"([A-Za-z0-9+/]{100000,}={0,2})"', graph), key=len)).decode()
+    # the module is small (it is a trait, saved with widget state): the layout worker, its wasm
+    # inside, is the asset the widget asks its kernel for
+    assert len(graph) < 200_000 and not re.findall(r'"[A-Za-z0-9+/]{100000,}={0,2}"', graph)
+    worker = base64.b64decode(base.asset_base64("layout-worker")).decode()
     assert "WebAssembly" in worker and "onmessage" in worker
     for code in (graph, worker):
         assert "https://" not in code.replace("https://graphviz.org", "")   # nothing fetched from a CDN
@@ -378,7 +380,7 @@ def test_a_static_graph_is_shown_without_listening(closing):
     view = GraphView(vg.graph(y), live=True)
     closing.append(view)
     assert not view.listening and len(view.graph["nodes"]) == 5
-    with pytest.raises(TypeError, match="GraphView shows"):
+    with pytest.raises(TypeError, match="GraphView: source must be a Tensor"):
         GraphView(42)
 
 
@@ -618,18 +620,46 @@ def test_the_static_picture_needs_no_graphviz_in_the_kernel(closing, monkeypatch
         raise svg.LayoutUnavailable("no graphviz here")
     monkeypatch.setattr(svg, "layout_svg", unavailable)
     data, _ = view._repr_mimebundle_()
-    assert data["image/svg+xml"].startswith("<svg") and "Tanh" in data["image/svg+xml"] and "text/html" not in data
+    assert data["image/svg+xml"].startswith("<svg") and "Tanh" in data["image/svg+xml"]
+    assert "vg-inline" not in data.get("text/html", "")               # no interactive page without a drawing
 
 
 def test_widget_modules_travel_in_json_as_they_are():
     """A widget's ES module goes out in the first message of every view the kernel opens.
-    Pure ASCII (Graphviz's WebAssembly in base64, no raw control or non-ASCII characters),
-    it is copied into the JSON as it is: no escape per byte, no re-encoding."""
+    Pure ASCII (no raw control or non-ASCII characters), it is copied into the JSON as it is:
+    no escape per byte, no re-encoding."""
     import os
-    modules = [name for name in sorted(os.listdir(base.STATIC_DIR)) if name.endswith(".js")]
+    modules = [name for name in sorted(os.listdir(base.STATIC_DIR))
+               if name.endswith(".js") and name not in base.ASSETS.values()]     # (assets travel in base64)
     assert "graph-widget.js" in modules
     for name in modules:
         text = base.read_static(name)
         assert text.isascii(), name
         encoded = json.dumps(text)
         assert len(encoded) < 1.05 * len(text) + 100, name      # (quotes and newlines escaped)
+
+
+# --- predict, then reveal ---------------------------------------------------------------------
+def test_prediction_mode_is_a_synced_trait_and_the_score_counts_the_browsers_verdicts():
+    a = vg.tensor(2.0, requires_grad=True)
+    b = vg.tensor(-3.0, requires_grad=True)
+    d = a * b + a
+    view = GraphView(d, predict=True)
+    d.backward()
+    view._updates.flush()
+    assert view.predict is True
+    assert view.get_state()["predict"] is True
+    assert view.score == (0, 0)
+    # what the browser writes as the learner reveals two gradients, one right and one wrong
+    view.set_state({"predictions": {view.timeline[0]: {"guess": "1", "correct": True, "expected": "1", "message": "right"},
+                                    view.timeline[1]: {"guess": "5", "correct": False, "expected": "1", "message": "no"}}})
+    assert view.score == (1, 2)
+    view.close()
+    plain = GraphView(d)
+    assert plain.predict is False
+    plain.close()
+
+
+def test_prediction_mode_must_be_a_bool():
+    with pytest.raises(vg.errors.ArgumentTypeError, match="GraphView: predict must be True or False, got str 'yes'"):
+        GraphView(vg.tensor(1.0, requires_grad=True) * 2, predict="yes")

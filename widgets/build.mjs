@@ -2,6 +2,9 @@
 //
 // * the HTML report: src/report.js -> vizgrad/render/static/report.js (one minified IIFE,
 //   safe to inline in an HTML page) and report.css;
+// * the graph output for front ends without the extension: src/inline/entry.js ->
+//   vizgrad/render/static/inline-graph.js (a small minified IIFE that vizgrad/render/inline.py
+//   inlines in each output; no globals);
 // * the Jupyter widgets: every src/widgets/<name>-widget.js -> vizgrad/widgets/static/
 //   <name>-widget.js, a minified ES module exporting anywidget's `render` (and
 //   `initialize`), plus src/widgets/widgets.css -> widgets.css, the styles every widget
@@ -81,12 +84,31 @@ await writeOutputs(await esbuild.build({
   format: "iife",
 }));
 
+await writeOutputs(await esbuild.build({
+  ...common,
+  entryPoints: { "inline-graph": join(here, "src", "inline", "entry.js") },
+  outdir: reportDir,
+  format: "iife",
+}));
+
 // the widget folder holds build output only: start it afresh so a removed widget leaves nothing behind
 await rm(widgetDir, { recursive: true, force: true });
 await mkdir(widgetDir, { recursive: true });
+// The widget modules leave the layout engine out (each module is a trait of its widget, so a
+// notebook that saves widget state would hold a 2 MB copy per GraphView): the graph widget asks
+// its kernel for vizgrad/widgets/static/layout-worker.js once per page instead (src/layout.js).
+const noEmbeddedWorker = {
+  name: "no-embedded-worker",
+  setup(build) {
+    build.onResolve({ filter: /generated\/layout-worker-source\.js$/ }, () => ({ path: "layout-worker-source", namespace: "stub" }));
+    build.onLoad({ filter: /.*/, namespace: "stub" }, () => ({ contents: "export const WORKER_SOURCE_BASE64 = null;", loader: "js" }));
+  },
+};
+await writeFile(join(widgetDir, "layout-worker.js"), worker.outputFiles[0].text);
 const entries = await widgetEntries();
 if (Object.keys(entries).length) {
-  await writeOutputs(await esbuild.build({ ...common, entryPoints: entries, outdir: widgetDir, format: "esm" }));
+  await writeOutputs(await esbuild.build({ ...common, entryPoints: entries, outdir: widgetDir, format: "esm",
+    plugins: [noEmbeddedWorker] }));
 }
 await writeOutputs(await esbuild.build({
   ...common,

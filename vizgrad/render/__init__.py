@@ -31,6 +31,11 @@ class GraphRenderer:
         return mimebundle(graph)
 
     @staticmethod
+    def repr_html(graph):
+        from .notebook import static_outputs
+        return static_outputs(graph).get("text/html")
+
+    @staticmethod
     def repr_svg(graph):
         from .svg import LayoutUnavailable, to_svg
         try:

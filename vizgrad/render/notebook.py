@@ -1,16 +1,20 @@
 """Graphs in notebooks: the output that :class:`vizgrad.Graph` objects and
 :func:`vizgrad.show` emit.
 
-One output carries several representations; each front end draws the best it can:
+One output carries several representations, richest first; each front end draws the best
+it can:
 
 - ``application/vnd.vizgrad.graph+json``: the Graph JSON (``graph.schema.json``), with the
   DOT layout source in the output's metadata under the same key (``{"dot": ...,
   "vizgrad": version}``). vizgrad's JupyterLab extension draws it interactively (pan, zoom,
   node details, backward replay) from the saved notebook, with no kernel running.
-- ``image/svg+xml``: a static summary for front ends without the extension
-  (:func:`vizgrad.render.svg.summary_svg`), drawn without any layout engine: displaying a
-  graph never runs Graphviz in the kernel, so it returns at once at any size (the
-  interactive views lay graphs out in the browser, in a worker).
+- ``text/html``: for front ends without the extension (nbconvert's HTML export, Notebook 7,
+  VS Code, Colab): the drawing below with a small inline script that pans, zooms and shows
+  a node's details (:mod:`vizgrad.render.inline`), self-contained and isolated.
+- ``image/svg+xml``: the collapsed model drawn by Graphviz in the kernel (bounded: at most
+  ``inline.MAX_ITEMS`` items, at module level when the graph is large), for viewers
+  without scripts (GitHub). Where Graphviz cannot run, the summary picture drawn without a
+  layout engine (:func:`vizgrad.render.svg.summary_svg`), and no ``text/html``.
 - ``text/plain``: the graph's repr.
 """
 
@@ -31,11 +35,28 @@ def mimebundle(graph, **dot_options):
     :func:`vizgrad.render.dot.to_dot` (``collapse``, ``max_nodes``, ``rankdir``, ...)."""
     from .. import __version__
     from .dot import to_dot
-    from .svg import summary_svg
 
     dot = to_dot(graph, **dot_options)
-    data = {MIME_TYPE: graph.to_dict(), "text/plain": repr(graph), "image/svg+xml": summary_svg(graph)}
+    data = {MIME_TYPE: graph.to_dict(), **static_outputs(graph, **dot_options), "text/plain": repr(graph)}
     return data, {MIME_TYPE: {"dot": dot, "vizgrad": __version__}}
+
+
+def static_outputs(graph, title=None, **dot_options):
+    """``{"text/html": ..., "image/svg+xml": ...}``: the output for front ends without the
+    extension, both from one bounded Graphviz layout (see :mod:`vizgrad.render.inline`); only
+    the summary picture where Graphviz or the inline script is missing."""
+    from .html import BundleMissing
+    from .inline import StaticDrawing
+    from .svg import LayoutUnavailable, summary_svg
+    title = title or "vizgrad graph"
+    try:
+        drawing = StaticDrawing(graph, **dot_options)
+    except LayoutUnavailable:
+        return {"image/svg+xml": summary_svg(graph, title=title)}
+    try:
+        return {"text/html": drawing.html(title=title), "image/svg+xml": drawing.svg}
+    except BundleMissing:
+        return {"image/svg+xml": drawing.svg}
 
 
 def as_graph(obj, names=None):
@@ -65,8 +86,10 @@ def show(obj, **dot_options):
     """Show a computation graph.
 
     In Jupyter, display it as a graph output: interactive in JupyterLab with vizgrad's
-    extension, even after the notebook is saved and reopened with no kernel (and a
-    picture elsewhere). Outside a notebook, write it as a self-contained HTML page and
+    extension, even after the notebook is saved and reopened with no kernel; elsewhere
+    (nbconvert's HTML, Notebook 7, VS Code, Colab) a drawing of the collapsed model that
+    pans, zooms and shows a node's details, and that drawing as SVG for viewers without
+    scripts. Outside a notebook, write it as a self-contained HTML page and
     open that in the web browser.
 
     Args:

@@ -1,9 +1,10 @@
 """SVG through Graphviz's layout, with no system install needed: pygraphviz 2.x wheels
 bundle Graphviz; the ``graphviz`` package with a ``dot`` program on PATH also works.
 
-Nothing here runs on a notebook's display path (see :mod:`vizgrad.render.notebook`): the
-first Graphviz layout in a process costs about half a second (fontconfig scanning fonts),
-and large graphs far more. It is for :meth:`vizgrad.Graph.to_svg` and other explicit calls.
+:meth:`vizgrad.Graph.to_svg` lays out whatever it is asked to; a notebook's display path
+only lays out the bounded drawing of :mod:`vizgrad.render.inline` (the first Graphviz
+layout in a process costs about half a second more: fontconfig scanning fonts), and
+:func:`summary_svg` is its picture where Graphviz is missing.
 """
 
 import os
@@ -163,9 +164,8 @@ def summary_svg(graph, title="vizgrad graph"):
     """A static picture of ``graph`` drawn without any layout engine, in time linear in its
     size: one row per node in the order the forward pass made them (one per top-level
     module for graphs over ``SUMMARY_MAX_ROWS`` nodes, at most that many rows), data flow as
-    arcs on the right. It is the notebook output's picture for front ends without vizgrad's
-    extension (a saved notebook on a website, a classic notebook); the interactive view
-    lays the graph out in the browser."""
+    arcs on the right. It is the notebook output's picture where Graphviz cannot run (see
+    :mod:`vizgrad.render.inline` for the drawing made where it can)."""
     from html import escape
     rows, edges, hidden = _summary_rows(graph)
     ops = sum(1 for node in graph.nodes if node.op)

@@ -9,10 +9,14 @@ subscriptions it owns, binary number series and a static fallback.
   the last one always arrives (a one-shot timer delivers it after the burst).
 * :func:`float32_bytes` turns numbers into the binary buffers that widget traits carry
   (the front end reads them as ``Float32Array``), rather than JSON lists.
-* ``_repr_mimebundle_`` adds a static picture (SVG or HTML) beside the widget view, for
-  front ends that cannot run widgets (nbconvert, GitHub, untrusted notebooks).
+* A widget displays itself (``_ipython_display_``) as the widget view, its snapshot (its
+  last state, which vizgrad's JupyterLab extension draws with no kernel:
+  :mod:`vizgrad.widgets.snapshot`), a static picture (HTML, SVG) for front ends that cannot
+  run widgets (nbconvert, GitHub), and text. The snapshot follows the widget as it changes
+  (throttled, and when the running cell finishes); ``_repr_mimebundle_`` returns the same bundle.
 """
 
+import base64
 import html
 import math
 import os
@@ -24,7 +28,9 @@ import anywidget
 import numpy as np
 import traitlets  # noqa: F401  (re-exported: widget modules take their trait types from here)
 
+from ..errors import ArgumentError, ArgumentTypeError
 from ..render.html import BundleMissing
+from . import snapshot
 
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 SHARED_CSS = "widgets.css"
@@ -50,6 +56,26 @@ def read_static(name):
                 "In a source checkout run `make build` (or `npm --prefix widgets ci && npm --prefix widgets "
                 "run build`), then restart the kernel.") from None
         _bundle_cache[name] = text
+    return text
+
+
+#: What a widget module may ask its kernel for (``assets.js``), by name: the file in static/.
+ASSETS = {"layout-worker": "layout-worker.js"}
+
+
+def asset_base64(name):
+    """The base64 text of asset ``name`` (read once): what the browser starts the asset from."""
+    key = ("base64", name)
+    text = _bundle_cache.get(key)
+    if text is None:
+        path = os.path.join(STATIC_DIR, ASSETS[name])
+        try:
+            with open(path, "rb") as handle:
+                text = base64.b64encode(handle.read()).decode("ascii")
+        except FileNotFoundError:
+            raise BundleMissing(f"vizgrad's widget bundle is missing ({path}): in a source checkout run `make build`, "
+                                "then restart the kernel.") from None
+        _bundle_cache[key] = text
     return text
 
 
@@ -89,7 +115,14 @@ class VizgradWidget(anywidget.AnyWidget):
             raise TypeError(f"{type(self).__name__} must name its front-end bundle in _bundle")
         self._subscriptions = []
         self._coalescers = []
-        super().__init__(**kwargs)
+        try:
+            super().__init__(**kwargs)
+        except traitlets.TraitError as error:      # a trait given a value of the wrong kind
+            raise ArgumentTypeError(f"{type(self).__name__}: {error}") from None
+        self.on_msg(self._on_asset_request)
+        refresh = Coalescer(max_rate=1.0 / snapshot.REFRESH_INTERVAL)
+        self._snapshots = snapshot.SnapshotDisplays(self._mimebundle, refresh, settle=self.flush)
+        self.observe(self._snapshot_changed, names=snapshot.state_keys(self))
 
     # --- what the widget owns -----------------------------------------------------
     def _subscribe(self, callback, kinds=None):
@@ -105,6 +138,11 @@ class VizgradWidget(anywidget.AnyWidget):
         self._coalescers.append(coalescer)
         return coalescer
 
+    def flush(self):
+        """Send pending updates now."""
+        for coalescer in self._coalescers:
+            coalescer.flush()
+
     def _stop_listening(self):
         subscriptions = getattr(self, "_subscriptions", [])
         for subscription in subscriptions:
@@ -114,32 +152,69 @@ class VizgradWidget(anywidget.AnyWidget):
     @property
     def listening(self):
         """Whether the widget still receives engine events."""
-        return any(not subscription.closed for subscription in self._subscriptions)
+        return any(not subscription.closed for subscription in getattr(self, "_subscriptions", ()))
 
     def close(self):
         """Stop listening to events, cancel pending updates and close the front-end views."""
         self._stop_listening()
         for coalescer in getattr(self, "_coalescers", ()):
             coalescer.close()
+        if hasattr(self, "_snapshots"):
+            self._snapshots.close()
         super().close()
 
+    def _on_asset_request(self, _widget, content, _buffers):
+        """Send the browser an asset its module does not carry (``widgets/src/widgets/assets.js``):
+        the layout engine, once per page that draws a graph."""
+        if not (isinstance(content, dict) and content.get("type") == "asset"):
+            return
+        name = content.get("name")
+        if name not in ASSETS:
+            self.send({"type": "asset", "name": name, "error": f"vizgrad has no asset {name!r}"})
+            return
+        try:
+            self.send({"type": "asset", "name": name, "base64": asset_base64(name)})
+        except BundleMissing as error:          # said in the widget, where the drawing would be
+            self.send({"type": "asset", "name": name, "error": str(error)})
+
     # --- display --------------------------------------------------------------------
+    def _ipython_display_(self, **kwargs):
+        """Display the bundle with a display id, and keep the handle to refresh its snapshot."""
+        from IPython.display import display
+        if self.comm is None:                  # closed: nothing to show live, nothing to refresh
+            display({"text/plain": self._fallback_text()}, raw=True)
+            return
+        data, metadata = self._mimebundle()
+        self._snapshots.add(display(data, metadata=metadata, raw=True, display_id=True))
+
     def _repr_mimebundle_(self, **kwargs):
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is None:
-            return None
-        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-        data = dict(data)
-        data["text/plain"] = self._fallback_text()
+        return self._mimebundle()
+
+    def _mimebundle(self):
+        """``(data, metadata)``: the widget view, the snapshot, HTML, SVG, text, in that order."""
+        view, metadata = anywidget.AnyWidget._repr_mimebundle_(self)
+        data = {snapshot.WIDGET_VIEW_MIME_TYPE: view[snapshot.WIDGET_VIEW_MIME_TYPE]}
+        # neither the snapshot nor a picture may ever stop the widget from showing
+        try:
+            data[snapshot.MIME_TYPE] = snapshot.take(self)
+        except Exception as error:
+            warnings.warn(f"vizgrad could not take {type(self).__name__}'s snapshot: {type(error).__name__}: {error}",
+                          RuntimeWarning)
+        try:
+            data["text/html"] = self._fallback_html()
+        except Exception as error:
+            data["text/html"] = f"<pre>{html.escape(self._fallback_text())}\n({html.escape(str(error))})</pre>"
         try:
             svg = self._fallback_svg()
-            if svg:
-                data["image/svg+xml"] = svg
-            else:
-                data["text/html"] = self._fallback_html()
-        except Exception as error:  # a picture must never stop the widget from showing
-            data["text/html"] = f"<pre>{html.escape(self._fallback_text())}\n({html.escape(str(error))})</pre>"
-        return data, metadata
+        except Exception:
+            svg = None            # the HTML above stands in for it
+        if svg:
+            data["image/svg+xml"] = svg
+        data["text/plain"] = self._fallback_text()
+        return data, dict(metadata)
+
+    def _snapshot_changed(self, _change):
+        self._snapshots.changed()
 
     def _fallback_text(self):
         return f"<{type(self).__name__} widget: run the notebook with ipywidgets to interact>"
@@ -178,7 +253,7 @@ class Coalescer:
 
     def __init__(self, max_rate=DEFAULT_RATE, hold=None, clock=time.monotonic, timer=threading.Timer):
         if not max_rate > 0:
-            raise ValueError(f"max_rate must be positive, got {max_rate}")
+            raise ArgumentError(f"max_rate must be positive, got {max_rate!r}")
         self.interval = 1.0 / max_rate
         self.lock = threading.RLock()
         self.flushes = 0
@@ -283,7 +358,7 @@ class SeriesBuffer:
 
     def __init__(self, columns, max_points=2000):
         if max_points < 2:
-            raise ValueError("max_points must be at least 2")
+            raise ArgumentError(f"max_points must be at least 2, got {max_points!r}")
         self.columns = columns
         self.max_points = max_points
         self.stride = 1

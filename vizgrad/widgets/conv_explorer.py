@@ -26,14 +26,32 @@ import numpy as np
 
 from .. import autograd, nn
 from ..autograd.grad_mode import no_grad
-from ..errors import VizgradError
+from ..errors import ArgumentTypeError, DTypeError, VizgradError, as_int, not_a_tensor
+from ..tensor import Tensor
+from . import pictures
 from .base import VizgradWidget, float32_bytes, traitlets
+from .checks import check_count, check_widget_options, describe
 
 SPATIAL = (nn.Conv2d, nn.MaxPool2d, nn.AvgPool2d)
 
 
 class ConvExplorerError(VizgradError, ValueError):
     """A model or input ConvExplorer cannot show."""
+
+
+def _check_image(op, image):
+    """One image as a (1, C, H, W) floating-point Tensor (a (C, H, W) one gets its batch dim)."""
+    if not isinstance(image, Tensor):
+        raise not_a_tensor(op, "input", image)
+    if not image.is_floating_point():
+        raise DTypeError(f"{op}: input must be a floating-point Tensor (its gradient is shown), got {image.dtype}")
+    shape = tuple(image.shape)
+    if len(shape) == 3:
+        return image.unsqueeze(0)
+    if len(shape) != 4 or shape[0] != 1:
+        raise ConvExplorerError(f"{op}: input must be one image of shape (1, C, H, W) or (C, H, W), "
+                                f"got shape {shape}")
+    return image
 
 
 def _pair(value):
@@ -64,8 +82,12 @@ class ConvExplorer(VizgradWidget):
     Args:
         model: a :class:`vizgrad.nn.Module` with at least one ``Conv2d`` (run in its
             current mode; call ``model.eval()`` first for BatchNorm's running statistics).
-        input: one image, shape ``(1, C, H, W)`` or ``(C, H, W)``.
-        max_channels: feature maps shown per layer, at most.
+        input: one image, a floating-point Tensor of shape ``(1, C, H, W)`` or ``(C, H, W)``.
+        max_channels: feature maps shown per layer, at most (an int >= 1).
+        kwargs: traits (``layout``, ...).
+
+    A wrong argument raises a :mod:`vizgrad.errors` exception naming it (``ConvExplorerError``,
+    a ``ValueError``, for a model or an input it cannot show), before any comm opens.
 
     Synced traits: ``image`` (the input: ``channels``, ``height``, ``width``, ``data`` float32);
     ``layers`` (one dict per Conv2d: ``name``, ``in_channels``, ``out_channels``, ``groups``, ``kernel``,
@@ -83,36 +105,47 @@ class ConvExplorer(VizgradWidget):
     target = traitlets.Any(None).tag(sync=True)
     selection = traitlets.Dict().tag(sync=True)
 
-    def __init__(self, model, input, max_channels=16, **kwargs):
+    def __init__(self, model, input=None, max_channels=16, **kwargs):
         if not isinstance(model, nn.Module):
-            raise ConvExplorerError(f"ConvExplorer: model must be a vizgrad.nn.Module, got {type(model).__name__}")
+            raise ArgumentTypeError(f"ConvExplorer: model must be a vizgrad.nn.Module with a Conv2d layer, "
+                                    f"got {describe(model)}")
         if not any(isinstance(module, nn.Conv2d) for module in model.modules()):
             raise ConvExplorerError(f"ConvExplorer: {type(model).__name__} has no Conv2d layer to explore")
+        input = _check_image("ConvExplorer", input)
+        self.max_channels = check_count("ConvExplorer", "max_channels", max_channels)
+        check_widget_options("ConvExplorer", type(self), kwargs)
         self.model = model
-        self.max_channels = int(max_channels)
         super().__init__(**kwargs)
-        self.update(input)
+        try:
+            self.update(input)
+        except BaseException:           # the model failed on the input: close the comm just opened
+            self.close()
+            raise
         self.on_msg(self._on_message)
 
     # --- Python API ---------------------------------------------------------------------
     def update(self, input=None):
-        """Run the model on ``input`` (default: the current one) and redraw; gradients are cleared."""
-        if input is not None:
-            shape = tuple(input.shape)
-            if len(shape) == 3:
-                input = input.unsqueeze(0)
-            elif len(shape) != 4 or shape[0] != 1:
-                raise ConvExplorerError(f"ConvExplorer: input must be one image of shape (1, C, H, W) or (C, H, W), "
-                                        f"got shape {shape}")
-            self._input = input.detach().clone().requires_grad_()
+        """Run the model on ``input`` (default: the current one) and redraw; gradients are cleared.
+        An input the model cannot run on is refused and the explorer keeps what it showed."""
+        image = self._input if input is None else _check_image("ConvExplorer.update", input).detach().clone()
+        image.requires_grad_()
         captured = []
         hooks = [module.register_forward_hook(self._capture(name, captured))
                  for name, module in self.model.named_modules() if isinstance(module, SPATIAL)]
         try:
-            output = self.model(self._input)
+            output = self.model(image)
+        except VizgradError as error:         # in a layer's words ("conv2d: ..."): say which call it was
+            raise type(error)(f"ConvExplorer: {type(self.model).__name__} cannot run on the input of shape "
+                              f"{tuple(image.shape)}: {error}") from error
         finally:
             for hook in hooks:
                 hook.remove()
+        if not isinstance(output, Tensor):
+            raise ConvExplorerError(f"ConvExplorer: the model must return a Tensor of class scores, "
+                                    f"got {describe(output)}")
+        if not any(entry["kind"] == "conv" for entry in captured):
+            raise ConvExplorerError(f"ConvExplorer: {type(self.model).__name__}'s forward ran no Conv2d on the input")
+        self._input = image                    # a refused input leaves the explorer as it was
         self._captured = captured
         self._output = output
         self._grads = {}
@@ -129,7 +162,7 @@ class ConvExplorer(VizgradWidget):
         scores = self._output.reshape(-1)
         if target is None:
             target = int(np.argmax(_numpy(scores)))
-        target = int(target)
+        target = as_int("ConvExplorer.backward", "target", target)
         if not 0 <= target < scores.shape[0]:
             raise ConvExplorerError(f"ConvExplorer.backward: target must be a class in 0..{scores.shape[0] - 1}, "
                                     f"got {target}")
@@ -155,13 +188,14 @@ class ConvExplorer(VizgradWidget):
         all of them or its group's with ``groups`` > 1: ``channel``, ``partial`` sum and ``terms``
         [a, b, x, w, x·w], x = 0 in the padding), ``total`` (bias + Σ, in float64), ``recorded`` (the layer's
         output there) and ``grad`` (∂score/∂y there, after :meth:`backward`)."""
+        layer, channel, i, j = (as_int("ConvExplorer.select", name, value)
+                                for name, value in (("layer", layer), ("channel", channel), ("i", i), ("j", j)))
         convs = [entry for entry in self._captured if entry["kind"] == "conv"]
-        if not 0 <= int(layer) < len(convs):
+        if not 0 <= layer < len(convs):
             raise ConvExplorerError(f"ConvExplorer.select: layer must be in 0..{len(convs) - 1}, got {layer}")
-        entry = convs[int(layer)]
+        entry = convs[layer]
         module = entry["module"]
         output = _numpy(entry["output"])[0]
-        channel, i, j = int(channel), int(i), int(j)
         if not (0 <= channel < output.shape[0] and 0 <= i < output.shape[1] and 0 <= j < output.shape[2]):
             raise ConvExplorerError(f"ConvExplorer.select: unit ({channel}, {i}, {j}) is outside layer {layer}'s "
                                     f"output of shape {tuple(output.shape)}")
@@ -192,14 +226,14 @@ class ConvExplorer(VizgradWidget):
         grad = self._grads.get(entry["name"])
         previous_window = None
         if layer > 0:       # the rows and columns of the previous Conv2d's maps this unit depends on
-            before = convs[int(layer) - 1]
+            before = convs[layer - 1]
             _, previous_height, previous_width = _numpy(before["output"]).shape[1:]
             rows_columns = receptive_field([item["geometry"] for item in
                                             self._captured[before["index"] + 1:entry["index"] + 1]], i, j)
             previous_window = [max(0, rows_columns[0]), max(0, rows_columns[1]),
                                min(previous_height - 1, rows_columns[2]), min(previous_width - 1, rows_columns[3])]
         self.selection = {
-            "layer": int(layer), "channel": channel, "i": i, "j": j,
+            "layer": layer, "channel": channel, "i": i, "j": j,
             "field": [max(0, field[0]), max(0, field[1]), min(height - 1, field[2]), min(width - 1, field[3])],
             "window": [top, left, top + dh * (kh - 1), left + dw * (kw - 1)],
             "previous_window": previous_window,
@@ -271,7 +305,7 @@ class ConvExplorer(VizgradWidget):
                 self.select(content["layer"], content["channel"], content["i"], content["j"])
             elif kind == "backward":
                 self.backward(content.get("target"))
-        except (KeyError, TypeError, ConvExplorerError) as error:
+        except (KeyError, VizgradError) as error:
             self.send({"type": "error", "message": str(error)})
 
     # --- static picture ---------------------------------------------------------------------
@@ -282,28 +316,83 @@ class ConvExplorer(VizgradWidget):
         return "<ConvExplorer: " + "; ".join(parts) + ">"
 
     def _fallback_svg(self):
-        """Each layer's feature maps as grey-scale cells, the input first."""
-        cell, gap = 6, 10
-        rows = [("input", [_numpy(self._input)[0][k] for k in range(min(4, self._input.shape[1]))])]
-        for name, maps in self.feature_maps.items():
-            rows.append((name, [maps[k] for k in range(min(self.max_channels, maps.shape[0]))]))
-        parts, y = [], 4
-        width = 0
-        for name, maps in rows:
-            parts.append(f"<text x='4' y='{y + 10}' font-size='11' fill='#1f2933'>{name}</text>")
-            x = 80
-            for array in maps:
-                low, high = float(array.min()), float(array.max())
-                span = high - low or 1.0
-                for (r, c), value in np.ndenumerate(array):
-                    shade = int(255 - 230 * (value - low) / span)
-                    parts.append(f"<rect x='{x + c * cell}' y='{y + r * cell}' width='{cell}' height='{cell}' "
-                                 f"fill='rgb({shade},{shade},{shade})'/>")
-                x += array.shape[1] * cell + gap
-            width = max(width, x)
-            y += max(array.shape[0] for array in maps) * cell + gap + 6
-        return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width}' height='{y}' font-family='sans-serif'>"
-                + "".join(parts) + "</svg>")
+        return explorer_svg(self)
+
+    def _fallback_html(self):
+        return pictures.html_figure(self._fallback_svg())
+
+
+PICTURE_CHANNELS = 8      # the static picture's maps per layer, at most
+MAP_SIZE = 96             # ... and the largest side of a map, in pixels
+
+
+def _map_row(left, top, maps, label, hover, pixels_of):
+    """A labelled row of maps (each ``pixels_of(map)``, hover ``hover(k, map)``), each drawn at
+    most :data:`MAP_SIZE` pixels a side (larger maps every n-th row and column); returns
+    ``(fragment, width, height)``."""
+    stride = max(1, -(-max(maps[0].shape) // MAP_SIZE))
+    height, width = maps[0][::stride, ::stride].shape
+    scale = max(1, min(8, MAP_SIZE // max(height, width)))
+    parts = [pictures.text(left, top + 12, label, pictures.SMALL, fill=pictures.MUTED)]
+    x = left
+    for k, array in enumerate(maps):
+        parts.append(pictures.image(x, top + 18, width * scale, height * scale, pixels_of(array[::stride, ::stride]),
+                                    hover(k, array), extra="class='map'")
+                     + f"<rect x='{x}' y='{top + 18}' width='{width * scale}' height='{height * scale}' "
+                       f"fill='none' stroke='{pictures.AXIS}'/>")
+        x += width * scale + 8
+    return "".join(parts), max(x - left, 6.2 * len(label)), 18 + height * scale + 8
+
+
+def _range_text(array):
+    return f"min {pictures.number(float(array.min()))}, max {pictures.number(float(array.max()))}"
+
+
+def explorer_svg(explorer):
+    """The explorer as one static SVG: the input image (grey, a few channels), then per Conv2d
+    its first feature maps (diverging: orange negative, blue positive) and, after
+    :meth:`ConvExplorer.backward`, the gradient of the class score with respect to them."""
+    image = _numpy(explorer._input)[0]
+    scores = explorer.scores
+    predicted = int(np.argmax(scores))
+    heading = (f"ConvExplorer: input {'×'.join(map(str, image.shape))}, predicted class {predicted} "
+               f"(score {scores[predicted]:.3g})")
+    target = explorer.target
+    parts = [pictures.heading(10, 20, heading),
+             pictures.text(10, 40, f"gradients of class {target}'s score after backward()" if target is not None
+                           else "no gradients yet: call explorer.backward() (or press Backward) to see them",
+                           pictures.SMALL, fill=pictures.MUTED)]
+    top, width = 50, 0
+    channels = list(image[:3])
+    rows = [(channels, f"input: {'channels 0-' + str(len(channels) - 1) if len(channels) > 1 else 'the image'} "
+                       "(grey: dark is large)",
+             lambda k, array: f"input channel {k}: {_range_text(array)}", pictures.grey_pixels)]
+    if explorer._input_grad is not None:
+        grads = list(_numpy(explorer._input_grad)[0][:3])
+        rows.append((grads, f"∂score/∂input (class {target})",
+                     lambda k, array: f"∂score/∂input channel {k}: {_range_text(array)}",
+                     pictures.diverging_pixels))
+    for entry in (item for item in explorer._captured if item["kind"] == "conv"):
+        module, name = entry["module"], entry["name"]
+        maps = _numpy(entry["output"])[0]
+        shown = min(PICTURE_CHANNELS, explorer.max_channels, maps.shape[0])
+        (kh, kw), stride = entry["geometry"][0], entry["geometry"][1]
+        rows.append((list(maps[:shown]), f"{name}: Conv2d {module.in_channels}→{module.out_channels}, {kh}×{kw} "
+                                         f"kernels, stride {stride[0]}; feature maps of channels 0-{shown - 1} of "
+                                         f"{maps.shape[0]}, each {maps.shape[1]}×{maps.shape[2]}",
+                     lambda k, array, name=name: f"{name} channel {k}: {_range_text(array)}",
+                     pictures.diverging_pixels))
+        grad = explorer._grads.get(name)
+        if grad is not None:
+            rows.append((list(_numpy(grad)[0][:shown]), f"{name}: ∂score/∂map (class {target})",
+                         lambda k, array, name=name: f"∂score/∂{name} channel {k}: {_range_text(array)}",
+                         pictures.diverging_pixels))
+    for maps, label, hover, pixels_of in rows:
+        fragment, used_width, used_height = _map_row(10, top, maps, label, hover, pixels_of)
+        parts.append(fragment)
+        width = max(width, used_width)
+        top += used_height
+    return pictures.document(max(width + 20, 8.2 * len(heading) + 20), top + 4, "".join(parts), heading)
 
 
 __all__ = ["ConvExplorer", "ConvExplorerError", "receptive_field"]

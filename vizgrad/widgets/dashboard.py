@@ -26,7 +26,6 @@ are computed at most ``histogram_rate`` times per second from a strided sample o
 benchmarks); its :attr:`DashboardState.snapshot` holds what the widget would show.
 """
 
-import html
 import math
 import time
 
@@ -34,10 +33,14 @@ import numpy as np
 import traitlets
 
 from .. import events
+from ..errors import ArgumentTypeError, public
 from ..backends import backend_of
 from ..render.html import SERIES_COLOURS
-from .base import Coalescer, SeriesBuffer, VizgradWidget, float32_bytes, html_table, number_text
-from .grad_flow import BackwardScope, GradFlowTracker, parameter_table, sample_norms
+from .base import Coalescer, SeriesBuffer, VizgradWidget, float32_bytes, number_text
+from . import pictures
+from .checks import (check_bool, check_callable, check_count, check_optimizer, check_rate, check_widget_options,
+                     parameter_table)
+from .grad_flow import BackwardScope, GradFlowTracker, grad_flow_picture, sample_norms
 
 HISTOGRAM_SAMPLE = 65536     # values read per tensor for a histogram, at most
 RATIO_REFERENCE = 1e-3       # a commonly quoted healthy update/parameter ratio
@@ -56,12 +59,23 @@ class DashboardState:
         max_rate: curve updates per second at most; histogram_rate: histogram updates per
             second at most; max_points: history length kept per curve; bins: histogram bins;
             summary_rate: steps per second at most whose per-parameter numbers are taken
-            (None: every step).
+            (None: every step). Rates are > 0, ``max_points`` an int >= 2, ``bins`` >= 1.
+
+    A wrong argument raises a :mod:`vizgrad.errors` exception naming it, in the words of the
+    function called (``dashboard``, ``Dashboard`` or ``DashboardState``).
     """
 
+    @public("DashboardState")
     def __init__(self, model, optimizer=None, apply=None, hold=None, max_rate=20, histogram_rate=2,
                  max_points=2000, bins=30, summary_rate=100):
-        self.names, self._params, sizes = parameter_table(model)
+        op = "DashboardState"
+        self.names, self._params, sizes = parameter_table(op, model)
+        optimizer = check_optimizer(op, "optimizer", optimizer, self._params)
+        apply, hold = check_callable(op, "apply", apply), check_callable(op, "hold", hold)
+        max_rate = check_rate(op, "max_rate", max_rate)
+        histogram_rate = check_rate(op, "histogram_rate", histogram_rate)
+        summary_rate = check_rate(op, "summary_rate", summary_rate, allow_none=True)
+        max_points, bins = check_count(op, "max_points", max_points, minimum=2), check_count(op, "bins", bins)
         self.optimizer = optimizer
         self.bins = bins
         self.max_points = max_points
@@ -269,13 +283,20 @@ class Dashboard(VizgradWidget):
     title = traitlets.Unicode("Training").tag(sync=True)
     tab = traitlets.Enum(("curves", "flow", "histograms"), "curves").tag(sync=True)
 
+    @public("Dashboard")
     def __init__(self, model, optimizer=None, max_rate=20, histogram_rate=2, max_points=2000, bins=30,
                  summary_rate=100, **kwargs):
-        parameter_table(model)            # refuse a model without parameters before opening a comm
-        super().__init__(**kwargs)
-        self.state = DashboardState(model, optimizer, apply=self._apply, hold=self.hold_sync, max_rate=max_rate,
-                                    histogram_rate=histogram_rate, max_points=max_points, bins=bins,
-                                    summary_rate=summary_rate)
+        # every argument is checked (by the state) before a comm opens
+        check_widget_options("Dashboard", type(self), kwargs)
+        state = DashboardState(model, optimizer, apply=self._apply, hold=self.hold_sync, max_rate=max_rate,
+                               histogram_rate=histogram_rate, max_points=max_points, bins=bins,
+                               summary_rate=summary_rate)
+        try:
+            super().__init__(**kwargs)
+        except BaseException:             # a trait's value refused: nothing may keep listening
+            state.close()
+            raise
+        self.state = state
         self.layers = list(self.state.names)
         self.state._push_series()
         self.state._push_histograms()
@@ -307,54 +328,58 @@ class Dashboard(VizgradWidget):
         return f"<Dashboard: step {state.step}; {', '.join(latest) or 'no marks yet'}>"
 
     def _fallback_svg(self):
-        """The loss curves (one polyline per mark, log scale when they span decades) over the
-        gradient-flow picture."""
-        from .grad_flow import grad_flow_svg
-        state = self.state
-        width, height, left, top = 750, 170, 60, 24
-        lines = [(f"{name} {key}", buffer.steps, buffer.matrix()[:, 0])
-                 for key, marks in state.curves.items() for name, buffer in marks.items() if len(buffer) > 1]
-        parts = ["<rect width='100%' height='100%' fill='#ffffff'/>",
-                 f"<text x='{left}' y='16' font-weight='600'>training, step {state.step}</text>"]
-        values = np.concatenate([v[np.isfinite(v)] for _, _, v in lines]) if lines else np.zeros(0)
-        if values.size:
-            log = bool(values.min() > 0 and values.max() / values.min() > 20)
-            low, high = (np.log10(values.min()), np.log10(values.max())) if log else (values.min(), values.max())
-            span = (high - low) or 1.0
-            for position, (name, steps, series) in enumerate(lines):
-                first, last = steps.min(), steps.max() if steps.max() > steps.min() else steps.min() + 1
-                points = " ".join(
-                    f"{left + (x - first) / (last - first) * (width - left - 130):.1f},"
-                    f"{top + (1 - ((np.log10(y) if log else y) - low) / span) * (height - top - 20):.1f}"
-                    for x, y in zip(steps, series) if np.isfinite(y) and (y > 0 or not log))
-                colour = SERIES_COLOURS[position % len(SERIES_COLOURS)]
-                parts.append(f"<polyline points='{points}' fill='none' stroke='{colour}' stroke-width='2'/>")
-                parts.append(f"<text x='{width - 120}' y='{top + 14 + 16 * position}' fill='{colour}'>"
-                             f"{html.escape(name)} {number_text(float(series[-1]))}</text>")
-            parts.append(f"<text x='{left - 6}' y='{top + 4}' text-anchor='end'>{number_text(float(values.max()))}</text>")
-            parts.append(f"<text x='{left - 6}' y='{height - 20}' text-anchor='end'>"
-                         f"{number_text(float(values.min()))}</text>")
-        flow = grad_flow_svg(state.flow)
-        flow_height = int(flow.split("height='", 1)[1].split("'", 1)[0])
-        return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width + 20}' height='{height + flow_height}' "
-                "font-family='sans-serif' font-size='12' fill='#1f2933'>" + "".join(parts)
-                + f"<g transform='translate(0 {height})'>{flow.split('>', 1)[1].rsplit('</svg>', 1)[0]}</g></svg>")
+        with self.state._updates.lock:
+            return dashboard_svg(self.state, self.title)
 
     def _fallback_html(self):
-        from .grad_flow import grad_flow_table
-        state = self.state
-        rows = []
-        for key, lines in state.curves.items():
-            for name, buffer in lines.items():
-                if len(buffer):
-                    rows.append((name, key, len(buffer), number_text(float(buffer.matrix()[-1, 0]))))
-        curves = html_table(("mark", "value", "points", "latest"), rows, f"training (step {state.step})")
-        ratios = html_table(("parameter", "update / parameter"),
-                            [(name, number_text(value))
-                             for name, value in zip(state.names, state.current_ratio.tolist())])
-        return curves + grad_flow_table(state.flow) + ratios
+        return pictures.html_figure(self._fallback_svg())
 
 
+def dashboard_svg(state, title="Training"):
+    """The dashboard as one static SVG: a chart per marked value (every mark's line), the
+    update/parameter ratios per layer (log, the typical ratio dashed), then the gradient flow."""
+    heading = f"{title} at step {state.step}" + (" (sampled)" if state.sampled else "")
+    if state.step == 0 and not state.curves:
+        body = pictures.heading(10, 20, heading) + pictures.note(10, 34, 600, "no steps yet: run training to fill it "
+                                                                          "(the dashboard follows the model's steps)")
+        return pictures.document(620, 100, body, heading)
+    half, gap, chart_h = 430, 20, 200
+    charts = []
+    for key, marks in state.curves.items():
+        lines = [pictures.Line(name, buffer.steps, buffer.matrix()[:, 0], SERIES_COLOURS[k % len(SERIES_COLOURS)])
+                 for k, (name, buffer) in enumerate(marks.items())]
+        charts.append({"lines": lines, "title": key, "y_label": key})
+    if not charts:
+        charts.append({"lines": [], "title": "curves", "empty": "no marks yet: call vizgrad.events.mark('train', "
+                                                                "loss=loss)"})
+    ratios = state.ratios.matrix()
+    charts.append({"lines": [pictures.Line(name, state.ratios.steps, ratios[:, k],
+                                           SERIES_COLOURS[k % len(SERIES_COLOURS)])
+                             for k, name in enumerate(state.names)],
+                   "title": "update / parameter ratio ‖Δw‖/‖w‖", "y_label": "ratio", "log": True,
+                   "reference": RATIO_REFERENCE,
+                   "empty": "no optimizer steps yet" if state.optimizer is not None else
+                   "no optimizer: dashboard(model, optimizer) draws these"})
+    parts = [pictures.heading(10, 20, heading)]
+    top = 32
+    for first in range(0, len(charts), 2):
+        used = 0
+        for column, chart in enumerate(charts[first:first + 2]):
+            fragment, height = pictures.line_chart(10 + column * (half + gap), top, half, chart_h, chart["lines"],
+                                                   chart["title"], y_label=chart.get("y_label", ""),
+                                                   log=chart.get("log"), reference=chart.get("reference"),
+                                                   empty=chart.get("empty", ""))
+            parts.append(fragment)
+            used = max(used, height)
+        top += used + 16
+    parts.append(pictures.text(10, top + 14, "gradient flow", bold=True))
+    flow, flow_width, flow_height = grad_flow_picture(state.flow, 10, top + 20)
+    parts.append(flow)
+    width = max(2 * half + gap, flow_width) + 20
+    return pictures.document(width, top + 20 + flow_height + 8, "".join(parts), heading)
+
+
+@public("dashboard")
 def dashboard(model, optimizer=None, display=True, **options):
     """A training dashboard for ``model`` (and ``optimizer``) that follows any training loop.
 
@@ -363,11 +388,25 @@ def dashboard(model, optimizer=None, display=True, **options):
         optimizer: a :class:`vizgrad.optim.Optimizer`, for update ratios and cheap gradient norms.
         display: False gives the listeners alone (a :class:`DashboardState`, no widget,
             no Jupyter needed at run time); call its ``close()`` when done.
-        options: ``max_rate``, ``histogram_rate``, ``max_points``, ``bins``, ``summary_rate``.
+        options: ``max_rate``, ``histogram_rate``, ``max_points``, ``bins``, ``summary_rate``
+            (and the widget's traits, ``title``, ``tab``, when displayed).
 
     Returns:
         A :class:`Dashboard` widget (or a :class:`DashboardState` when ``display`` is False).
     """
+    check_bool("dashboard", "display", display)
     if not display:
-        return DashboardState(model, optimizer, **options)
+        return DashboardState(model, optimizer, **_check_options(options))
     return Dashboard(model, optimizer, **options)
+
+
+_OPTIONS = ("max_rate", "histogram_rate", "max_points", "bins", "summary_rate")
+
+
+def _check_options(options):
+    """The keyword arguments of ``dashboard(..., display=False)``: :data:`_OPTIONS` only."""
+    unknown = sorted(set(options) - set(_OPTIONS))
+    if unknown:
+        raise ArgumentTypeError(f"dashboard: got an unexpected keyword argument {unknown[0]!r}; "
+                                f"the options are {list(_OPTIONS)}")
+    return options

@@ -18,6 +18,22 @@ Example::
     view.step(-3)                 # or drive it from Python: view.step_index, view.selected
     print(view.step_text)         # "backward step 4 of 6: Tanh (n5)", as the widget says it
 
+Predict, then reveal: ``GraphView(loss, predict=True)`` hides each node's gradient (in the
+panels and in the drawing's colours) until the learner, stepping through the backward pass,
+writes what they expect it to be; the view then shows it and marks the guess right or wrong
+(within 1% or 0.001). ``view.predictions`` holds the guesses, ``view.score`` counts them.
+
+Forward mode: a view made inside ``forward_ad.dual_level()`` of a tensor computed from dual
+tensors also replays the tangents flowing forward (``flow="forward"``; the default when no
+backward pass ran, a toggle when both did): each step lights the node whose tangent forward
+AD computed and the edges the tangents came along, and the side panel spells out the
+Jacobian-vector product there (the tangents in, the local derivatives, ẏ = J·ṫ)::
+
+    with forward_ad.dual_level():
+        x = forward_ad.make_dual(x0, t)
+        y = model(x).sum()
+        view = GraphView(y)       # view.step_text: "forward step 3 of 9: Mul (n4)"
+
 A view of a tensor shows that tensor's history (named after the caller's variables) and
 follows only its backward pass; made after ``loss.backward()``, it replays that pass in the
 order the engine ran it, with the gradients that were kept. Following new work is for
@@ -38,6 +54,8 @@ from ..trace import Graph, Recorder
 from ..trace import graph as graph_of
 from ..trace.graph import gc_paused
 from ..trace import trace as trace_block
+from ..errors import ArgumentError, ArgumentTypeError
+from . import checks
 from .base import VizgradWidget
 
 #: Event kinds that change what the view shows.
@@ -62,6 +80,10 @@ class GraphView(VizgradWidget):
             every node. By default graphs of more than 40 nodes start collapsed at the
             deepest module level that fits, and the browser collapses further, a level at a
             time, while the fitted drawing's labels would be under 11 px (``auto_collapse``).
+        predict: prediction mode: each gradient stays hidden until the learner has written a
+            prediction of it in the stepper (see the module docstring).
+        flow: "backward" or "forward", the replay shown; by default the backward pass, or
+            the tangents when the graph has those and no backward pass.
 
     Synced traits: ``graph_json`` (the Graph JSON as one buffer of UTF-8 JSON text: the browser
     lays it out; :attr:`graph` reads it back as Python data), ``timeline`` (node ids
@@ -71,9 +93,12 @@ class GraphView(VizgradWidget):
     None), ``collapsed`` and ``modules`` (module names), ``auto_collapse`` (True while the
     view picks what is collapsed: the browser then collapses further until the graph opens
     legible; False once the user chose), ``show_minimap`` (the overview button),
-    ``revision`` (counts graph updates), ``live``, ``status``. ``dot`` is the graph's DOT
-    source as drawn with the current ``collapsed`` (for export; worked out when read,
-    never while displaying).
+    ``revision`` (counts graph updates), ``live``, ``status``, ``predict`` (prediction
+    mode) and ``predictions`` (node id → ``{"guess", "correct", "expected", "message"}``,
+    written by the browser as the learner reveals each gradient), ``flow`` ("backward" or
+    "forward": the replay shown; ``step_index`` then counts steps of the graph's
+    ``forward_order``: :attr:`order`). ``dot`` is the graph's DOT source as drawn with the
+    current ``collapsed`` (for export; worked out when read, never while displaying).
     """
 
     _bundle = "graph-widget"
@@ -91,9 +116,33 @@ class GraphView(VizgradWidget):
     revision = traitlets.Int(0).tag(sync=True)
     live = traitlets.Bool(False).tag(sync=True)
     status = traitlets.Unicode("").tag(sync=True)
+    predict = traitlets.Bool(False).tag(sync=True)
+    predictions = traitlets.Dict().tag(sync=True)
+    flow = traitlets.Unicode("backward").tag(sync=True)
 
-    def __init__(self, source=None, live=None, max_nodes=300, max_rate=20, collapse=None, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(self, source=None, live=None, max_nodes=300, max_rate=20, collapse=None, predict=False, flow=None,
+                 **kwargs):
+        # everything is checked before the widget opens its comm: a refused view leaves nothing behind
+        if not (source is None or isinstance(source, (Graph, Recorder, trace_block)) or hasattr(source, "grad_fn")):
+            raise ArgumentTypeError(f"GraphView: source must be a Tensor, a vizgrad.trace, a Recorder, a Graph or None, "
+                                    f"got {checks.describe(source)}")
+        if not isinstance(predict, bool):
+            raise ArgumentTypeError(f"GraphView: predict must be True or False, got {type(predict).__name__} {predict!r}")
+        if live is not None:
+            checks.check_bool("GraphView", "live", live)
+        max_nodes = checks.check_count("GraphView", "max_nodes", max_nodes)
+        checks.check_rate("GraphView", "max_rate", max_rate)
+        if collapse is not None and not isinstance(collapse, str) and not (
+                isinstance(collapse, (list, tuple, set)) and all(isinstance(name, str) for name in collapse)):
+            raise ArgumentTypeError(f"GraphView: collapse must be a module name, a list of them or None, "
+                                    f"got {checks.describe(collapse)}")
+        checks.check_widget_options("GraphView", type(self), kwargs)
+        if flow is not None:
+            _check_flow(flow)
+        self._flow_chosen = flow is not None     # else the view picks (backward when it has one)
+        self._forward_order = []
+        self._pushing = True               # the constructor's traits are set, not chosen by a click
+        super().__init__(predict=predict, **({"flow": flow} if flow is not None else {}), **kwargs)
         self.max_nodes = max_nodes
         self._recorder = None
         self._static = None
@@ -125,9 +174,6 @@ class GraphView(VizgradWidget):
                     self._subscribe(self._on_event, kinds=GRAPH_EVENTS)
                 else:
                     self._subscribe(self._on_own_backward, kinds=BACKWARD_EVENTS)
-        else:
-            raise TypeError(f"GraphView shows a Tensor, a vizgrad.trace, a Recorder or a Graph; "
-                            f"got {type(source).__name__}")
         if collapse is not None:
             self.auto_collapse = False
             self._pushing = True          # the first push below draws it
@@ -177,23 +223,29 @@ class GraphView(VizgradWidget):
         self._set_status(self.current_graph)
 
     # --- replay and selection ---------------------------------------------------------
+    @property
+    def order(self):
+        """The node ids of the replay shown: ``timeline`` (backward), or the graph's
+        ``forward_order`` when ``flow`` is "forward"."""
+        return self._forward_order if self.flow == "forward" else self.timeline
+
     def step(self, delta=1):
-        """Move the replay ``delta`` backward steps (clamped); stops playback."""
+        """Move the replay ``delta`` steps (clamped); stops playback."""
         self.playing = False
-        self.step_index = max(-1, min(len(self.timeline) - 1, self.step_index + int(delta)))
+        self.step_index = max(-1, min(len(self.order) - 1, self.step_index + int(delta)))
         return self.step_index
 
     def seek(self, index):
-        """Show backward step ``index`` (-1: before backward; negative counts from the end
-        below -1 are not accepted)."""
+        """Show step ``index`` of the replay (-1: before the first; negative counts from the
+        end below -1 are not accepted)."""
         self.playing = False
-        self.step_index = max(-1, min(len(self.timeline) - 1, int(index)))
+        self.step_index = max(-1, min(len(self.order) - 1, int(index)))
         return self.step_index
 
     def play(self):
-        """Play the backward replay in the browser (from the start if at the end)."""
-        if self.timeline:
-            if self.step_index >= len(self.timeline) - 1:
+        """Play the replay in the browser (from the start if at the end)."""
+        if self.order:
+            if self.step_index >= len(self.order) - 1:
                 self.step_index = -1
             self.playing = True
 
@@ -203,22 +255,29 @@ class GraphView(VizgradWidget):
     @property
     def step_text(self):
         """The step shown, as the widget words it: "backward step 3 of 9: Linear (n7)",
-        "before backward (0 of 9 steps)", or "no backward pass recorded"."""
-        total = len(self.timeline)
+        "before backward (0 of 9 steps)", "no backward pass recorded"; in forward mode
+        "forward step 3 of 9: Mul (n4)", "before forward (0 of 9 steps)"."""
+        order, flow = self.order, self.flow
+        total = len(order)
         if total == 0:
-            return "no backward pass recorded"
+            return "no backward pass recorded" if flow == "backward" else "no tangents recorded"
         if self.step_index < 0:
-            return f"before backward (0 of {total} steps)"
-        node_id = self.timeline[self.step_index]
+            return f"before {flow} (0 of {total} steps)"
+        node_id = order[self.step_index]
         node = next((node for node in self.graph.get("nodes", ()) if node["id"] == node_id), None)
         name = (node.get("name") or node.get("label") or node.get("op") or node["kind"]) if node else node_id
-        return f"backward step {self.step_index + 1} of {total}: {name} ({node_id})"
+        return f"{flow} step {self.step_index + 1} of {total}: {name} ({node_id})"
+
+    @property
+    def score(self):
+        """Prediction mode's tally: ``(right, answered)`` over the gradients revealed so far."""
+        return sum(1 for entry in self.predictions.values() if entry.get("correct")), len(self.predictions)
 
     @property
     def active_node(self):
-        """The id of the node at the current backward step, or None."""
-        if 0 <= self.step_index < len(self.timeline):
-            return self.timeline[self.step_index]
+        """The id of the node at the current step of the replay shown, or None."""
+        if 0 <= self.step_index < len(self.order):
+            return self.order[self.step_index]
         return None
 
     def select(self, node_id):
@@ -239,7 +298,19 @@ class GraphView(VizgradWidget):
 
     @traitlets.validate("step_index")
     def _valid_step(self, proposal):
-        return max(-1, min(len(self.timeline) - 1, proposal["value"]))
+        return max(-1, min(len(self.order) - 1, proposal["value"]))
+
+    @traitlets.validate("flow")
+    def _valid_flow(self, proposal):
+        return _check_flow(proposal["value"])
+
+    @traitlets.observe("flow")
+    def _flow_changed(self, change):
+        if self._pushing:
+            return
+        self._flow_chosen = True          # the user (Python or the toggle) chose
+        self.playing = False
+        self.step_index = len(self.order) - 1      # the new flow opens with every step shown
 
     @traitlets.observe("collapsed")
     def _collapsed_changed(self, change):
@@ -272,8 +343,9 @@ class GraphView(VizgradWidget):
             graph = self.current_graph
             data = graph.to_json_bytes(steps=[])   # the optimizer/mark history belongs to other views
             timeline = list(graph.backward_order)
+            forward = list(graph.forward_order)
         collapse = effective_collapse(graph, None if self.auto_collapse else self.collapsed)
-        following = self.step_index >= len(self.timeline) - 1     # at the end: stay at the end
+        following = self.step_index >= len(self.order) - 1     # at the end: stay at the end
         self._pushing = True
         try:
             self.graph_json = data
@@ -281,9 +353,13 @@ class GraphView(VizgradWidget):
             if self.auto_collapse:
                 self.collapsed = collapse
             new_iteration = timeline[:len(self.timeline)] != self.timeline
+            self._forward_order = forward
             self.timeline = timeline
-            if following or new_iteration:
-                self.step_index = len(timeline) - 1
+            shown = self.flow
+            if not self._flow_chosen:
+                self.flow = "forward" if forward and not timeline else "backward"
+            if following or self.flow != shown or (new_iteration and self.flow == "backward"):
+                self.step_index = len(self.order) - 1
             if self.selected is not None and self.selected not in {node.id for node in graph.nodes}:
                 self.selected = None
             self.revision += 1
@@ -302,6 +378,8 @@ class GraphView(VizgradWidget):
         parts = [f"{len(graph.nodes)} nodes, {ops} ops"]
         if graph.backward_order:
             parts.append(f"{len(graph.backward_order)} backward steps")
+        if graph.forward_order:
+            parts.append(f"{len(graph.forward_order)} forward steps")
         if graph.truncated:
             parts.append("truncated at the recorder's node budget")
         bad = [node.id for node in graph.nodes if node.grad and (node.grad["nan_count"] or node.grad["inf_count"])]
@@ -317,9 +395,39 @@ class GraphView(VizgradWidget):
         return f"<GraphView: {graph!r}; {self.step_text}>"
 
     def _fallback_svg(self):
-        """The static summary (no Graphviz in the kernel: displaying never waits on a layout)."""
-        from ..render.svg import summary_svg
-        return summary_svg(self.current_graph, title="GraphView")
+        """The graph drawn as the view collapses it, bounded (:mod:`vizgrad.render.inline`)."""
+        return self._static_outputs()["image/svg+xml"]
+
+    def _fallback_html(self):
+        """The same drawing, panned, zoomed and inspected by a small inline script."""
+        outputs = self._static_outputs()
+        return outputs.get("text/html") or outputs["image/svg+xml"]
+
+    def _static_outputs(self):
+        """vg.show's outputs for front ends without widgets, for the graph and ``collapsed``
+        shown (one layout for both fallbacks: kept until either changes)."""
+        from ..render.notebook import static_outputs
+        from ..trace.graph import shallow_copy
+        hidden = bool(getattr(self, "predict", False))         # prediction mode gives no gradient away
+        key = (self.revision, tuple(self.collapsed), self.auto_collapse, hidden)
+        cached = getattr(self, "_static_cache", None)
+        if cached is None or cached[0] != key:
+            graph = self.current_graph
+            if hidden:
+                nodes = [shallow_copy(node) for node in graph.nodes]
+                for node in nodes:
+                    node.grad = None
+                graph = Graph(nodes=nodes, edges=graph.edges, groups=graph.groups)
+            collapse = None if self.auto_collapse else (self.collapsed or False)
+            cached = (key, static_outputs(graph, title="GraphView", collapse=collapse, show_grads=not hidden))
+            self._static_cache = cached
+        return cached[1]
+
+
+def _check_flow(flow):
+    if flow not in ("backward", "forward"):
+        raise ArgumentError(f'GraphView: flow must be "backward" or "forward", got {flow!r}')
+    return flow
 
 
 def module_names(graph):

@@ -12,7 +12,7 @@ the engine, each optimizer's internal state after every step.
     view.states["Adam"]       # m, v, m̂, v̂, lr_t, effective step size, gradient, update
 """
 
-import html
+import inspect
 import math
 import threading
 import warnings
@@ -21,9 +21,12 @@ import numpy as np
 
 from .. import optim
 from ..creation import tensor
+from ..errors import ArgumentError, ArgumentTypeError, VizgradError, as_number, public
 from ..render.html import SERIES_COLOURS
+from . import pictures
 from .base import VizgradWidget, traitlets
-from .surfaces import SURFACES, get_surface
+from .checks import check_count, check_point, check_real, check_speed, describe
+from .surfaces import MAX_RESOLUTION, SURFACES, check_surface
 
 #: Optimizers by the names the race knows: (class name in vizgrad.optim, learning-rate
 #: family for the surface's suggested rate, default hyperparameters).
@@ -42,7 +45,7 @@ PRESETS = {
 }
 
 #: Hyperparameters the front end edits, with their allowed ranges (low, high, high included).
-EDITABLE = {"lr": (0.0, math.inf, True), "momentum": (0.0, 1.0, False), "alpha": (0.0, 1.0, True),
+EDITABLE = {"lr": (0.0, math.inf, False), "momentum": (0.0, 1.0, False), "alpha": (0.0, 1.0, True),
             "betas": (0.0, 1.0, False)}
 
 #: How the state panel names each quantity.
@@ -75,6 +78,9 @@ LABELS = {
 COLOURS = list(SERIES_COLOURS)
 OUTLINE = "#000000"
 HALO = "#ffffff"
+
+#: The steps per second the front end's speed control offers (widgets/src/widgets/optimizer-widget.js).
+SPEEDS = (25, 50, 100, 200, 500, 1000)
 
 #: Beyond this distance from the origin an optimizer counts as diverged and stops.
 DIVERGED = 1e6
@@ -138,18 +144,24 @@ class Runner:
         if _converged(surface, position, grad):
             self.status = "finished"
 
-    def set(self, key, value):
-        """Change a hyperparameter now (it applies from the next step) and for later resets."""
+    def set(self, key, value, op="OptimizerRace.configure"):
+        """Change a hyperparameter now (it applies from the next step) and for later resets;
+        a wrong one is refused in the words of ``op``, the function called."""
         if key not in EDITABLE:
-            raise ValueError(f"{self.name}: can change only {sorted(EDITABLE)}, not {key!r}")
+            raise ArgumentError(f"{op}: {self.name} can change only {sorted(EDITABLE)}, not {key!r}")
         low, high, closed = EDITABLE[key]
-        values = tuple(float(v) for v in value) if key == "betas" else (float(value),)
+        if key == "betas":
+            if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 2:
+                raise ArgumentTypeError(f"{op}: betas must be a pair of numbers, got {describe(value)}")
+            values = tuple(float(as_number(op, key, v)) for v in value)
+        else:
+            values = (float(as_number(op, key, value)),)
         for number in values:
             if not (low <= number and (number <= high if closed else number < high)):
-                raise ValueError(f"{self.name}: {key} must be in [{low}, {high}{']' if closed else ')'}, "
-                                 f"got {value}")
+                raise ArgumentError(f"{op}: {key} must be in [{low}, {high}{']' if closed else ')'}, "
+                                    f"got {value!r}")
         if key != "lr" and key not in self.optimizer.defaults:
-            raise ValueError(f"{self.name} ({self.kind}) has no hyperparameter {key!r}")
+            raise ArgumentError(f"{op}: {self.name} ({self.kind}) has no hyperparameter {key!r}")
         value = values if key == "betas" else values[0]
         self.hyper[key] = value
         for group in self.optimizer.param_groups:
@@ -221,59 +233,93 @@ def _derived(kind, group, record, t):
         return {"effective_lr": np.where(grad != 0, -record["update"] / grad, 0.0)}
 
 
-def _parse_optimizers(optimizers, surface, lr):
-    """Normalise the ``optimizers`` argument to (name, kind, hyperparameters) triples."""
+def _optimizer_class(op, kind):
+    """The :mod:`vizgrad.optim` class named ``kind`` that the race can step (no closure)."""
+    cls = getattr(optim, kind, None) if isinstance(kind, str) else None
+    if not (isinstance(cls, type) and issubclass(cls, optim.Optimizer)) or cls is optim.Optimizer:
+        known = sorted(name for name in dir(optim) if isinstance(getattr(optim, name), type)
+                       and issubclass(getattr(optim, name), optim.Optimizer) and name not in ("Optimizer", "LBFGS"))
+        raise ArgumentError(f"{op}: vizgrad.optim has no optimizer {kind!r}; the kinds are {known}")
+    if cls is optim.LBFGS:
+        raise ArgumentError(f"{op}: LBFGS needs a closure that re-evaluates the function; the race steps without one")
+    return cls
+
+
+def _parse_optimizers(optimizers, surface, lr, op="OptimizerRace"):
+    """Normalise the ``optimizers`` argument to (name, kind, hyperparameters) triples; each is
+    checked by making its optimizer once, so a wrong hyperparameter is refused here."""
     if isinstance(optimizers, (str, dict)):
         optimizers = (optimizers,)
+    if not isinstance(optimizers, (list, tuple)):
+        raise ArgumentTypeError(f"{op}: optimizers must be a name, a dict or a list of them, "
+                                f"got {describe(optimizers)}")
+    if not optimizers:
+        raise ArgumentError(f"{op}: optimizers must name at least one optimizer, got {optimizers!r}")
     specs = []
     for entry in optimizers:
         if isinstance(entry, str):
             entry = {"name": entry}
         if not isinstance(entry, dict) or "name" not in entry and "kind" not in entry:
-            raise TypeError("each optimizer is a name (e.g. 'Adam') or a dict such as "
-                            "{'name': 'Adam fast', 'kind': 'Adam', 'lr': 0.1, 'betas': (0.8, 0.99)}; "
-                            f"got {entry!r}")
+            raise ArgumentTypeError(f"{op}: each optimizer is a name (e.g. 'Adam') or a dict such as "
+                                    "{'name': 'Adam fast', 'kind': 'Adam', 'lr': 0.1, 'betas': (0.8, 0.99)}; "
+                                    f"got {describe(entry)}")
         entry = dict(entry)
         name = entry.pop("name", None)
         kind = entry.pop("kind", None)
+        for key, value in (("name", name), ("kind", kind)):
+            if value is not None and not isinstance(value, str):
+                raise ArgumentTypeError(f"{op}: an optimizer's {key} must be a str, got {describe(value)}")
         preset = name if kind is None else kind
         if preset in PRESETS:
             base_kind, family, defaults = PRESETS[preset]
         elif kind is None:
-            raise ValueError(f"unknown optimizer {preset!r}; the race knows {sorted(PRESETS)} "
-                             "(or give {'name': ..., 'kind': <a vizgrad.optim class name>, ...})")
+            raise ArgumentError(f"{op}: unknown optimizer {preset!r}; the race knows {sorted(PRESETS)} "
+                                "(or give {'name': ..., 'kind': <a vizgrad.optim class name>, ...})")
         else:
             base_kind, family, defaults = kind, "adaptive", {}
         kind = base_kind
-        if not hasattr(optim, kind):
-            raise ValueError(f"vizgrad.optim has no optimizer {kind!r}")
+        cls = _optimizer_class(op, kind)
+        parameters = inspect.signature(cls).parameters
+        takes = [key for key in parameters if key != "params"]
+        unknown = sorted(set(entry) - set(takes))
+        if unknown and not any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
+            raise ArgumentError(f"{op}: {kind} has no hyperparameter {unknown[0]!r}; it takes {takes}")
         hyper = dict(defaults)
         if family is not None:
             hyper.setdefault("lr", surface.lr.get(family, 0.01))
         hyper.update(entry)
         specs.append([name or preset, kind, hyper])
-    _apply_lr(specs, lr)
+    _apply_lr(specs, lr, op)
     seen = {}
     for spec in specs:
         count = seen[spec[0]] = seen.get(spec[0], 0) + 1
         if count > 1:
             spec[0] = f"{spec[0]} {count}"
+    for name, kind, hyper in specs:
+        try:
+            getattr(optim, kind)([tensor([0.0, 0.0], dtype="float64", requires_grad=True)], **hyper)
+        except VizgradError as error:           # in the optimizer's words ("SGD: lr must be ..."): say which one
+            raise type(error)(f"{op}: optimizer {name!r}: {error}") from None
     return [tuple(spec) for spec in specs]
 
 
-def _apply_lr(specs, lr):
+def _apply_lr(specs, lr, op):
     if lr is None:
         return
     if isinstance(lr, dict):
         unknown = set(lr) - {spec[0] for spec in specs}
         if unknown:
-            raise ValueError(f"lr names optimizers that are not racing: {sorted(unknown)}")
+            raise ArgumentError(f"{op}: lr names optimizers that are not racing: {sorted(unknown, key=str)}; "
+                                f"they are {[spec[0] for spec in specs]}")
         for spec in specs:
             if spec[0] in lr:
-                spec[2]["lr"] = float(lr[spec[0]])
+                spec[2]["lr"] = check_real(op, f"lr[{spec[0]!r}]", lr[spec[0]], 0)
     else:
+        if isinstance(lr, str) or not hasattr(lr, "__float__"):
+            raise ArgumentTypeError(f"{op}: lr must be a number, a dict {{name: lr}} or None, got {describe(lr)}")
+        rate = check_real(op, "lr", lr, 0)
         for spec in specs:
-            spec[2]["lr"] = float(lr)
+            spec[2]["lr"] = rate
 
 
 class OptimizerRace:
@@ -288,27 +334,27 @@ class OptimizerRace:
         start: the start point ``(x, y)``; default: the surface's.
         lr: one learning rate for all, a dict ``{name: lr}``, or None for the surface's
             suggested rates (small for plain gradient descent, larger for adaptive methods).
-        max_steps: each optimizer stops after this many steps.
+        max_steps: each optimizer stops after this many steps (an int >= 1).
+
+    A wrong argument raises a :mod:`vizgrad.errors` exception naming it (see docs/errors.md).
     """
 
+    @public("OptimizerRace")
     def __init__(self, function="rosenbrock", optimizers=("SGD", "Momentum", "Adam", "RMSprop"), start=None,
                  lr=None, max_steps=5000):
-        self.surface = get_surface(function)
+        self.surface = check_surface("OptimizerRace", "function", function)
+        self.max_steps = check_count("OptimizerRace", "max_steps", max_steps)
+        self.start_point = self._check_start(start, "OptimizerRace")
+        specs = _parse_optimizers(optimizers, self.surface, lr)
         self.bounds = value_bounds(self.surface)
-        self.max_steps = int(max_steps)
         self._lr = lr
         self._optimizers = optimizers
-        self.start_point = self._check_start(start)
         self.runners = [Runner(name, kind, hyper, COLOURS[i % len(COLOURS)])
-                        for i, (name, kind, hyper) in enumerate(_parse_optimizers(optimizers, self.surface, lr))]
+                        for i, (name, kind, hyper) in enumerate(specs)]
         self.reset()
 
-    def _check_start(self, start):
-        point = self.surface.start if start is None else start
-        point = tuple(float(v) for v in point)
-        if len(point) != 2 or not all(math.isfinite(v) for v in point):
-            raise ValueError(f"start must be a finite point (x, y), got {start!r}")
-        return point
+    def _check_start(self, start, op):
+        return check_point(op, "start", self.surface.start if start is None else start)
 
     @property
     def step_count(self):
@@ -320,29 +366,33 @@ class OptimizerRace:
         """Whether any optimizer can still step (is neither finished, diverged nor stopped)."""
         return any(r.status == "paused" for r in self.runners)
 
+    @public("OptimizerRace.reset")
     def reset(self, start=None):
         """Put every optimizer back at the start (a new one, if given) with fresh state."""
         if start is not None:
-            self.start_point = self._check_start(start)
+            self.start_point = self._check_start(start, "OptimizerRace.reset")
         for runner in self.runners:
             runner.start(self.surface, self.start_point)
 
+    @public("OptimizerRace.set_function")
     def set_function(self, function, start=None):
         """Race on another surface: its start point (unless given), its suggested learning
-        rates (unless ``lr`` was given), then reset."""
-        self.surface = get_surface(function)
-        self.bounds = value_bounds(self.surface)
-        self.start_point = self._check_start(start)
-        specs = _parse_optimizers(self._optimizers, self.surface, self._lr)
+        rates (unless ``lr`` was given), then reset. Nothing changes when an argument is refused."""
+        op = "OptimizerRace.set_function"
+        surface = check_surface(op, "function", function)
+        start_point = check_point(op, "start", surface.start if start is None else start)
+        specs = _parse_optimizers(self._optimizers, surface, self._lr, op)
+        self.surface, self.bounds, self.start_point = surface, value_bounds(surface), start_point
         for runner, (_, _, hyper) in zip(self.runners, specs):
             if "lr" in hyper:
                 runner.hyper["lr"] = hyper["lr"]
         self.reset()
 
+    @public("OptimizerRace.step")
     def step(self, n=1):
-        """Take ``n`` steps with every optimizer still running. Returns the number taken."""
+        """Take ``n`` (an int >= 1) steps with every optimizer still running. Returns the number taken."""
         taken = 0
-        for _ in range(int(n)):
+        for _ in range(check_count("OptimizerRace.step", "n", n)):
             if not self.running:
                 break
             for runner in self.runners:
@@ -353,16 +403,24 @@ class OptimizerRace:
             taken += 1
         return taken
 
+    @public("OptimizerRace.runner")
     def runner(self, name):
+        """The :class:`Runner` of the optimizer called ``name``."""
         for runner in self.runners:
             if runner.name == name:
                 return runner
-        raise KeyError(f"no optimizer named {name!r} is racing; they are {[r.name for r in self.runners]}")
+        raise ArgumentError(f"OptimizerRace.runner: no optimizer named {name!r} is racing; "
+                            f"they are {[r.name for r in self.runners]}")
 
+    @public("OptimizerRace.configure")
     def configure(self, name, **hyper):
         """Change hyperparameters of one optimizer from its next step on: ``lr``,
-        ``momentum``, ``betas``, ``alpha``."""
+        ``momentum``, ``betas``, ``alpha`` (all checked before any changes)."""
         runner = self.runner(name)
+        for key in hyper:
+            if key not in EDITABLE:
+                raise ArgumentError(f"OptimizerRace.configure: {runner.name} can change only {sorted(EDITABLE)}, "
+                                    f"not {key!r}")
         for key, value in hyper.items():
             runner.set(key, value)
 
@@ -418,7 +476,7 @@ class OptimizerRace:
 
 def contour_grid(surface, resolution=120):
     """The surface's values over its domain as a float32 buffer (row 0 at ymin) and its shape."""
-    _, _, z = get_surface(surface).grid(resolution)
+    _, _, z = check_surface("contour_grid", "surface", surface).grid(resolution)
     return np.ascontiguousarray(z, dtype=np.float32).tobytes(), list(z.shape)
 
 
@@ -442,9 +500,11 @@ class OptimizerView(VizgradWidget):
         function: a surface name (``"quadratic"``, ``"ill_conditioned"``, ``"rosenbrock"``,
             ``"beale"``, ``"himmelblau"``, ``"saddle"``) or a :class:`~vizgrad.widgets.surfaces.Surface`.
         optimizers, start, lr, max_steps: as :class:`OptimizerRace`.
-        resolution: the contour grid's points per side.
-        speed: steps per second while playing (the front end's speed control; the default,
-            200, brings Momentum and Adam to Rosenbrock's minimum in about 7 s).
+        resolution: the contour grid's points per side (an int in [2, 2000]).
+        speed: steps per second while playing, one of :data:`SPEEDS` (the front end's speed
+            control; the default, 200, brings Momentum and Adam to Rosenbrock's minimum in about 7 s).
+
+    A wrong argument raises a :mod:`vizgrad.errors` exception naming it, before any comm opens.
 
     Python API: :meth:`step`, :meth:`reset`, :meth:`configure`, :attr:`paths`,
     :attr:`states`, :attr:`values`, and ``view.function = "beale"`` to change the function.
@@ -469,14 +529,17 @@ class OptimizerView(VizgradWidget):
     playing = traitlets.Bool(False).tag(sync=True)
     speed = traitlets.Int(200).tag(sync=True)
 
+    @public("OptimizerView")
     def __init__(self, function="rosenbrock", optimizers=("SGD", "Momentum", "Adam", "RMSprop"), start=None,
                  lr=None, max_steps=5000, resolution=120, speed=200):
+        resolution = check_count("OptimizerView", "resolution", resolution, minimum=2, maximum=MAX_RESOLUTION)
+        speed = check_speed("OptimizerView", speed, SPEEDS)
         race = OptimizerRace(function, optimizers, start, lr, max_steps)
         self.race = race
-        self.resolution = int(resolution)
+        self.resolution = resolution
         self._local = threading.local()     # .applying: this thread is setting traits itself
         self._stepping = False              # inside _step: the race is being stepped now
-        super().__init__(function=race.surface.name, speed=int(speed),
+        super().__init__(function=race.surface.name, speed=speed,
                          functions=[{"name": s.name, "title": s.title} for s in SURFACES.values()]
                          + ([] if race.surface.name in SURFACES else
                             [{"name": race.surface.name, "title": race.surface.title}]))
@@ -489,12 +552,17 @@ class OptimizerView(VizgradWidget):
         self.observe(self._on_playing, "playing")
         self.on_msg(self._on_message)
 
+    @traitlets.validate("speed")
+    def _valid_speed(self, proposal):
+        return check_speed("OptimizerView.speed", proposal["value"], SPEEDS)
+
     # --- Python API ---------------------------------------------------------------------
+    @public("OptimizerView.step")
     def step(self, n=1):
-        """Step every optimizer that can ``n`` times; the view follows live (throttled), and
-        when this returns its traits hold the final state (no badge says running).
-        Returns the number of steps taken."""
-        taken = self._step(n)
+        """Step every optimizer that can ``n`` (an int >= 1) times; the view follows live
+        (throttled), and when this returns its traits hold the final state (no badge says
+        running). Returns the number of steps taken."""
+        taken = self._step(check_count("OptimizerView.step", "n", n))
         self._updates.flush()
         return taken
 
@@ -517,6 +585,7 @@ class OptimizerView(VizgradWidget):
             self.playing = False
         return taken
 
+    @public("OptimizerView.reset")
     def reset(self, start=None):
         """Back to the start point (or a new one), every optimizer with fresh state."""
         with self._updates.lock:
@@ -525,6 +594,7 @@ class OptimizerView(VizgradWidget):
         if start is not None:
             self._apply(start=list(self.race.start_point))
 
+    @public("OptimizerView.configure")
     def configure(self, name, **hyper):
         """Change one optimizer's ``lr``, ``momentum``, ``betas`` or ``alpha`` (from its next step)."""
         with self._updates.lock:
@@ -577,11 +647,16 @@ class OptimizerView(VizgradWidget):
             count = self.race.step_count
         self._apply(path_data=data, path_lengths=lengths, value_data=values, state_rows=rows, step_count=count)
 
+    @public("OptimizerView.function")
     def _on_function(self, change):
         if self._applying_here():
             return
-        with self._updates.lock:
-            self.race.set_function(change["new"])
+        try:
+            with self._updates.lock:
+                self.race.set_function(change["new"])
+        except VizgradError:
+            self._apply(function=change["old"])       # an unknown name: the view keeps its surface
+            raise
         self.playing = False
         self._send_surface()
         self._updates.request(self._send_progress, "progress")
@@ -591,12 +666,13 @@ class OptimizerView(VizgradWidget):
             return
         try:
             self.reset(change["new"])
-        except ValueError:
+        except (TypeError, ValueError):
             self._apply(start=list(self.race.start_point))
 
     def _on_playing(self, _change):
         self._updates.request(self._send_progress, "progress")
 
+    @public("OptimizerView.settings")
     def _on_settings(self, change):
         if self._applying_here():
             return
@@ -607,7 +683,7 @@ class OptimizerView(VizgradWidget):
                         if key in entry and entry[key] != runner.setting().get(key):
                             runner.set(key, entry[key])
         except (TypeError, ValueError) as error:
-            warnings.warn(f"OptimizerView: {error}; the setting was not changed", RuntimeWarning, stacklevel=2)
+            warnings.warn(f"{error}; the setting was not changed", RuntimeWarning, stacklevel=2)
         finally:
             self._apply(settings=[r.setting() for r in self.race.runners])
 
@@ -630,35 +706,143 @@ class OptimizerView(VizgradWidget):
         return "\n".join(lines)
 
     def _fallback_svg(self):
-        size = 320
-        x0, x1, y0, y1 = self.race.surface.describe()["domain"]
+        grid = np.frombuffer(self.grid, dtype="<f4").reshape(tuple(self.grid_shape)) if self.grid else np.zeros((0, 0))
+        with self._updates.lock:            # not while the race steps
+            return race_svg(self.race, grid)
 
-        def point(x, y):
-            return f"{(x - x0) / (x1 - x0) * size:.1f},{size - (y - y0) / (y1 - y0) * size:.1f}"
-
-        parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{size + 150}' height='{size}' "
-                 f"font-family='sans-serif' font-size='12'>",
-                 f"<rect width='{size}' height='{size}' fill='#f4f6f8' stroke='#9aa5b1'/>"]
-        for mx, my in self.race.surface.minima:
-            parts.append(f"<text x='{point(mx, my).split(',')[0]}' y='{point(mx, my).split(',')[1]}' "
-                         "text-anchor='middle' dominant-baseline='middle' fill='#1f2933'>×</text>")
-        for position, runner in enumerate(self.race.runners):
-            clipped = np.clip(np.asarray(runner.positions), [x0 - (x1 - x0), y0 - (y1 - y0)],
-                              [x1 + (x1 - x0), y1 + (y1 - y0)])
-            points = " ".join(point(x, y) for x, y in clipped[:: max(1, len(clipped) // 400)])
-            parts.append(f"<polyline points='{points}' fill='none' stroke='{HALO}' stroke-width='7' "
-                         "stroke-linejoin='round'/>")
-            parts.append(f"<polyline points='{points}' fill='none' stroke='{OUTLINE}' stroke-width='5' "
-                         "stroke-linejoin='round'/>")
-            parts.append(f"<polyline points='{points}' fill='none' stroke='{runner.colour}' stroke-width='2.5' "
-                         "stroke-linejoin='round'/>")
-            parts.append(f"<circle cx='{size + 16}' cy='{16 + 18 * position}' r='5' fill='{runner.colour}' "
-                         f"stroke='{OUTLINE}' stroke-width='1.5'/>")
-            parts.append(f"<text x='{size + 26}' y='{20 + 18 * position}' fill='#1f2933'>"
-                         f"{html.escape(runner.name)} ({html.escape(runner.status)})</text>")
-        parts.append(f"<text x='{size + 10}' y='{size - 10}' fill='#52606d'>"
-                     f"{html.escape(self.race.surface.title)}, step {self.race.step_count}</text></svg>")
-        return "".join(parts)
+    def _fallback_html(self):
+        return pictures.html_figure(self._fallback_svg())
 
 
-__all__ = ["OptimizerRace", "OptimizerView", "PRESETS", "SURFACES", "contour_grid"]
+MAP = 360                 # the static picture's contour map, pixels per side
+LEVELS = 18               # contour bands, as the live view draws them
+
+
+def contour_pixels(grid, scale, size=MAP, levels=LEVELS):
+    """The contour map the live view paints (widgets/src/widgets/optimizer-core.js' contourImage):
+    ``grid`` (row 0 at ymin) normalised (as log(1 + f - min) when ``scale`` is "log"), sampled
+    bilinearly at ``size`` × ``size`` pixels (row 0 at the top), in ``levels`` bands of the
+    sequential colour map, a darker pixel where the band changes."""
+    grid = np.asarray(grid, dtype=np.float64)
+    finite = grid[np.isfinite(grid)]
+    if not finite.size:
+        return np.full((size, size, 3), 244, dtype=np.uint8)
+    low, high = float(finite.min()), float(finite.max())
+    span = (math.log1p(high - low) if scale == "log" else high - low) or 1.0
+    normal = (np.log1p(np.maximum(grid - low, 0)) if scale == "log" else grid - low) / span
+    ny, nx = normal.shape
+    gx = np.linspace(0, nx - 1, size)
+    gy = np.linspace(ny - 1, 0, size)
+    i, j = np.minimum(nx - 2, gx.astype(int)), np.minimum(ny - 2, gy.astype(int))
+    fx, fy = (gx - i)[None, :], (gy - j)[:, None]
+    top = normal[j][:, i] * (1 - fx) + normal[j][:, i + 1] * fx
+    bottom = normal[j + 1][:, i] * (1 - fx) + normal[j + 1][:, i + 1] * fx
+    values = top * (1 - fy) + bottom * fy
+    bands = np.where(np.isfinite(values), np.minimum(levels - 1, np.floor(np.nan_to_num(values) * levels)), -1)
+    edge = np.zeros(bands.shape, dtype=bool)
+    edge[:, :-1] |= bands[:, :-1] != bands[:, 1:]
+    edge[:-1, :] |= bands[:-1, :] != bands[1:, :]
+    pixels = pictures.ramp(pictures.SEQUENTIAL, (np.maximum(bands, 0) + 0.5) / levels).astype(np.float64)
+    pixels = np.where(edge[..., None], pixels * 0.7, pixels)
+    pixels[bands < 0] = 244
+    return np.rint(pixels).astype(np.uint8)
+
+
+def _value_at(t, low, high, scale):
+    """The f of the colour bar's position ``t`` in [0, 1]."""
+    return low + math.expm1(t * math.log1p(high - low)) if scale == "log" else low + t * (high - low)
+
+
+def race_svg(race, grid):
+    """The race as one static SVG: the contour map of ``grid`` (the live view's) with axes and
+    a colour bar, the known minima (×), the start point, each optimizer's path in its race colour
+    (over the dark outline and light halo) ending in a marker at its current point (hollow when
+    it diverged), and a legend with each one's status, f and position."""
+    surface = race.surface
+    x0, x1, y0, y1 = surface.describe()["domain"]
+    left, top, size = 56, 40, MAP
+    heading = f"{surface.title}: f = {surface.formula}, step {race.step_count}"
+
+    def px(x):
+        return left + (x - x0) / (x1 - x0) * size
+
+    def py(y):
+        return top + size - (y - y0) / (y1 - y0) * size
+
+    clip = pictures.clip_id("race", surface.name, race.step_count, race.start_point,
+                            [runner.positions[-1].tolist() for runner in race.runners])
+    parts = [pictures.heading(10, 20, heading),
+             f"<defs><clipPath id='{clip}'><rect x='{left}' y='{top}' width='{size}' height='{size}'/></clipPath>"
+             f"<linearGradient id='{clip}-bar' x1='0' x2='0' y1='0' y2='1'>"
+             + "".join(f"<stop offset='{10 * k}%' stop-color='rgb({r},{g},{b})'/>" for k, (r, g, b)
+                       in enumerate(pictures.ramp(pictures.SEQUENTIAL, 1 - np.arange(11) / 10).tolist()))
+             + "</linearGradient></defs>"]
+    if grid.size:
+        parts.append(pictures.image(left, top, size, size, contour_pixels(grid, surface.scale),
+                                    f"f over x in [{x0:g}, {x1:g}], y in [{y0:g}, {y1:g}]", crisp=False,
+                                    extra="class='contours'"))
+    parts.append(f"<rect x='{left}' y='{top}' width='{size}' height='{size}' fill='none' stroke='{pictures.AXIS}'/>")
+    for tick in pictures.nice_ticks(x0, x1, 5):
+        parts.append(f"<line x1='{px(tick):.1f}' x2='{px(tick):.1f}' y1='{top + size}' y2='{top + size + 5}' "
+                     f"stroke='{pictures.AXIS}'/>" + pictures.text(px(tick), top + size + 18, pictures.tick_text(tick),
+                                                                  pictures.SMALL, "middle", pictures.MUTED))
+    for tick in pictures.nice_ticks(y0, y1, 5):
+        parts.append(f"<line x1='{left - 5}' x2='{left}' y1='{py(tick):.1f}' y2='{py(tick):.1f}' "
+                     f"stroke='{pictures.AXIS}'/>" + pictures.text(left - 8, py(tick) + 4, pictures.tick_text(tick),
+                                                                  pictures.SMALL, "end", pictures.MUTED))
+    parts.append(pictures.text(left + size - 4, top + size + 32, "x", anchor="end", fill=pictures.MUTED))
+    parts.append(pictures.text(14, top + 12, "y", fill=pictures.MUTED))
+    finite = grid[np.isfinite(grid)]
+    bar_x = left + size + 14
+    parts.append(f"<rect x='{bar_x}' y='{top}' width='12' height='{size}' fill='url(#{clip}-bar)'>"
+                 f"<title>f{', on a log(1 + f - min) scale' if surface.scale == 'log' else ''}</title></rect>")
+    if finite.size:
+        low, high = float(finite.min()), float(finite.max())
+        for t in (0, 0.25, 0.5, 0.75, 1):
+            parts.append(pictures.text(bar_x + 16, min(top + size - 2, max(top + 9, top + size * (1 - t) + 4)),
+                                       pictures.short_number(_value_at(t, low, high, surface.scale)), pictures.SMALL,
+                                       fill=pictures.MUTED))
+    body = [f"<g clip-path='url(#{clip})'>"]
+    for mx, my in surface.minima:
+        body.append(f"<path d='M{px(mx) - 6:.1f},{py(my) - 6:.1f}l12,12m0,-12l-12,12' stroke='#111111' "
+                    f"stroke-width='2.5'><title>a minimum: ({mx:.4g}, {my:.4g})</title></path>")
+    for runner in race.runners:
+        positions = np.asarray(runner.positions, dtype=np.float64).reshape(-1, 2)
+        keep = np.unique(np.r_[np.linspace(0, len(positions) - 1, min(len(positions), 600)).round().astype(int)])
+        points = " ".join(f"{px(x):.1f},{py(y):.1f}" for x, y in positions[keep].tolist())
+        (x, y), value = positions[-1], runner.values[-1]
+        hover = (f"<title>{pictures.escape(runner.name)} ({pictures.escape(runner.kind)}): {runner.status} after "
+                 f"{len(positions) - 1} steps, f = {pictures.number(value)} at ({x:.4g}, {y:.4g})</title>")
+        body.append(f"<g class='path' data-name='{pictures.escape(runner.name)}'>{hover}")
+        if len(positions) > 1:
+            for width, colour in ((8, HALO), (6, OUTLINE), (3, runner.colour)):
+                body.append(f"<polyline points='{points}' fill='none' stroke='{colour}' stroke-width='{width}' "
+                            "stroke-linejoin='round' stroke-linecap='round'/>")
+        fill, stroke = (OUTLINE, runner.colour) if runner.status == "diverged" else (runner.colour, OUTLINE)
+        body.append(f"<circle class='current' cx='{px(x):.1f}' cy='{py(y):.1f}' r='5.5' fill='{fill}' "
+                    f"stroke='{stroke}' stroke-width='1.5'/></g>")
+    sx, sy = race.start_point
+    body.append(f"<circle class='start' cx='{px(sx):.1f}' cy='{py(sy):.1f}' r='4' fill='#ffffff' stroke='{OUTLINE}' "
+                f"stroke-width='1.5'><title>start ({sx:.4g}, {sy:.4g})</title></circle></g>")
+    parts.extend(body)
+    legend_x, y = bar_x + 64, top + 4
+    parts.append(pictures.text(legend_x, y + 8, "optimizers", bold=True))
+    for runner in race.runners:
+        y += 40
+        (x, yy), value = runner.positions[-1], runner.values[-1]
+        parts.append(f"<rect x='{legend_x}' y='{y - 10}' width='18' height='8' fill='{runner.colour}' "
+                     f"stroke='{OUTLINE}' stroke-width='1.5'/>")
+        parts.append(pictures.text(legend_x + 24, y - 2, f"{runner.name}: {runner.status}", bold=True))
+        parts.append(pictures.text(legend_x + 24, y + 14, f"f = {pictures.number(value)} at ({x:.3g}, {yy:.3g}), "
+                                                          f"step {len(runner.positions) - 1}", pictures.SMALL,
+                                   fill=pictures.MUTED))
+    if race.step_count == 0:
+        parts.append(pictures.text(legend_x, y + 44, "no steps yet: press Play, or call view.step(n)",
+                                   pictures.SMALL, fill=pictures.MUTED))
+    legend_w = max([300] + [8 * (len(runner.name) + 12) for runner in race.runners])
+    height = max(top + size + 40, y + 60)
+    width = max(legend_x + legend_w, 10 + 8.2 * len(heading))
+    return pictures.document(width, height, "".join(parts), heading)
+
+
+__all__ = ["OptimizerRace", "OptimizerView", "PRESETS", "SURFACES", "contour_grid", "contour_pixels", "race_svg"]

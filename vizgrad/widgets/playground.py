@@ -10,7 +10,6 @@ while the decision boundary, every hidden unit's response and the loss curves up
     pg.loss_history["test"][-1], pg.accuracy()
 """
 
-import html
 import threading
 import warnings
 
@@ -20,9 +19,12 @@ from .. import nn, optim
 from ..autograd.grad_mode import no_grad
 from ..creation import default_generator, manual_seed, tensor
 from ..data import toy
+from ..errors import ArgumentError, ArgumentTypeError, ShapeError, public
 from ..nn import functional as F
-from ..render.html import CLASS_COLOURS
+from ..render.html import CLASS_COLOURS, SERIES_COLOURS
+from . import pictures
 from .base import SeriesBuffer, VizgradWidget, float32_bytes, traitlets
+from .checks import check_choice, check_count, check_real, check_speed, describe
 
 ACTIVATIONS = {"relu": nn.ReLU, "tanh": nn.Tanh, "sigmoid": nn.Sigmoid, "leaky_relu": nn.LeakyReLU,
                "elu": nn.ELU, "gelu": nn.GELU, "silu": nn.SiLU, "linear": nn.Identity}
@@ -41,11 +43,22 @@ NOISE_SCALE = {"spirals": 1 / 3}
 CLASS_PALETTE = CLASS_COLOURS
 MAX_LAYERS = 6
 MAX_WIDTH = 16
+MAX_REQUEST = 500         # steps one front-end request may ask for
+#: The steps per request the front end's speed control offers (widgets/src/widgets/playground-widget.js).
+SPEEDS = (1, 2, 5, 10, 25)
+MIN_SAMPLES = 10          # a dataset smaller than this has no meaningful train/test split
+MAX_RESOLUTION = 200      # the grids' points per side: each progress update evaluates r² points per unit
 _BLOB_CENTRES = ((-1.0, -0.6), (1.0, -0.6), (0.0, 1.0))
 
 
+@public("make_dataset")
 def make_dataset(name, n_samples=300, noise=0.1, seed=0):
-    """``(points, labels)`` as NumPy arrays (float64 (n, 2), int64 (n,)) for a dataset name."""
+    """``(points, labels)`` as NumPy arrays (float64 (n, 2), int64 (n,)) for a dataset name
+    (one of :data:`DATASETS`), ``n_samples`` >= 1 points, ``noise`` >= 0 and a ``seed`` >= 0."""
+    name = check_choice("make_dataset", "dataset", name, DATASETS)
+    n_samples = check_count("make_dataset", "n_samples", n_samples)
+    noise = check_real("make_dataset", "noise", noise, 0)
+    seed = check_count("make_dataset", "seed", seed, minimum=0)
     if name == "moons":
         x, y = toy.make_moons(n_samples, noise=noise, seed=seed)
     elif name == "circles":
@@ -54,10 +67,8 @@ def make_dataset(name, n_samples=300, noise=0.1, seed=0):
         x, y = toy.make_spirals(n_samples, noise=noise * NOISE_SCALE["spirals"], classes=2, seed=seed)
     elif name == "xor":
         x, y = toy.make_xor(n_samples, noise=noise, seed=seed)
-    elif name == "blobs":
-        x, y = toy.make_blobs(n_samples, centers=_BLOB_CENTRES, cluster_std=0.25 + noise, seed=seed)
     else:
-        raise ValueError(f"unknown dataset {name!r}; the datasets are {list(DATASETS)}")
+        x, y = toy.make_blobs(n_samples, centers=_BLOB_CENTRES, cluster_std=0.25 + noise, seed=seed)
     return x.numpy().astype(np.float64), y.numpy().astype(np.int64)
 
 
@@ -69,18 +80,26 @@ def _square_domain(points, margin=0.15):
     return [float(centre[0] - half), float(centre[0] + half), float(centre[1] - half), float(centre[1] + half)]
 
 
-def _check_features(features):
-    features = [str(name) for name in features]
-    unknown = [name for name in features if name not in FEATURES]
+def _names(op, name, value):
+    """A sequence argument as a list (a str or a number is not one: ``"xy"`` is not ["x", "y"])."""
+    if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
+        raise ArgumentTypeError(f"{op}: {name} must be a list or tuple, got {describe(value)}")
+    return list(value)
+
+
+def _check_features(features, op="PlaygroundTrainer"):
+    features = _names(op, "features", features)
+    unknown = [name for name in features if not isinstance(name, str) or name not in FEATURES]
     if unknown or not features or len(set(features)) != len(features):
-        raise ValueError(f"features: one or more distinct names of {list(FEATURES)}, got {features}")
+        raise ArgumentError(f"{op}: features must be one or more distinct names of {list(FEATURES)}, got {features}")
     return [name for name in FEATURES if name in features]        # in the canonical order
 
 
-def _check_hidden(hidden):
-    hidden = [int(width) for width in hidden]
-    if len(hidden) > MAX_LAYERS or any(not 1 <= width <= MAX_WIDTH for width in hidden):
-        raise ValueError(f"hidden: at most {MAX_LAYERS} layers of 1 to {MAX_WIDTH} units each, got {hidden}")
+def _check_hidden(hidden, op="PlaygroundTrainer"):
+    hidden = [check_count(op, "hidden", width, maximum=MAX_WIDTH) for width in _names(op, "hidden", hidden)]
+    if len(hidden) > MAX_LAYERS:
+        raise ArgumentError(f"{op}: hidden must be at most {MAX_LAYERS} layers of 1 to {MAX_WIDTH} units each, "
+                            f"got {hidden}")
     return hidden
 
 
@@ -112,48 +131,41 @@ class PlaygroundTrainer:
         resolution: the boundary and unit grids' points per side.
     """
 
+    @public("PlaygroundTrainer")
     def __init__(self, dataset="moons", noise=0.1, hidden=(8, 8), activation="tanh", learning_rate=0.03,
                  weight_decay=0.0, batch_size=32, optimizer="adam", n_samples=300, test_fraction=0.3, seed=0,
                  resolution=40, features=("x", "y"), regularization="L2"):
-        self.dataset = dataset
+        op = "PlaygroundTrainer"
+        self.dataset = check_choice(op, "dataset", dataset, DATASETS)
         self.features = _check_features(features)
-        self.regularization = regularization
-        self.noise = float(noise)
+        self.regularization = check_choice(op, "regularization", regularization, REGULARIZATIONS)
+        self.noise = check_real(op, "noise", noise, 0)
         self.hidden = _check_hidden(hidden)
-        self.activation = activation
-        self.learning_rate = float(learning_rate)
-        self.weight_decay = float(weight_decay)
-        self.batch_size = int(batch_size)
-        self.optimizer_name = optimizer
-        self.n_samples = int(n_samples)
-        self.test_fraction = float(test_fraction)
-        self.seed = int(seed)
-        self.resolution = int(resolution)
-        self._check()
+        self.activation = check_choice(op, "activation", activation, list(ACTIVATIONS))
+        self.learning_rate = check_real(op, "learning_rate", learning_rate, 0)
+        self.weight_decay = check_real(op, "weight_decay", weight_decay, 0)
+        self.batch_size = check_count(op, "batch_size", batch_size)
+        self.optimizer_name = check_choice(op, "optimizer", optimizer, list(OPTIMIZERS))
+        self.n_samples = check_count(op, "n_samples", n_samples, minimum=MIN_SAMPLES)
+        self.test_fraction = check_real(op, "test_fraction", test_fraction, 0, 1, low_open=True, high_open=True)
+        self.seed = check_count(op, "seed", seed, minimum=0)
+        self.resolution = check_count(op, "resolution", resolution, minimum=2, maximum=MAX_RESOLUTION)
+        test_count = self._test_count()
+        if not 1 <= test_count < self.n_samples:
+            raise ArgumentError(f"{op}: test_fraction {self.test_fraction!r} of {self.n_samples} samples leaves "
+                                f"{self.n_samples - test_count} for training and {test_count} for the test")
         self.reset()
 
-    def _check(self):
-        if self.dataset not in DATASETS:
-            raise ValueError(f"unknown dataset {self.dataset!r}; the datasets are {list(DATASETS)}")
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(f"unknown activation {self.activation!r}; the activations are {sorted(ACTIVATIONS)}")
-        if self.optimizer_name not in OPTIMIZERS:
-            raise ValueError(f"unknown optimizer {self.optimizer_name!r}; the optimizers are {sorted(OPTIMIZERS)}")
-        if not 0 < self.test_fraction < 1:
-            raise ValueError(f"test_fraction must be in (0, 1), got {self.test_fraction}")
-        if self.regularization not in REGULARIZATIONS:
-            raise ValueError(f"regularization must be one of {list(REGULARIZATIONS)}, got {self.regularization!r}")
-        if self.batch_size < 1 or self.learning_rate < 0 or self.weight_decay < 0 or self.noise < 0:
-            raise ValueError("batch_size must be positive; learning_rate, weight_decay and noise non-negative")
+    def _test_count(self):
+        return max(1, int(round(self.n_samples * self.test_fraction)))
 
     # --- building --------------------------------------------------------------------------
     def reset(self):
         """New data (from the dataset, noise and seed), a freshly initialised network, empty history."""
-        self._check()
         points, labels = make_dataset(self.dataset, self.n_samples, self.noise, self.seed)
         rng = np.random.default_rng(self.seed)
         order = rng.permutation(len(points))
-        test_count = max(1, int(round(len(points) * self.test_fraction)))
+        test_count = self._test_count()
         self.is_test = np.zeros(len(points), dtype=bool)
         self.is_test[order[:test_count]] = True
         self.points, self.labels = points, labels
@@ -193,17 +205,16 @@ class PlaygroundTrainer:
             groups.append({"params": biases, "weight_decay": 0.0})
         return cls(groups, lr=self.learning_rate, **extra)
 
+    @public("PlaygroundTrainer.set_hyperparameters")
     def set_hyperparameters(self, learning_rate=None, weight_decay=None, batch_size=None, regularization=None):
-        """Change the rate, the regularisation rate or kind, or the batch size from the next step on."""
-        rate = self.learning_rate if learning_rate is None else float(learning_rate)
-        decay = self.weight_decay if weight_decay is None else float(weight_decay)
-        batch = self.batch_size if batch_size is None else int(batch_size)
-        kind = self.regularization if regularization is None else regularization
-        if not (rate >= 0 and decay >= 0 and batch >= 1):
-            raise ValueError(f"learning_rate and weight_decay must be >= 0 and batch_size >= 1, got "
-                             f"{rate}, {decay} and {batch}")
-        if kind not in REGULARIZATIONS:
-            raise ValueError(f"regularization must be one of {list(REGULARIZATIONS)}, got {kind!r}")
+        """Change the rate, the regularisation rate or kind, or the batch size from the next step on
+        (None keeps one; rates are finite and >= 0, ``batch_size`` an int >= 1)."""
+        op = "PlaygroundTrainer.set_hyperparameters"
+        rate = self.learning_rate if learning_rate is None else check_real(op, "learning_rate", learning_rate, 0)
+        decay = self.weight_decay if weight_decay is None else check_real(op, "weight_decay", weight_decay, 0)
+        batch = self.batch_size if batch_size is None else check_count(op, "batch_size", batch_size)
+        kind = (self.regularization if regularization is None else
+                check_choice(op, "regularization", regularization, REGULARIZATIONS))
         self.learning_rate, self.weight_decay, self.batch_size, self.regularization = rate, decay, batch, kind
         for group in self.optimizer.param_groups:
             group["lr"] = rate
@@ -239,10 +250,11 @@ class PlaygroundTrainer:
         indices, self._order = self._order[:size], self._order[size:]
         return indices
 
+    @public("PlaygroundTrainer.step")
     def step(self, n=1):
-        """``n`` optimizer steps on minibatches (epochs reshuffle). Returns the last batch loss."""
+        """``n`` (an int >= 1) optimizer steps on minibatches (epochs reshuffle). Returns the last batch loss."""
         loss = None
-        for _ in range(int(n)):
+        for _ in range(check_count("PlaygroundTrainer.step", "n", n)):
             indices = tensor(self._batch())
             self.optimizer.zero_grad()
             loss = F.cross_entropy(self.model(self.x_train[indices]), self.y_train[indices])
@@ -267,17 +279,27 @@ class PlaygroundTrainer:
         """Passes over the training set so far (fractional)."""
         return self.examples_seen / self.x_train.shape[0]
 
+    @public("PlaygroundTrainer.accuracy")
     def accuracy(self, split="test"):
         """The share of ``"test"`` (or ``"train"``) points whose predicted class is right."""
-        if split not in ("test", "train"):
-            raise ValueError(f"split must be 'test' or 'train', got {split!r}")
+        check_choice("PlaygroundTrainer.accuracy", "split", split, ("test", "train"))
         x, y = (self.x_test, self.y_test) if split == "test" else (self.x_train, self.y_train)
         with no_grad():
             predicted = self.model(x).numpy().argmax(axis=1)
         return float((predicted == y.numpy()).mean())
 
+    @public("PlaygroundTrainer.predict_proba")
     def predict_proba(self, points):
-        """Class probabilities (n, classes) for points in data coordinates."""
+        """Class probabilities (n, classes) for ``points`` in data coordinates (an (n, 2) array of numbers)."""
+        op = "PlaygroundTrainer.predict_proba"
+        try:
+            array = np.asarray(points.detach().numpy() if hasattr(points, "detach") else points, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ArgumentTypeError(f"{op}: points must be an (n, 2) array of numbers, "
+                                    f"got {describe(points)}") from None
+        if array.ndim != 2 or array.shape[1] != 2:
+            raise ShapeError(f"{op}: points must have shape (n, 2), got shape {tuple(array.shape)}")
+        points = array
         with no_grad():
             logits = self.model(tensor(self._inputs(points), dtype="float32"))
             return F.softmax(logits, dim=1).numpy().astype(np.float64)
@@ -344,7 +366,9 @@ class Playground(VizgradWidget):
     :meth:`step` step from Python; :meth:`start` trains in a background thread until
     :meth:`stop` (or ``close()``).
 
-    Arguments: as :class:`PlaygroundTrainer`, plus ``speed`` (steps per front-end request).
+    Arguments: as :class:`PlaygroundTrainer`, plus ``speed`` (steps per front-end request, one
+    of :data:`SPEEDS`); ``resolution`` is fixed once made. A wrong argument raises a
+    :mod:`vizgrad.errors` exception naming it, before any comm opens.
     """
 
     _bundle = "playground-widget"
@@ -385,20 +409,24 @@ class Playground(VizgradWidget):
     _REBUILD = ("dataset", "noise", "hidden", "activation", "optimizer", "seed", "features")
     _LIVE = ("learning_rate", "weight_decay", "batch_size", "regularization")
 
+    @public("Playground")
     def __init__(self, dataset="moons", noise=0.1, hidden=(8, 8), activation="tanh", learning_rate=0.03,
                  weight_decay=0.0, batch_size=32, optimizer="adam", n_samples=300, test_fraction=0.3, seed=0,
                  resolution=40, speed=1, features=("x", "y"), regularization="L2"):
+        speed = check_speed("Playground", speed, SPEEDS)
         self.trainer = PlaygroundTrainer(dataset, noise, hidden, activation, learning_rate, weight_decay, batch_size,
                                          optimizer, n_samples, test_fraction, seed, resolution, features,
                                          regularization)
+        trainer = self.trainer
         self._local = threading.local()     # .applying: this thread is setting traits itself
         self._thread = None
         self._stop_flag = threading.Event()
         self._series = SeriesBuffer(2)
-        super().__init__(dataset=dataset, noise=float(noise), hidden=list(self.trainer.hidden), activation=activation,
-                         optimizer=optimizer, learning_rate=float(learning_rate), weight_decay=float(weight_decay),
-                         batch_size=int(batch_size), seed=int(seed), resolution=int(resolution), speed=int(speed),
-                         features=list(self.trainer.features), regularization=regularization,
+        super().__init__(dataset=trainer.dataset, noise=trainer.noise, hidden=list(trainer.hidden),
+                         activation=trainer.activation, optimizer=trainer.optimizer_name,
+                         learning_rate=trainer.learning_rate, weight_decay=trainer.weight_decay,
+                         batch_size=trainer.batch_size, seed=trainer.seed, resolution=trainer.resolution, speed=speed,
+                         features=list(trainer.features), regularization=trainer.regularization,
                          options={"datasets": list(DATASETS), "activations": list(ACTIVATIONS),
                                   "optimizers": list(OPTIMIZERS), "max_layers": MAX_LAYERS, "max_width": MAX_WIDTH,
                                   "features": list(FEATURES), "regularizations": list(REGULARIZATIONS)})
@@ -412,11 +440,23 @@ class Playground(VizgradWidget):
         self.observe(self._on_playing, "playing")
         self.on_msg(self._on_message)
 
+    @traitlets.validate("speed")
+    def _valid_speed(self, proposal):
+        return check_speed("Playground.speed", proposal["value"], SPEEDS)
+
+    @traitlets.validate("resolution")
+    def _fixed_resolution(self, proposal):
+        if proposal["value"] != self.trainer.resolution:
+            raise ArgumentError(f"Playground.resolution: the grids' resolution is fixed when the Playground is made "
+                                f"({self.trainer.resolution}); make a new Playground(resolution={proposal['value']!r})")
+        return proposal["value"]
+
     # --- Python API -----------------------------------------------------------------------
+    @public("Playground.step")
     def step(self, n=1):
-        """``n`` training steps; the view follows (throttled). Returns the last batch loss."""
+        """``n`` (an int >= 1) training steps; the view follows (throttled). Returns the last batch loss."""
         loss = None
-        for _ in range(int(n)):
+        for _ in range(check_count("Playground.step", "n", n)):
             with self._lock:
                 loss = self.trainer.step(1)
                 self._series.append(self.trainer.step_count, [self.trainer.loss_history["train"][-1],
@@ -424,13 +464,15 @@ class Playground(VizgradWidget):
             self._updates.request(self._send_progress, "progress")
         return loss
 
+    @public("Playground.train")
     def train(self, steps=100):
-        """Train for ``steps`` steps here and now (blocking); returns the final test loss."""
-        self.step(steps)
+        """Train for ``steps`` (an int >= 1) steps here and now (blocking); returns the final test loss."""
+        self.step(check_count("Playground.train", "steps", steps))
         return self.trainer.loss_history["test"][-1]
 
     def start(self, steps=None):
-        """Train in a background thread, for ``steps`` steps or until :meth:`stop`."""
+        """Train in a background thread, for ``steps`` steps (an int >= 1) or until :meth:`stop`."""
+        steps = check_count("Playground.start", "steps", steps, allow_none=True)
         if self._thread is not None and self._thread.is_alive():
             return
         self._stop_flag.clear()
@@ -439,7 +481,11 @@ class Playground(VizgradWidget):
         self.playing = True
 
     def stop(self, timeout=5.0):
-        """Stop the background thread (and the front end's Train) and wait for it."""
+        """Stop the background thread (and the front end's Train) and wait for it, ``timeout``
+        seconds at most (None: as long as it takes). Safe on a widget whose constructor failed."""
+        timeout = None if timeout is None else check_real("Playground.stop", "timeout", timeout, 0)
+        if not hasattr(self, "_stop_flag"):         # the constructor failed before the thread's state
+            return
         self._stop_flag.set()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
@@ -473,6 +519,7 @@ class Playground(VizgradWidget):
         """``{"step": [...], "train": [...], "test": [...]}``: full-set losses after each step (step 0 first)."""
         return self.trainer.loss_history
 
+    @public("Playground.accuracy")
     def accuracy(self, split="test"):
         """The share of the ``"test"`` (or ``"train"``) points classified right."""
         with self._lock:
@@ -539,10 +586,13 @@ class Playground(VizgradWidget):
             previous = {name: getattr(trainer, name) for name in
                         ("dataset", "noise", "hidden", "activation", "optimizer_name", "seed", "features")}
             try:
-                trainer.dataset, trainer.noise = self.dataset, float(self.noise)
-                trainer.hidden = _check_hidden(self.hidden)
-                trainer.features = _check_features(self.features)
-                trainer.activation, trainer.optimizer_name, trainer.seed = self.activation, self.optimizer, self.seed
+                trainer.dataset = check_choice("Playground", "dataset", self.dataset, DATASETS)
+                trainer.noise = check_real("Playground", "noise", self.noise, 0)
+                trainer.hidden = _check_hidden(self.hidden, "Playground")
+                trainer.features = _check_features(self.features, "Playground")
+                trainer.activation = check_choice("Playground", "activation", self.activation, list(ACTIVATIONS))
+                trainer.optimizer_name = check_choice("Playground", "optimizer", self.optimizer, list(OPTIMIZERS))
+                trainer.seed = check_count("Playground", "seed", self.seed, minimum=0)
                 trainer.reset()
             except (TypeError, ValueError) as error:
                 for name, value in previous.items():
@@ -574,7 +624,7 @@ class Playground(VizgradWidget):
         kind = content.get("type") if isinstance(content, dict) else None
         if kind == "step":
             if not self.running:
-                self.step(max(1, min(int(content.get("n", 1)), 500)))
+                self.step(max(1, min(int(content.get("n", 1)), MAX_REQUEST)))
             self.send({"type": "stepped", "id": content.get("id"), "step": self.trainer.step_count})
         elif kind == "reset":
             self.stop()
@@ -590,82 +640,123 @@ class Playground(VizgradWidget):
                 f"test accuracy {m['test_accuracy']:.1%}")
 
     def _fallback_svg(self):
-        """The network diagram (input features, hidden units and classes as small maps over the
-        data's square, edges coloured by the weight's sign and as thick as its size) beside the
-        decision boundary with the data, as the widget draws them."""
-        from ..lessons.figures import DIVERGING
-        from ..render.html import png_data_uri
-        trainer = self.trainer
-        probabilities, units = trainer.responses()
-        network = trainer.network()
-        sizes = network["sizes"]
-        node, column_gap, row_gap, top, left = 36, 96, 44, 30, 52
-        diagram_width = left + (len(sizes) - 1) * column_gap + node + 16
-        diagram_height = top + (max(sizes) - 1) * row_gap + node
-        size = 240
-        height = max(diagram_height, top - 10 + size) + 24
-        stops = np.array(DIVERGING, dtype=np.float64)
+        with self._lock:                    # not while a training thread steps
+            return playground_svg(self.trainer)
 
-        def signed_map(values):                      # (r, r), row 0 at ymin, on the diverging scale
-            scaled = 0.5 + values / (np.abs(values).max() or 1.0) / 2
-            position = np.clip(scaled, 0, 1)[::-1] * (len(stops) - 1)
-            low = np.minimum(position.astype(int), len(stops) - 2)
-            share = (position - low)[..., None]
-            return png_data_uri(np.rint(stops[low] * (1 - share) + stops[low + 1] * share))
+    def _fallback_html(self):
+        return pictures.html_figure(self._fallback_svg())
 
-        def class_map(probability, colour):          # white to the class colour with its probability
-            share = np.clip(probability, 0, 1)[::-1][..., None]
-            return png_data_uri(np.rint(255 * (1 - share) + np.array(colour, dtype=np.float64) * share))
 
-        maps = [[signed_map(array) for array in trainer.feature_maps()]]
-        offset = 0
-        for width in trainer.hidden:
-            maps.append([signed_map(units[offset + k]) for k in range(width)])
-            offset += width
-        maps.append([class_map(probabilities[k], CLASS_PALETTE[k % len(CLASS_PALETTE)]) for k in range(trainer.classes)])
-        position = [[(left + c * column_gap, top + j * row_gap) for j in range(count)] for c, count in enumerate(sizes)]
-        parts = [f"<svg xmlns='http://www.w3.org/2000/svg' width='{diagram_width + size + 8}' height='{height}' "
-                 "font-family='sans-serif' font-size='12'>",
-                 "<rect width='100%' height='100%' fill='#ffffff'/>"]
-        titles = ["features", *[f"layer {k + 1}" for k in range(len(trainer.hidden))], "classes"]
-        for c, title in enumerate(titles):
-            parts.append(f"<text x='{left + c * column_gap + node / 2}' y='16' text-anchor='middle' fill='#1f2933'>"
-                         f"{title}</text>")
-        largest = max((float(np.abs(layer["weight"]).max()) for layer in network["layers"]), default=0.0) or 1.0
-        for c, layer in enumerate(network["layers"]):
-            for (to, source), weight in np.ndenumerate(layer["weight"]):
-                share = min(1.0, abs(float(weight)) / largest)
-                colour = "rgb({},{},{})".format(*DIVERGING[0 if weight < 0 else -1])
-                (x1, y1), (x2, y2) = position[c][source], position[c + 1][to]
-                parts.append(f"<line class='edge' data-layer='{c}' data-from='{source}' data-to='{to}' "
-                             f"x1='{x1 + node}' y1='{y1 + node / 2}' x2='{x2}' y2='{y2 + node / 2}' stroke='{colour}' "
-                             f"stroke-width='{0.75 + 5.25 * share:.2f}' stroke-opacity='{0.3 + 0.7 * share:.2f}'/>")
-        for c, column in enumerate(maps):
-            for j, uri in enumerate(column):
-                x, y = position[c][j]
-                parts.append(f"<image class='node' x='{x}' y='{y}' width='{node}' height='{node}' href='{uri}' "
-                             "preserveAspectRatio='none' style='image-rendering:pixelated'/>"
-                             f"<rect x='{x}' y='{y}' width='{node}' height='{node}' fill='none' stroke='#9aa5b1'/>")
-        for j, name in enumerate(trainer.features):
-            x, y = position[0][j]
-            parts.append(f"<text x='{x - 4}' y='{y + node / 2 + 4}' text-anchor='end' fill='#1f2933'>"
-                         f"{html.escape(name)}</text>")
-        parts.append(f"<g transform='translate({diagram_width},{top - 10})'>")
-        palette = np.array(CLASS_PALETTE, dtype=np.float64)
-        winners = palette[probabilities.argmax(axis=0) % len(palette)][::-1]      # the predicted class, a third as strong
-        parts.append(f"<image x='0' y='0' width='{size}' height='{size}' preserveAspectRatio='none' "
-                     f"href='{png_data_uri(np.rint(255 * 0.7 + winners * 0.3))}'/>"
-                     f"<rect width='{size}' height='{size}' fill='none' stroke='#9aa5b1'/>")
-        x0, x1, y0, y1 = trainer.domain
-        for (px, py), label in zip(trainer.points, trainer.labels):
-            red, green, blue = CLASS_PALETTE[label % len(CLASS_PALETTE)]
-            parts.append(f"<circle cx='{(px - x0) / (x1 - x0) * size:.1f}' cy='{size - (py - y0) / (y1 - y0) * size:.1f}' "
-                         f"r='2.5' fill='rgb({red},{green},{blue})'/>")
-        parts.append("</g>")
-        m = trainer.metrics()
-        parts.append(f"<text x='4' y='{height - 6}' fill='#1f2933'>{html.escape(trainer.dataset)}, step {m['step']}, "
-                     f"test accuracy {m['test_accuracy']:.1%}; edges: blue positive, orange negative, "
-                     "thicker is larger</text></svg>")
-        return "".join(parts)
+NODE_PIXELS = 20          # the static picture's unit maps: pixels per side, at most
+
+
+def boundary_pixels(probabilities, colours=CLASS_PALETTE):
+    """The decision boundary as the live view paints it (widgets/src/widgets/playground-core.js'
+    boundaryImage): the class colours mixed by probability, fading to white where the network
+    is unsure; ``probabilities`` (classes, r, r) with row 0 at ymin, the image's row 0 at the top."""
+    classes = len(probabilities)
+    palette = np.array([colours[k % len(colours)] for k in range(classes)], dtype=np.float64)
+    mixed = np.tensordot(np.moveaxis(probabilities, 0, -1), palette, axes=1)
+    best = probabilities.max(axis=0)
+    uniform = 1 / classes
+    certainty = np.maximum(0, (best - uniform) / (1 - uniform)) if classes > 1 else np.ones_like(best)
+    strength = (0.15 + 0.6 * certainty)[..., None]
+    return np.rint(255 * (1 - strength) + mixed * strength)[::-1].astype(np.uint8)
+
+
+def _node_map(values, stride):
+    """A unit's response (r, r), row 0 at ymin, as the diagram's small map (row 0 at the top)."""
+    return pictures.diverging_pixels(values[::-1][::stride, ::stride])
+
+
+def playground_svg(trainer):
+    """The playground as one static SVG: the network diagram (input features, hidden units and
+    classes as small maps over the data's square; an edge per weight, blue positive, orange
+    negative, as thick as its size) beside the decision boundary with the data (train points
+    edged white, test points dark), the train and test loss under them."""
+    probabilities, units = trainer.responses()
+    network = trainer.network()
+    sizes = network["sizes"]
+    m = trainer.metrics()
+    heading = (f"Playground: {trainer.dataset}, hidden {list(trainer.hidden)}, {trainer.activation}, "
+               f"step {m['step']}")
+    node, column_gap, row_gap, top, left = 36, 96, 44, 62, 52
+    diagram_width = left + (len(sizes) - 1) * column_gap + node + 16
+    diagram_bottom = top + (max(sizes) - 1) * row_gap + node
+    size, stride = 240, max(1, trainer.resolution // NODE_PIXELS)
+    maps = [[(_node_map(array, stride), f"feature {name}") for array, name in zip(trainer.feature_maps(),
+                                                                                   trainer.features)]]
+    offset = 0
+    for layer, width in enumerate(trainer.hidden):
+        maps.append([(_node_map(units[offset + k], stride), f"layer {layer + 1}, unit {k}") for k in range(width)])
+        offset += width
+    maps.append([(np.rint(255 - (255 - np.array(CLASS_PALETTE[k % len(CLASS_PALETTE)], dtype=np.float64))
+                          * np.clip(probabilities[k], 0, 1)[::-1][::stride, ::stride][..., None]).astype(np.uint8),
+                  f"class {k}: its probability over the plane") for k in range(trainer.classes)])
+    position = [[(left + c * column_gap, top + j * row_gap) for j in range(count)] for c, count in enumerate(sizes)]
+    parts = [pictures.heading(10, 20, heading)]
+    titles = ["features", *[f"layer {k + 1}" for k in range(len(trainer.hidden))], "classes"]
+    for c, title in enumerate(titles):
+        parts.append(pictures.text(left + c * column_gap + node / 2, top - 12, title, anchor="middle"))
+    largest = max((float(np.abs(layer["weight"]).max()) for layer in network["layers"]), default=0.0) or 1.0
+    from ..lessons.figures import DIVERGING
+    for c, layer in enumerate(network["layers"]):
+        for (to, source), weight in np.ndenumerate(layer["weight"]):
+            share = min(1.0, abs(float(weight)) / largest)
+            colour = "rgb({},{},{})".format(*DIVERGING[0 if weight < 0 else -1])
+            (x1, y1), (x2, y2) = position[c][source], position[c + 1][to]
+            parts.append(f"<line class='edge' data-layer='{c}' data-from='{source}' data-to='{to}' "
+                         f"x1='{x1 + node}' y1='{y1 + node / 2}' x2='{x2}' y2='{y2 + node / 2}' stroke='{colour}' "
+                         f"stroke-width='{0.75 + 5.25 * share:.2f}' stroke-opacity='{0.3 + 0.7 * share:.2f}'>"
+                         f"<title>weight {weight:.3g}</title></line>")
+    for c, column in enumerate(maps):
+        for j, (pixels, hover) in enumerate(column):
+            x, y = position[c][j]
+            parts.append(pictures.image(x, y, node, node, pixels, hover, crisp=False, extra="class='node'")
+                         + f"<rect x='{x}' y='{y}' width='{node}' height='{node}' fill='none' "
+                           f"stroke='{pictures.AXIS}'/>")
+    for j, name in enumerate(trainer.features):
+        x, y = position[0][j]
+        parts.append(pictures.text(x - 4, y + node / 2 + 4, name, anchor="end"))
+    right = diagram_width + 8
+    parts.append(pictures.text(right, top - 12, "decision boundary"))
+    parts.append(f"<g transform='translate({right},{top - 4})'>")
+    parts.append(pictures.image(0, 0, size, size, boundary_pixels(probabilities), crisp=False,
+                                hover=f"the predicted class over the plane, step {m['step']}")
+                 + f"<rect width='{size}' height='{size}' fill='none' stroke='{pictures.AXIS}'/>")
+    x0, x1, y0, y1 = trainer.domain
+    for test in (False, True):
+        for k in range(trainer.classes):
+            chosen = (trainer.labels == k) & (trainer.is_test == test)
+            red, green, blue = CLASS_PALETTE[k % len(CLASS_PALETTE)]
+            parts.append(f"<g fill='rgb({red},{green},{blue})' stroke='{pictures.TEXT if test else '#ffffff'}'>"
+                         + "".join(f"<circle cx='{(px - x0) / (x1 - x0) * size:.1f}' "
+                                   f"cy='{size - (py - y0) / (y1 - y0) * size:.1f}' r='3.2'/>"
+                                   for px, py in trainer.points[chosen].tolist())
+                         + f"<title>{'test' if test else 'train'} points of class {k}</title></g>")
+    parts.append("</g>")
+    summary_y = top - 4 + size + 18
+    parts.append(pictures.text(right, summary_y, f"train loss {m['train_loss']:.4g}, test loss {m['test_loss']:.4g}"))
+    parts.append(pictures.text(right, summary_y + 16, f"test accuracy {m['test_accuracy']:.1%}, "
+                                                      f"epoch {m['epoch']:.3g}"))
+    if not m["step"]:
+        summary_y += 16
+        parts.append(pictures.text(right, summary_y + 16, "not trained yet: press Train, or call pg.train(100)",
+                                   pictures.SMALL, fill=pictures.MUTED))
+    width = right + size + 12
+    chart_top = max(diagram_bottom, summary_y + 16) + 16
+    history = trainer.loss_history
+    steps = np.asarray(history["step"], dtype=np.float64)
+    chart, used = pictures.line_chart(10, chart_top, min(width - 20, 640), 170,
+                                      [pictures.Line("train", steps, history["train"], pictures.TEXT),
+                                       pictures.Line("test", steps, history["test"], SERIES_COLOURS[2])],
+                                      "loss (cross-entropy)", y_label="loss")
+    parts.append(chart)
+    footer_y = chart_top + used + 14
+    parts.append(pictures.text(10, footer_y, "edges: blue positive, orange negative, thicker is larger; "
+                                             "points: white edge train, dark edge test", pictures.SMALL,
+                               fill=pictures.MUTED))
+    return pictures.document(width, footer_y + 10, "".join(parts), heading)
+
 
 __all__ = ["ACTIVATIONS", "DATASETS", "FEATURES", "OPTIMIZERS", "REGULARIZATIONS", "Playground", "PlaygroundTrainer", "make_dataset"]

@@ -18,6 +18,27 @@ import numpy as np
 
 from ..autograd.grad_mode import no_grad
 from ..creation import tensor
+from ..errors import ArgumentError, ArgumentTypeError
+from .checks import check_choice, check_count, check_point, check_real, describe
+
+SCALES = ("linear", "log")
+MAX_RESOLUTION = 2000     # grid points per side, at most (4 million evaluations)
+
+
+def check_domain(op, name, domain):
+    """A domain ``((xmin, xmax), (ymin, ymax))`` of finite numbers with min < max, as floats."""
+    def pairs():
+        for pair in domain:
+            if isinstance(pair, (str, bytes)) or not hasattr(pair, "__len__") or len(pair) != 2:
+                raise ArgumentTypeError(f"{op}: {name} must be ((xmin, xmax), (ymin, ymax)), got {domain!r}")
+            yield tuple(check_real(op, name, value) for value in pair)
+
+    if isinstance(domain, (str, bytes)) or not hasattr(domain, "__len__") or len(domain) != 2:
+        raise ArgumentTypeError(f"{op}: {name} must be ((xmin, xmax), (ymin, ymax)), got {describe(domain)}")
+    ranges = tuple(pairs())
+    if not all(low < high for low, high in ranges):
+        raise ArgumentError(f"{op}: {name} must be ((xmin, xmax), (ymin, ymax)) with min < max, got {ranges!r}")
+    return ranges
 
 
 @dataclass(frozen=True)
@@ -48,18 +69,36 @@ class Surface:
     scale: str = "linear"
     lr: dict = field(default_factory=dict)
 
+    def __post_init__(self):
+        op = "Surface"
+        for name in ("name", "title", "formula"):
+            if not isinstance(getattr(self, name), str):
+                raise ArgumentTypeError(f"{op}: {name} must be a str, got {describe(getattr(self, name))}")
+        if not callable(self.fn):
+            raise ArgumentTypeError(f"{op}: fn must be a function fn(x, y) -> Tensor, got {describe(self.fn)}")
+        check_domain(op, "domain", self.domain)
+        for point in self.minima:
+            check_point(op, "minima", point)
+        check_point(op, "start", self.start)
+        check_choice(op, "scale", self.scale, SCALES)
+        if not isinstance(self.lr, dict):
+            raise ArgumentTypeError(f"{op}: lr must be a dict {{'sgd': rate, 'adaptive': rate}}, "
+                                    f"got {describe(self.lr)}")
+
     def __call__(self, x, y):
         return self.fn(x, y)
 
     def value(self, point):
         """f at one point ``(x, y)``, as a float."""
+        point = check_point("Surface.value", "point", point)
         with no_grad():
-            x, y = (tensor(float(v), dtype="float64") for v in point)
+            x, y = (tensor(v, dtype="float64") for v in point)
             return float(self.fn(x, y).item())
 
     def gradient(self, point):
         """∇f at one point ``(x, y)``, computed by vizgrad's backward pass (float64 array of 2)."""
-        p = tensor([float(point[0]), float(point[1])], dtype="float64", requires_grad=True)
+        point = check_point("Surface.gradient", "point", point)
+        p = tensor(list(point), dtype="float64", requires_grad=True)
         self.fn(p[0], p[1]).backward()
         return p.grad.numpy().copy()
 
@@ -70,10 +109,8 @@ class Surface:
         ``z`` of shape ``(len(ys), len(xs))`` with ``z[i, j] = f(xs[j], ys[i])`` (row 0 is
         ``ymin``). The whole grid goes through ``fn`` as two tensors: no loop over points.
         """
-        (x0, x1), (y0, y1) = domain or self.domain
-        count = int(resolution)
-        if count < 2:
-            raise ValueError(f"Surface.grid: resolution must be at least 2, got {resolution}")
+        (x0, x1), (y0, y1) = self.domain if domain is None else check_domain("Surface.grid", "domain", domain)
+        count = check_count("Surface.grid", "resolution", resolution, minimum=2, maximum=MAX_RESOLUTION)
         xs = np.linspace(x0, x1, count)
         ys = np.linspace(y0, y1, count)
         grid_x, grid_y = np.meshgrid(xs, ys)
@@ -137,12 +174,20 @@ SURFACES = {surface.name: surface for surface in [
 ]}
 
 
+def check_surface(op, name, value):
+    """The :class:`Surface` ``value`` names (a key of :data:`SURFACES`), or ``value`` itself when
+    it is a Surface; anything else is refused in ``op``'s words, naming the argument ``name``."""
+    if isinstance(value, Surface):
+        return value
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"{op}: {name} must be a surface name ({sorted(SURFACES)}) or a Surface, "
+                                f"got {describe(value)}")
+    if value not in SURFACES:
+        raise ArgumentError(f"{op}: {name} {value!r} is not a surface; the surfaces are {sorted(SURFACES)}")
+    return SURFACES[value]
+
+
 def get_surface(name):
     """The :class:`Surface` called ``name`` (a key of :data:`SURFACES`), or ``name`` itself
     when it already is a Surface."""
-    if isinstance(name, Surface):
-        return name
-    try:
-        return SURFACES[name]
-    except KeyError:
-        raise ValueError(f"unknown surface {name!r}; the surfaces are {sorted(SURFACES)}") from None
+    return check_surface("get_surface", "name", name)

@@ -3,6 +3,8 @@
 // panel shows that output; from the palette, it follows the active notebook's latest one.
 // An open panel comes back when the page is reloaded: the layout restorer runs the command
 // again (with ``restore``), and once the layout is back the panel follows the active notebook.
+// It also tells widget snapshots (snapshot.js) which notebook an output is in, so that they
+// can show the live widget when that notebook's kernel has it.
 
 import { ILayoutRestorer } from "@jupyterlab/application";
 import { ICommandPalette, WidgetTracker } from "@jupyterlab/apputils";
@@ -11,6 +13,7 @@ import { INotebookTracker } from "@jupyterlab/notebook";
 import { OUTPUT_CLASS } from "./mime.js";
 import { graphOf, latestGraphOutput } from "./notebook-graphs.js";
 import { GraphPanel, PANEL_ID } from "./panel.js";
+import { setNotebookLookup } from "./snapshot.js";
 
 export const OPEN_COMMAND = "vizgrad:open-in-panel";
 
@@ -32,6 +35,7 @@ export default {
   requires: [INotebookTracker],
   optional: [ICommandPalette, ILayoutRestorer],
   activate(app, tracker, palette, restorer) {
+    setNotebookLookup((node) => tracker.find((notebook) => notebook.node.contains(node)) ?? null);
     const panels = new WidgetTracker({ namespace: PANEL_ID });   // what the restorer remembers
     let panel = null;
     const openPanel = ({ activate = true } = {}) => {

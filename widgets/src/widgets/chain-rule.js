@@ -208,7 +208,7 @@ export function nodeRef(node) {
  * share a name are told apart by their ids ("h [n7]"); the same tensor twice (x * x) is
  * one name.
  */
-function symbolNames(symbols, node, inputs) {
+export function symbolNames(symbols, node, inputs) {
   const names = {};
   const owners = new Map(); // name -> the node id that has it
   const nameOf = (tensor) => {
@@ -279,7 +279,8 @@ export function chainRule(graph, nodeId) {
       target: targetText(name, sourceTitle, edge.source),
       formula: rename(gradientFormula(node.op, edge.index, symbol)),
       shape: shapeText(stats?.shape ?? edge.shape),
-      summary: stats ? statsSummary(stats) : source?.requires_grad === false ? "no gradient (does not require grad)" : "not recorded",
+      summary: stats ? statsSummary(stats) : edge.grad_hidden ? "hidden until you predict it"
+        : source?.requires_grad === false ? "no gradient (does not require grad)" : "not recorded",
       sample: sampleText(stats),
       bad: isBad(stats),
       exact: Boolean(stats),

@@ -276,7 +276,8 @@ function render({ model, el }) {
       if (!view) continue;
       for (const { key, position, input } of view.inputs) {
         const value = position === null ? setting[key] : (setting[key] || [])[position];
-        if (input !== input.ownerDocument.activeElement) input.value = String(value);
+        // the input's root: the document, or the shadow root a view lives in (marimo)
+        if (input !== input.getRootNode().activeElement) input.value = String(value);
       }
     }
   }
