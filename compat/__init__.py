@@ -14,4 +14,5 @@ program's own invariants on vizgrad's results, with or without PyTorch.
 """
 
 from .suite import PROGRAMS, Program, compare, program, run  # noqa: F401
-from .programs import (basics, d2l, makemore, models, modern, precision, pytorch_tutorials, sparse)  # noqa: F401  (registers the programs)
+from .programs import (basics, d2l, ecosystem, makemore, models, modern, precision,  # noqa: F401  (registers
+                       pytorch_tutorials, sparse, transforms)                            # the programs)

@@ -49,7 +49,7 @@ class Bernoulli(ProbsOrLogits):
         logits = self.logits
         value = value.to(logits.dtype)
         shape = np.broadcast_shapes(tuple(value.shape), tuple(logits.shape))
-        logits, value = logits.expand(*shape), value.expand(*shape)
+        logits, value = logits.expand(shape), value.expand(shape)
         return -binary_cross_entropy_with_logits(logits, value, reduction="none")
 
     def entropy(self):

@@ -8,7 +8,7 @@ import numpy as np
 from .. import creation
 from ..autograd.grad_mode import no_grad
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, check_sizes, format_shape
-from ..tensor import Tensor
+from ..tensor import Size, Tensor
 from . import constraints
 
 
@@ -116,11 +116,11 @@ class Distribution:
 
     @property
     def batch_shape(self):
-        return self._batch_shape
+        return Size(self._batch_shape)
 
     @property
     def event_shape(self):
-        return self._event_shape
+        return Size(self._event_shape)
 
     @property
     def support(self):
@@ -138,7 +138,7 @@ class Distribution:
 
         Example::
 
-            Normal(vizgrad.tensor(0.0), 1.0).expand((3,)).batch_shape   # (3,)
+            Normal(vizgrad.tensor(0.0), 1.0).expand((3,)).batch_shape   # vizgrad.Size([3])
         """
         batch_shape = tuple(check_sizes(f"{type(self).__name__}.expand", batch_shape, "batch_shape"))
         new = type(self).__new__(type(self)) if _instance is None else _instance

@@ -10,7 +10,7 @@ from .distribution import Distribution, broadcast_all, draw_on_host
 def sample_standard_gamma(concentration, shape):
     """Gamma(α, 1) samples of ``shape`` (α broadcast to it), at least the dtype's smallest normal
     number, and differentiable in α by implicit reparameterisation (see ``vizgrad.ops.gamma``)."""
-    concentration = concentration.expand(*shape)
+    concentration = concentration.expand(shape)
     drawn = draw_on_host(lambda rng, alpha: rng.standard_gamma(alpha), concentration, shape, concentration)
     return standard_gamma(concentration, drawn.clamp(min=dtypes.finfo(concentration.dtype).tiny))
 
@@ -51,7 +51,7 @@ class Gamma(Distribution):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        return sample_standard_gamma(self.concentration, shape) / self.rate.expand(*shape)
+        return sample_standard_gamma(self.concentration, shape) / self.rate.expand(shape)
 
     def log_prob(self, value):
         self._validate_sample(value)

@@ -136,4 +136,4 @@ class MultivariateNormal(Distribution):
     def entropy(self):
         size = self._event_shape[0]
         entropy = 0.5 * size * (1.0 + math.log(2 * math.pi)) + self._half_log_det()
-        return entropy.expand(*self._batch_shape)
+        return entropy.expand(self._batch_shape)

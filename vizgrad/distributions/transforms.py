@@ -346,9 +346,9 @@ class AffineTransform(Transform):
             result = x * 0 + math.log(abs(self.scale))
         shape = tuple(x.shape)
         if self._event_dim:
-            result = sum_rightmost(result.expand(*_broadcast(tuple(result.shape), shape)), self._event_dim)
+            result = sum_rightmost(result.expand(_broadcast(tuple(result.shape), shape)), self._event_dim)
             shape = shape[:-self._event_dim]
-        return result.expand(*_broadcast(tuple(result.shape), shape))
+        return result.expand(_broadcast(tuple(result.shape), shape))
 
     def forward_shape(self, shape):
         return _broadcast(tuple(shape), tuple(getattr(self.loc, "shape", ())), tuple(getattr(self.scale, "shape", ())))
