@@ -442,3 +442,23 @@ def test_batch_norm_without_running_statistics_under_vmap():
         warnings.simplefilter("error", vf.PerSampleWarning)
         found = vf.vmap(ours)(vg.tensor(batches))
     assert_same(found, tf.vmap(theirs)(torch.tensor(batches)))
+
+
+# --- random draws inside vmap follow randomness, as PyTorch's -----------------------------------
+@pytest.mark.parametrize("draw", [lambda r: vg.randn(3), lambda r: vg.rand_like(r), lambda r: vg.randint(0, 100, (3,)).float(),
+                                  lambda r: vg.randperm(3).float()], ids=["randn", "rand_like", "randint", "randperm"])
+def test_random_draws_inside_vmap_follow_its_randomness(draw):
+    rows = vg.zeros(6, 3)
+    with pytest.raises(vg.errors.TransformError, match="called random operation while in randomness error mode"):
+        vf.vmap(lambda r: r + draw(r))(rows)
+    same = vf.vmap(lambda r: r + draw(r), randomness="same")(rows)
+    assert same.shape == (6, 3) and all(bool((same[i] == same[0]).all()) for i in range(6))
+    different = vf.vmap(lambda r: r + draw(r), randomness="different")(rows)
+    assert different.shape == (6, 3) and not all(bool((different[i] == different[0]).all()) for i in range(6))
+
+
+def test_nested_vmaps_draw_per_sample_only_where_they_say_different():
+    out = vf.vmap(vf.vmap(lambda r: vg.randn(()) + r, randomness="different"), randomness="same")(vg.zeros(2, 5))
+    assert out.shape == (2, 5)
+    assert bool((out[0] == out[1]).all())                 # the outer level shares its draws
+    assert len(set(out[0].tolist())) == 5                 # the inner one draws per sample

@@ -459,6 +459,21 @@ def triu_indices(row, col, offset=0, *, dtype=None, device=None):
     return _triangle_indices("triu_indices", np.triu_indices, row, col, offset, dtype, device)
 
 
+#: Set by vizgrad.func while a vmap runs (``func.batched.random_draws``): the random draws below
+#: ask it how to draw for the batch's samples. None outside vmap.
+vmap_random = None
+
+
+def _draw(name, draw, shape):
+    """``draw(shape)`` on the host, and what makes the tensor of it: inside a vmap whose
+    randomness is "different", one draw per sample (the batch sizes first, then rewrapped)."""
+    plan = vmap_random(name) if vmap_random is not None else None
+    if plan is None:
+        return draw(shape), None
+    sizes, rewrap = plan
+    return draw(tuple(sizes) + tuple(shape)), rewrap
+
+
 def _random(host, dtype, device, requires_grad):
     dtype = dtypes.as_dtype(dtype or dtypes.default_float)
     target = as_device(device)
@@ -471,13 +486,19 @@ def _random(host, dtype, device, requires_grad):
 def rand(*sizes, size=None, generator=None, out=None, dtype=None, device=None, requires_grad=False):
     """Uniform random values in [0, 1)."""
     rng = (generator or default_generator)._rng
-    return _into(out, _random(rng.random(_shape(sizes, "rand", size)), dtype, device, requires_grad))
+    host, rewrap = _draw("rand", rng.random, _shape(sizes, "rand", size))
+    return _rewrapped(rewrap, _into(out, _random(host, dtype, device, requires_grad)))
 
 
 def randn(*sizes, size=None, generator=None, out=None, dtype=None, device=None, requires_grad=False):
     """Standard normal random values (mean 0, variance 1)."""
     rng = (generator or default_generator)._rng
-    return _into(out, _random(rng.standard_normal(_shape(sizes, "randn", size)), dtype, device, requires_grad))
+    host, rewrap = _draw("randn", rng.standard_normal, _shape(sizes, "randn", size))
+    return _rewrapped(rewrap, _into(out, _random(host, dtype, device, requires_grad)))
+
+
+def _rewrapped(rewrap, tensor):
+    return tensor if rewrap is None else rewrap(tensor)
 
 
 def rand_like(input, dtype=None, device=None, requires_grad=False):
@@ -503,9 +524,9 @@ def randint(low, high=None, size=None, *, generator=None, dtype=None, device=Non
         raise ArgumentError(f"randint: high ({high}) must be greater than low ({low})")
     dtype = dtypes.as_dtype(dtype or dtypes.int64)
     rng = (generator or default_generator)._rng
-    host = rng.integers(low, high, size=_shape((size,), "randint")).astype(dtype.numpy)
+    host, rewrap = _draw("randint", lambda shape: rng.integers(low, high, size=shape), _shape((size,), "randint"))
     target = as_device(device)
-    return _finish(target.backend.asarray(host, None, target.index or 0), False)
+    return _rewrapped(rewrap, _finish(target.backend.asarray(host.astype(dtype.numpy), None, target.index or 0), False))
 
 
 def randperm(n, *, generator=None, dtype=None, device=None):
@@ -514,7 +535,8 @@ def randperm(n, *, generator=None, dtype=None, device=None):
     rng = (generator or default_generator)._rng
     dtype = dtypes.as_dtype(dtype or dtypes.int64)
     target = as_device(device)
-    return _finish(target.backend.asarray(rng.permutation(n).astype(dtype.numpy), None, target.index or 0), False)
+    host, rewrap = _draw("randperm", lambda shape: rng.permuted(np.broadcast_to(np.arange(n), shape), axis=-1), (n,))
+    return _rewrapped(rewrap, _finish(target.backend.asarray(host.astype(dtype.numpy), None, target.index or 0), False))
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):

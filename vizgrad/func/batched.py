@@ -22,6 +22,7 @@ the backward pass of the batch gives each sample's gradient.
 
 import warnings
 
+from .. import creation
 from ..autograd import transform_hooks
 from ..errors import TransformError, check_dim
 from ..tensor import Tensor
@@ -42,11 +43,17 @@ class Level:
         return f"Level(depth={self.depth}, size={self.size})"
 
 
+#: vmap's refusal of a random draw in its "error" randomness mode (PyTorch's words).
+RANDOM_IN_ERROR_MODE = ("vmap: called random operation while in randomness error mode. Please either use the "
+                        "'same' or 'different' randomness flags on vmap or perform the randomness operation out of vmap")
+
+
 def push_level(size, randomness):
     level = Level(len(_levels) + 1, size, randomness)
     _levels.append(level)
     if len(_levels) == 1:
         transform_hooks.add(dispatch)
+        creation.vmap_random = random_draws
     return level
 
 
@@ -54,6 +61,25 @@ def pop_level(level):
     _levels.remove(level)
     if not _levels:
         transform_hooks.remove(dispatch)
+        creation.vmap_random = None
+
+
+def random_draws(name):
+    """What a random creation function (``rand``, ``randn``, ``randint``, ``randperm``) does
+    inside vmap, as PyTorch's: refuse under a level in "error" mode; draw once for every sample
+    under "same"; under "different", one draw per sample. Returns None (draw as usual) or
+    ``(batch sizes, rewrap)``: draw with the levels' sizes first, then ``rewrap`` the result."""
+    levels = [level for level in _levels if level.randomness != "same"]
+    if any(level.randomness == "error" for level in levels):
+        raise TransformError(RANDOM_IN_ERROR_MODE.replace("vmap:", f"vmap: {name}:", 1))
+    if not levels:
+        return None
+
+    def rewrap(tensor):
+        for level in levels:          # outermost first: each takes its batch dim off the front
+            tensor = wrap(tensor, level)
+        return tensor
+    return tuple(level.size for level in levels), rewrap
 
 
 def active_levels():
@@ -176,7 +202,7 @@ class BatchedTensor(Tensor):
 
     def __getitem__(self, key):
         from ..ops.index import getitem
-        from .rules import per_sample
+        from .rules import per_sample  # lazy: func.rules builds on BatchedTensor
         items = key if type(key) is tuple else (key,)
         if any(type(item) is BatchedTensor for item in items):   # an index that differs per sample
             return per_sample(lambda sample, *indices: getitem(sample, _rebuilt_key(items, indices)),
@@ -261,7 +287,7 @@ def dispatch(op, args, params):
             level = arg._level
     if level is None:
         return NotImplemented
-    from .rules import fallback, rule_for
+    from .rules import fallback, rule_for  # lazy: func.rules builds on BatchedTensor
     if any(type(value) is BatchedTensor for value in params.values()):   # the rules batch positional arguments
         return fallback(op, level, args, params)
     return rule_for(op)(op, level, args, params)

@@ -38,7 +38,7 @@ Every other op (linear algebra factorisations, ``pad``,
 custom Functions without ``vmap``, indexing with a per-sample index, ...) runs once per
 sample in a Python loop and its results are stacked, with a :class:`PerSampleWarning`
 saying so: correct, only slower. Random ops other than dropout (``rand``, ``randn`` inside
-the function) are drawn once, shared by the samples, as ``randomness="same"`` would.
+the function) follow ``randomness`` too (``batched.random_draws``).
 """
 
 import functools
@@ -53,7 +53,7 @@ from ..ops import (activation, binary, bitwise, compare, conv, conversion, gamma
                    normalization, pooling, reduce, shape, sorting, statistics, unary)
 from ..ops.index import _Key
 from ..tensor import Tensor
-from .batched import BatchedTensor, broadcast_batch, value_at, warn_per_sample, wrap
+from .batched import RANDOM_IN_ERROR_MODE, BatchedTensor, broadcast_batch, value_at, warn_per_sample, wrap
 
 
 @functools.lru_cache(maxsize=None)
@@ -152,9 +152,7 @@ def elementwise(op, level, args, params):
 
 def dropout(op, level, args, params):
     if level.randomness == "error":
-        raise TransformError("vmap: called random operation while in randomness error mode. Please either use "
-                             "the 'same' or 'different' randomness flags on vmap or perform the randomness "
-                             "operation out of vmap")
+        raise TransformError(RANDOM_IN_ERROR_MODE)
     input, uniform = args[0], args[1]
     if level.randomness == "different" and value_at(uniform, level) is None:
         value = _value_or_broadcast(input, level)

@@ -22,10 +22,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             nested structure matching that argument). Keyword arguments are shared.
         out_dims: where the batch dim goes in each output (an int, or one per output); None
             for an output that does not depend on the sample.
-        randomness: what dropout inside does: "error" (refuse, the default), "different"
-            (each sample its own mask) or "same" (one mask shared). Other random draws
-            (``rand``, ``randn`` called inside) are made once and shared, as "same" would
-            (:mod:`vizgrad.func.rules`).
+        randomness: what random draws inside do (dropout, ``rand``, ``randn``, ``randint``,
+            ``randperm``, ``rand_like``, ...): "error" (refuse, the default), "different" (each
+            sample its own draw) or "same" (one draw shared by every sample).
         chunk_size: run the batch this many samples at a time (less memory), or all at once.
 
     The ops in ``func`` see :class:`~vizgrad.func.batched.BatchedTensor` inputs whose ``shape``
