@@ -386,3 +386,23 @@ def test_an_op_with_a_numpy_scalar_operand_saves_it_as_a_constant():
     t = vg.tensor([3.0, 6.0], requires_grad=True)
     (t / np.float64(3)).sum().backward()
     assert t.grad.tolist() == pytest.approx([1 / 3, 1 / 3])
+
+
+def test_the_output_shows_the_gradient_its_own_backward_pass_started_from():
+    x = vg.randn(3, requires_grad=True)
+    loss = (x * 2).sum()
+    loss.backward()
+    (output,) = [node for node in vg.graph(loss).nodes if node.kind == "output"]
+    assert output.grad["mean"] == 1.0 and output.grad["shape"] == []
+    y = x * 3
+    y.backward(vg.full((3,), 0.5))
+    (output,) = [node for node in vg.graph(y).nodes if node.kind == "output"]
+    assert output.grad["mean"] == 0.5 and output.grad["shape"] == [3]
+    # an intermediate result the pass went through, not from: its gradient was not kept
+    h = x * 4
+    (h.sum()).backward()
+    (output,) = [node for node in vg.graph(h).nodes if node.kind == "output"]
+    assert output.grad is None
+    # a result no pass started from shows none either
+    (output,) = [node for node in vg.graph((x * 5).sum()).nodes if node.kind == "output"]
+    assert output.grad is None

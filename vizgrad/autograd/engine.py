@@ -61,16 +61,22 @@ class ReadyNodes:
 class BackwardPass:
     """One run of the engine, as the graph views need to know it: ``number`` (counting
     from 1), ``call`` (``"backward"``, or ``"autograd.grad"`` when nothing is written
-    into ``.grad``) and weak references to its root tensors. Every node the pass ran keeps
-    it as ``node.last_pass``, so that a graph can tell its own pass from another's."""
+    into ``.grad``), weak references to its root tensors and the gradients it started from
+    (``root_grads``: one array per root, None for one of more than ``ROOT_GRAD_KEPT``
+    elements, which is not kept alive for a drawing). Every node the pass ran keeps it as
+    ``node.last_pass``, so that a graph can tell its own pass from another's."""
 
-    __slots__ = ("number", "call", "roots")
+    __slots__ = ("number", "call", "roots", "root_grads")
     _numbers = itertools.count(1)
+    ROOT_GRAD_KEPT = 4096
 
-    def __init__(self, call, roots):
+    def __init__(self, call, roots, root_grads=()):
         self.number = next(self._numbers)
         self.call = call
         self.roots = tuple(weakref.ref(root) for root in roots)
+        arrays = (getattr(grad, "_array", grad) for grad in root_grads)
+        self.root_grads = tuple(array if getattr(array, "size", 1) <= self.ROOT_GRAD_KEPT else None
+                                for array in arrays)
 
     def __repr__(self):
         return f"<BackwardPass {self.number}: {self.call}>"
@@ -113,7 +119,7 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
     captured = [None] * len(targets) if targets is not None else None
     tensor_xp = tensor_namespace() if create_graph else None
     node_count = 0
-    this_pass = BackwardPass("backward" if accumulate else "autograd.grad", roots)
+    this_pass = BackwardPass("backward" if accumulate else "autograd.grad", roots, root_grads)
     previous_mode = state.grad_enabled
     state.grad_enabled = create_graph
     try:
@@ -340,7 +346,7 @@ def sum_to_shape(grad, shape, xp, node=None):
 
 def tensor_namespace():
     """The Array API names over Tensors, used by backwards under ``create_graph=True``."""
-    from ..ops import tensor_namespace as namespace
+    from ..ops import tensor_namespace as namespace  # lazy: the ops and creation build on autograd
     return namespace
 
 

@@ -138,7 +138,7 @@ def _history(tensor, values, names=None):
         if node is root:
             target = add(node, "output", tensor.name or op, shape, dtype, device, op,
                          value=stats_dict(tensor) if values or not tensor.ndim else None,
-                         grad=_retained_grad(node, this_pass))
+                         grad=_retained_grad(node, this_pass) or _root_grad(tensor, node, this_pass))
         else:
             target = add(node, "op", op, shape, dtype, device, op,
                          grad=_retained_grad(node, this_pass) if node.retained_grads else None)
@@ -161,6 +161,17 @@ def _history(tensor, values, names=None):
         result.backward = {"source": None, "note": FORWARD_ONLY_NOTE}
     _name_history(result, ids, tensors)
     return result, ids, _group_history(result, order, ids, modules, roots)
+
+
+def _root_grad(tensor, node, this_pass):
+    """Statistics of the gradient ``this_pass`` started from at ``tensor`` (1 for
+    ``loss.backward()``), when the pass began there and kept it; else None."""
+    if this_pass is None or node.last_pass is not this_pass:
+        return None
+    for ref, grad in zip(this_pass.roots, this_pass.root_grads):
+        if ref() is tensor and grad is not None:
+            return stats_dict(grad)
+    return None
 
 
 def _retained_grad(node, this_pass):
