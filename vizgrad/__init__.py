@@ -60,6 +60,7 @@ from .serialization import load, save
 from .render.notebook import show
 from .tutor import explain_grad  # (vizgrad.tutor: compare, check_function)
 from . import _tensor_methods  # noqa: F401  (operators and methods that are not registered ops)
+from . import _shape_methods  # noqa: F401  (in-place shape and index methods, layout queries)
 from .tutor.notebook import explain_in_kernel as _explain_in_kernel
 
 globals().update({name: info.function for name, info in _OPS.items() if "." not in name})   # linalg.*: vizgrad.linalg
@@ -80,7 +81,7 @@ globals().update(_tensor_methods.INPLACE_FUNCTIONS)        # vizgrad.relu_(x), v
 selu_, celu_, threshold_ = nn.functional.selu_, nn.functional.celu_, nn.functional.threshold_
 half, float, double, long = float16, float32, float64, int64  # noqa: A001  (PyTorch's aliases)
 numel, is_floating_point, t = Tensor.numel, Tensor.is_floating_point, Tensor.t   # torch.numel(x), ...
-__version__ = "0.1.0"
+from ._version import __version__  # noqa: E402,F401
 
 
 def _jupyter_labextension_paths():

@@ -4,7 +4,7 @@
 conjugate transposes (``H``, ``mH``, ``adjoint``).
 
 In-place rules are those of :mod:`vizgrad._tensor_methods`: values are computed out of place
-and stored by :func:`~vizgrad._tensor_methods.apply_inplace` (version bump, CopySlices on a
+and stored by :func:`~vizgrad.ops.inplace.apply_inplace` (version bump, CopySlices on a
 view's base, refusal on a leaf that requires grad while recording). The in-place shape changes
 (``transpose_``, ``squeeze_``, ...) give the tensor a new shape instead, as :meth:`Tensor.t_`.
 """
@@ -12,9 +12,10 @@ view's base, refusal on a leaf that requires grad while recording). The in-place
 import numpy as np
 
 from . import ops
-from ._tensor_methods import _same_dtype, apply_inplace
+from ._tensor_methods import _same_dtype
 from .autograd.grad_mode import state
 from .errors import ArgumentError, BackwardError, IndexingError, ShapeError, as_int, check_dim, format_shape, public
+from .ops.inplace import apply_inplace
 from .ops.linalg import matrix_trace
 from .ops.shape import unfold_windows
 from .tensor import Tensor

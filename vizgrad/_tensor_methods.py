@@ -6,16 +6,15 @@ operators and the in-place variants (``add_``, ``x[i] = v``, ...).
 In-place rules, as in PyTorch: every in-place change bumps the tensor's version
 counter (shared with its views), so backward detects values that were saved and then
 overwritten. A leaf that requires grad cannot be changed in place while recording;
-under ``no_grad`` it can (that is how optimizers update parameters).
+under ``no_grad`` it can (that is how optimizers update parameters). The write itself is
+:func:`vizgrad.ops.inplace.apply_inplace`.
 """
 
 import numbers
 
 from . import dtypes, ops
-from .autograd.grad_mode import no_grad, state
-from .errors import ArgumentTypeError, BackwardError, DTypeError, ShapeError, format_shape, public, public_name_from
-from .ops.inplace import (AsStrided, CopySlices, multi_output_view_error, overlapping_write_error,
-                          positions_in_base)
+from .errors import ArgumentTypeError, DTypeError, public
+from .ops.inplace import apply_inplace, mark_written, writes_recorded
 from .tensor import Tensor
 
 
@@ -74,120 +73,6 @@ Tensor.__getitem__ = ops.index.getitem
 
 
 # --- in-place --------------------------------------------------------------
-def _recording(target, *others):
-    if not state.grad_enabled:
-        return False
-    return target.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in others)
-
-
-@public_name_from("op_name")
-def apply_inplace(target, compute, op_name, *others, cast=False):
-    """Make ``target`` hold ``compute(target)``; ``compute`` builds the out-of-place result.
-
-    The result is stored in ``target``'s dtype: any dtype when ``cast`` (``copy_``,
-    ``fill_``, ``x[i] = v`` convert, truncating floats into integers), otherwise only what
-    :func:`vizgrad.dtypes.can_cast` allows (``x += 1.5`` on an integer tensor is an error).
-
-    While recording, the result's history becomes ``target``'s: the old value (with its
-    history) stays available to the new node through a private copy. When ``target`` is a
-    view, the write changes its base too, and the base's history becomes a
-    :class:`~vizgrad.ops.inplace.CopySlices` node, as in PyTorch.
-    """
-    if _recording(target, *others):
-        if target._multi_output_view is not None:
-            raise multi_output_view_error(op_name, target)
-        base = target._base
-        if target.requires_grad and target.grad_fn is None:
-            raise BackwardError(
-                f"{op_name}: a leaf tensor that requires grad cannot be modified in place while "
-                "gradients are recorded (its .grad would no longer match its value). Do the update "
-                "inside `with vizgrad.no_grad():`, or use an out-of-place op.")
-        if base is not None and base.requires_grad and base.grad_fn is None:
-            raise BackwardError(
-                f"{op_name}: this tensor is a view of a leaf tensor that requires grad, which cannot "
-                "be modified in place while gradients are recorded. Do the update inside "
-                "`with vizgrad.no_grad():`, or clone() the view first.")
-        positions = positions_in_base(target, op_name) if base is not None else None
-        if positions is None:
-            result = compute(_snapshot(target))
-            _store(target, result, op_name, cast)
-            _adopt_history(target, result)
-        else:
-            _write_into_view(target, base, positions, compute, op_name, cast)
-    else:
-        with no_grad():
-            result = compute(target)
-        _store(target, result, op_name, cast)
-    _mark_written(target)
-    return target
-
-
-def _mark_written(target):
-    """Count an in-place change of ``target`` (and of the memory it shares)."""
-    target._bump_version()
-    if target._base is not None and target._multi_output_view is None:
-        # its history (or lack of one) is current; a piece of unbind/split/chunk written
-        # outside recording has none for itself alone, and stays stale as in PyTorch
-        target._view_version = target._counter[0]
-
-
-def _snapshot(tensor):
-    """A copy of ``tensor``'s values that carries its history (what an in-place op overwrites)."""
-    return Tensor._make(tensor._backend().xp.asarray(tensor._array, copy=True),
-                        tensor.requires_grad, tensor.grad_fn, tensor._output_nr)
-
-
-def _adopt_history(target, result):
-    if result.requires_grad and not target.is_floating_point():   # integers carry no gradient
-        target.grad_fn, target._requires_grad = None, False
-        return
-    target.grad_fn = result.grad_fn
-    target._output_nr = result._output_nr
-    target._requires_grad = result.requires_grad
-
-
-def _write_into_view(view, base, positions, compute, op_name, cast):
-    """Record ``view``'s in-place write on its base: the view's old values are read from the
-    base as it was (so gradients reach whatever wrote into it before), and the base becomes
-    the old base with the new values at the view's positions (CopySlices)."""
-    positions, written = positions
-    base_before = _snapshot(base)
-    result = compute(AsStrided.apply(base_before, positions=positions, written=written))
-    _check_storable(view, result, op_name, cast)
-    new_base = CopySlices.apply(base_before, result, positions=positions, written=written)
-    _store(base, new_base, op_name, cast=True)
-    _adopt_history(base, new_base)
-    _adopt_history(view, result)   # the view now holds the result's values
-
-
-def _check_storable(target, result, op_name, cast):
-    if result.shape != target.shape:
-        raise ShapeError(f"{op_name}: the result has shape {format_shape(result.shape)}, which does not "
-                         f"fit in place into a tensor of shape {format_shape(target.shape)}")
-    if type(result._array) is not type(target._array):
-        raise BackwardError(f"{op_name}: the result is on {result.device}, the tensor on {target.device}")
-    if not cast and result._array.dtype != target._array.dtype \
-            and not dtypes.can_cast(result.dtype, target.dtype):
-        raise DTypeError(
-            f"{op_name}: result type {result.dtype.torch_name} can't be cast to the desired output type "
-            f"{target.dtype.torch_name}: the result is {result.dtype.name} and an in-place op keeps the "
-            f"tensor's dtype {target.dtype.name}. Use the out-of-place op (x = x + ...), or convert "
-            "the tensor first (x = x.float()).")
-
-
-def _store(target, result, op_name, cast):
-    """Write ``result``'s values into ``target``'s memory, in ``target``'s dtype."""
-    _check_storable(target, result, op_name, cast)
-    xp = target._backend().xp
-    try:
-        target._array[...] = result._array if result._array.dtype == target._array.dtype \
-            else xp.astype(result._array, target._array.dtype)
-    except ValueError as error:   # NumPy's expanded (broadcast) views are read-only
-        if "read-only" not in str(error):
-            raise
-        raise overlapping_write_error(op_name, target) from None
-
-
 def _inplace_method(function, name):
     def method(self, *args, **kwargs):
         return apply_inplace(self, lambda t: function(t, *args, **kwargs), name, *args, *kwargs.values())
@@ -317,7 +202,7 @@ def _nowhere(tensor):
 def setitem(self, key, value):
     """``x[key] = value`` in place, ``value`` converted to ``x``'s dtype; differentiable for
     both ``x`` and ``value``."""
-    if not _recording(self, value) and _is_basic_key(key) and _write_basic(self, key, value):
+    if not writes_recorded(self, value) and _is_basic_key(key) and _write_basic(self, key, value):
         return
     if isinstance(value, Tensor) and value.ndim and value.shape[0] == 1:
         value = value.reshape(_without_leading_ones(value.shape))    # as PyTorch: (1, 27) fills a (27,) row
@@ -360,7 +245,7 @@ def _write_basic(target, key, value):
         array[key] = value
     except (IndexError, ValueError, TypeError):
         return False
-    _mark_written(target)
+    mark_written(target)
     return True
 
 
@@ -395,5 +280,3 @@ Tensor.scatter_add_ = scatter_add_
 
 public("to")(Tensor.to)                     # errors beneath these methods name them
 public("requires_grad_")(Tensor.requires_grad_)
-
-from . import _shape_methods  # noqa: E402,F401  (in-place shape and index methods, layout queries)

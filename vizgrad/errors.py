@@ -155,6 +155,17 @@ def as_number(op, name, value):
     return float(value)
 
 
+def as_integer_scalar(op, name, value):
+    """A number an op applies to an integer tensor (hardtanh's bounds, addmm's alpha) as the
+    int PyTorch converts it to, truncated towards zero; an :class:`ArgumentError` where it has
+    no int64 value (inf, NaN, out of range)."""
+    value = as_number(op, name, value)
+    if not (math.isfinite(value) and -2 ** 63 <= value < 2 ** 63):
+        raise ArgumentError(f"{op}: {name}={value!r} cannot be converted to int64 without overflow, to act on an "
+                            "integer tensor")
+    return int(value)
+
+
 def not_a_tensor(op, name, value):
     """The error for ``value`` where a Tensor belongs (the caller raises it after its own
     ``isinstance`` check, so the success path pays one check and no call)."""

@@ -190,7 +190,7 @@ def tensor_repr(tensor, prefix="tensor("):
     """``tensor([1., 2.], requires_grad=True)`` or ``tensor(3., grad_fn=<MulBackward0>)``."""
     from .device import get_default_device
     if tensor.is_sparse:     # indices, values, size and nnz (ops/sparse.py)
-        from .ops.sparse import sparse_repr
+        from .ops.sparse import sparse_repr  # lazy: the ops import Tensor, which prints through this module
         return sparse_repr(tensor)
     values = np.asarray(tensor._backend().to_numpy(tensor._array))
     indent = len(prefix)

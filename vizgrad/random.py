@@ -192,7 +192,8 @@ def binomial(count, prob, generator=None):
 
 def _fill_inplace(target, op, draw, floating_only=True):
     """Write ``draw(shape)`` (host numbers) into ``target`` in place, by vizgrad's in-place rules."""
-    from ._tensor_methods import _nowhere, apply_inplace
+    from ._tensor_methods import _nowhere
+    from .ops.inplace import apply_inplace
     from .ops.binary import where
     if floating_only and not target.is_floating_point():
         raise DTypeError(f"{op}: expects a floating point tensor, got {target.dtype.name}")

@@ -6,7 +6,8 @@ import weakref
 
 import numpy as np
 
-from . import autograd, dtypes
+from . import dtypes
+from .autograd import api as autograd_api
 from .autograd.grad_mode import state
 from .autograd.hooks import add_hook
 from .backends import backend_of
@@ -122,7 +123,7 @@ class Tensor:
         """PyTorch's legacy constructor: ``Tensor(2, 3)`` (or ``Tensor(size)``) is a tensor of
         that shape, ``Tensor([1, 2])`` a copy of the data; both in the default float dtype
         (``Tensor()`` is empty). :func:`vizgrad.tensor` infers the dtype instead."""
-        from .creation import _to_array, zeros
+        from .creation import _to_array, zeros  # lazy: creation and the ops import Tensor
         dtype = dtypes.default_float if dtype is None else dtype
         if len(args) == 1 and isinstance(args[0], Size) or args and all(_is_size_int(a) for a in args):
             array = zeros(*args, dtype=dtype, device=device)._array
@@ -254,7 +255,7 @@ class Tensor:
     @property
     def T(self):
         """Dimensions reversed (for 2-D: the transpose)."""
-        from .ops.shape import permute
+        from .ops.shape import permute  # lazy: creation and the ops import Tensor
         return permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
     @property
@@ -262,7 +263,7 @@ class Tensor:
         """The last two dimensions swapped (a batch of matrix transposes)."""
         if self.ndim < 2:
             raise ShapeError(f"mT needs a tensor of at least 2 dimensions, got shape {format_shape(self.shape)}")
-        from .ops.shape import transpose
+        from .ops.shape import transpose  # lazy: creation and the ops import Tensor
         return transpose(self, -2, -1)
 
     # --- conversion ----------------------------------------------------------
@@ -299,7 +300,7 @@ class Tensor:
                 dtype = arg
             else:
                 device = arg
-        from .ops.conversion import to_device, to_dtype
+        from .ops.conversion import to_device, to_dtype  # lazy: creation and the ops import Tensor
         result = self
         if device is not None:
             result = to_device(result, as_device(device))
@@ -355,50 +356,50 @@ class Tensor:
     # --- new tensors like this one -------------------------------------------
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
         """A tensor holding ``data``, with this tensor's dtype and device unless given."""
-        from .creation import tensor
+        from .creation import tensor  # lazy: creation and the ops import Tensor
         return tensor(data.detach() if isinstance(data, Tensor) else data, dtype=dtype or self.dtype,
                       device=device or self.device, requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
         """Zeros of ``size``, with this tensor's dtype and device unless given."""
-        from .creation import zeros
+        from .creation import zeros  # lazy: creation and the ops import Tensor
         return zeros(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
         """Ones of ``size``, with this tensor's dtype and device unless given."""
-        from .creation import ones
+        from .creation import ones  # lazy: creation and the ops import Tensor
         return ones(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
         """A tensor of ``size`` (zero-filled in vizgrad), with this tensor's dtype and device unless given."""
-        from .creation import empty
+        from .creation import empty  # lazy: creation and the ops import Tensor
         return empty(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
         """``fill_value`` everywhere in ``size``, with this tensor's dtype and device unless given."""
-        from .creation import full
+        from .creation import full  # lazy: creation and the ops import Tensor
         return full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
                     requires_grad=requires_grad)
 
     def multinomial(self, num_samples, replacement=False, *, generator=None):
         """:func:`vizgrad.multinomial` of this tensor's weights."""
-        from .creation import multinomial
+        from .creation import multinomial  # lazy: creation and the ops import Tensor
         return multinomial(self, num_samples, replacement, generator=generator)
 
     # --- shapes of other tensors -----------------------------------------------
     def view_as(self, other):
         """``self.view(other.shape)``."""
-        from .ops.shape import view
+        from .ops.shape import view  # lazy: creation and the ops import Tensor
         return view(self, other.shape)
 
     def reshape_as(self, other):
         """``self.reshape(other.shape)``."""
-        from .ops.shape import reshape
+        from .ops.shape import reshape  # lazy: creation and the ops import Tensor
         return reshape(self, other.shape)
 
     def t(self):
         """The transpose of a matrix; 0-d and 1-d tensors are returned as they are (as views)."""
-        from .ops.shape import MatrixTranspose
+        from .ops.shape import MatrixTranspose  # lazy: creation and the ops import Tensor
         if self.ndim > 2:
             raise ShapeError(f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D "
                              f"(shape {format_shape(self.shape)}): use transpose(dim0, dim1) or .mT")
@@ -467,7 +468,7 @@ class Tensor:
     def explain_grad(self, loss=None):
         """Why this tensor's ``.grad`` is what it is: :func:`vizgrad.explain_grad`."""
         import sys
-        from .tutor.explain import explain_from
+        from .tutor.explain import explain_from  # lazy: the tutor builds on Tensor
         return explain_from(self, loss, sys._getframe(1))
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
@@ -479,7 +480,7 @@ class Tensor:
         records the backward pass itself, for higher-order gradients. ``inputs``
         restricts accumulation to those tensors.
         """
-        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        autograd_api.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def register_hook(self, hook):
         """Call ``hook(grad)`` when the gradient for this tensor is computed; a returned
@@ -555,7 +556,7 @@ class Tensor:
         """The slices along dim 0, as PyTorch: ``unbind(0)`` (one node for all of them)."""
         if self.ndim == 0:
             raise ArgumentTypeError("iteration over a 0-d tensor")
-        from .ops.shape import unbind
+        from .ops.shape import unbind  # lazy: creation and the ops import Tensor
         return iter(unbind(self, 0))
 
     def __bool__(self):

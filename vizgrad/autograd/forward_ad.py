@@ -185,7 +185,7 @@ def _propagate(op, args, params):
 
 def _derived_jvp(op, args, params, tangents):
     """The output tangents ``J t`` of one op from its backward (module docstring)."""
-    from . import grad
+    from .api import grad
     Tensor = function.Tensor
     with enable_grad():
         inputs = [arg.detach().requires_grad_() if t is not None and arg.is_floating_point()

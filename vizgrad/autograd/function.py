@@ -218,23 +218,6 @@ def accumulator_of(leaf):
     return node
 
 
-class NoGradContext:
-    """The ctx an op sees when nothing needs a gradient: saving is a no-op. Each backend
-    holds one (``backend.no_grad_context``); attributes an op sets on it are never read back."""
-
-    needs_input_grad = ()
-
-    def __init__(self, backend):
-        self.backend = backend
-        self.xp = backend.xp
-
-    def save_for_backward(self, *values):
-        pass
-
-    def mark_non_differentiable(self, *outputs):
-        pass
-
-
 def _edge(tensor):
     """Where the gradient for ``tensor`` goes: its producer, or its leaf accumulator."""
     grad_fn = tensor.grad_fn
@@ -471,7 +454,7 @@ class Function:
 def _refresh_view(view, op_name):
     """Give a view whose base was written to since its history was recorded a history read
     from the base as it is now, before ``op_name`` uses it (see :mod:`vizgrad.ops.inplace`)."""
-    from ..ops.inplace import refresh_view
+    from ..ops.inplace import refresh_view  # lazy: the ops and creation build on autograd
     refresh_view(view, op_name)
 
 

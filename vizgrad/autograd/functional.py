@@ -188,7 +188,7 @@ def _prepare(inputs, create_graph, caller):
     """Tensors to differentiate with respect to: fresh leaves cut from any history, or,
     under ``create_graph``, a recorded copy of inputs that require grad (so results
     can be differentiated with respect to the caller's tensors)."""
-    from ..ops.conversion import clone
+    from ..ops.conversion import clone  # lazy: the ops and creation build on autograd
     from ..tensor import Tensor
     is_tuple, inputs = _as_tuple(inputs, caller, "inputs")
     prepared = []
@@ -234,7 +234,7 @@ def _check_outputs(outputs, strict, caller):
 
 def _vectors(v, like, caller, what):
     """The ``v`` of a product, checked against ``like`` (the outputs or the inputs)."""
-    from ..creation import ones_like
+    from ..creation import ones_like  # lazy: the ops and creation build on autograd
     if v is None:
         if len(like) != 1 or like[0].numel() != 1:
             raise ArgumentError(f"{caller}: v may be omitted only when the {what} is one Tensor with a single "
@@ -254,7 +254,7 @@ def _vectors(v, like, caller, what):
 def _grad(outputs, inputs, grad_outputs, create_graph, retain_graph=None):
     """:func:`vizgrad.autograd.grad` over the outputs that require grad; None for each
     input no output reaches (for every input when no output requires grad)."""
-    from . import grad
+    from .api import grad
     pairs = [(output, seed) for output, seed in zip(outputs, grad_outputs)
              if output is not None and output.requires_grad]
     if not pairs:
@@ -275,7 +275,7 @@ def _linear(caller, position):
 
 def _fill(grads, like, strict, caller, reason):
     """Zeros (shaped like ``like``) where a gradient is None; an error under ``strict``."""
-    from ..creation import zeros_like
+    from ..creation import zeros_like  # lazy: the ops and creation build on autograd
     filled = []
     for position, (value, tensor) in enumerate(zip(grads, like)):
         if value is None:
@@ -289,7 +289,7 @@ def _fill(grads, like, strict, caller, reason):
 def _forward_product(outputs, inputs, v, create_graph, strict, caller, reason):
     """``J v`` for the Jacobian of ``outputs`` with respect to ``inputs``, by the
     double-vjp trick: ``g(u) = Jᵀu`` is linear in a dummy ``u``; its vjp with ``v`` is ``J v``."""
-    from ..creation import zeros_like
+    from ..creation import zeros_like  # lazy: the ops and creation build on autograd
     dummies = tuple(zeros_like(output, requires_grad=True) if output.requires_grad else None
                     for output in outputs)
     transposed = _grad(outputs, inputs, dummies, True)
@@ -304,8 +304,8 @@ def _forward_product(outputs, inputs, v, create_graph, strict, caller, reason):
 def _jacobian(outputs, inputs, create_graph, strict, caller, reason):
     """``blocks[i][j]`` of shape ``outputs[i].shape + inputs[j].shape``: one reverse pass
     per output element, seeded with a row of the identity."""
-    from . import grad
-    from ..creation import eye
+    from .api import grad
+    from ..creation import eye  # lazy: the ops and creation build on autograd
     from ..tensor import Tensor
     blocks = []
     for output in outputs:
@@ -327,7 +327,7 @@ def _jacobian(outputs, inputs, create_graph, strict, caller, reason):
 
 def _assemble(rows, output, tensor, create_graph, strict, caller, position, reason):
     """Stack the rows of one Jacobian block into shape ``output.shape + tensor.shape``."""
-    from ..creation import zeros
+    from ..creation import zeros  # lazy: the ops and creation build on autograd
     from ..tensor import Tensor
     shape = tuple(output.shape) + tuple(tensor.shape)
     if not rows or all(row is None for row in rows):
@@ -336,7 +336,7 @@ def _assemble(rows, output, tensor, create_graph, strict, caller, position, reas
         return zeros(shape, dtype=tensor.dtype, device=tensor.device)
     rows = _fill(rows, (tensor,) * len(rows), False, caller, _independent)
     if create_graph:
-        from ..ops import tensor_namespace as tx
+        from ..ops import tensor_namespace as tx  # lazy: the ops and creation build on autograd
         return tx.reshape(tx.stack(list(rows)), shape)
     xp = tensor._backend().xp
     return Tensor._make(xp.reshape(xp.stack([row._array for row in rows]), shape))

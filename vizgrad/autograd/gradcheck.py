@@ -78,7 +78,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
         x = vizgrad.randn(3, dtype=vizgrad.float64, requires_grad=True)
         vizgrad.autograd.gradcheck(vizgrad.tanh, (x,))    # True
     """
-    from . import grad as autograd_grad
+    from .api import grad as autograd_grad
     from ..tensor import Tensor
     inputs = _float64_inputs(inputs if isinstance(inputs, tuple) else (inputs,)
                              if isinstance(inputs, Tensor) else tuple(inputs))
@@ -135,7 +135,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, 
 def _fast_check(fn, inputs, checked, output_mask, differentiable, eps, atol, rtol, raise_exception):
     """gradcheck's fast mode: for each checked input, ``v·(J u)`` from one backward
     (``(vᵀJ)·u``) against a central difference along ``u``."""
-    from . import grad as autograd_grad
+    from .api import grad as autograd_grad
     from ..tensor import Tensor
     rng = np.random.default_rng(0)
 
@@ -183,8 +183,8 @@ def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-3,
     grad_outputs, create_graph=True)``; random ``grad_outputs`` are drawn if not given.
     ``fast_mode`` is :func:`gradcheck`'s.
     """
-    from . import grad as autograd_grad
-    from ..creation import Generator
+    from .api import grad as autograd_grad
+    from ..creation import Generator  # lazy: the ops and creation build on autograd
     from ..tensor import Tensor
     inputs = _float64_inputs(inputs if isinstance(inputs, tuple) else (inputs,)
                              if isinstance(inputs, Tensor) else tuple(inputs))

@@ -195,9 +195,25 @@ def namespace(module, extras, names=STANDARD_NAMES):
     return types.SimpleNamespace(**found)
 
 
+class NoGradContext:
+    """The ctx an op sees when nothing needs a gradient: saving is a no-op. Each backend
+    holds one (``backend.no_grad_context``); attributes an op sets on it are never read back."""
+
+    needs_input_grad = ()
+
+    def __init__(self, backend):
+        self.backend = backend
+        self.xp = backend.xp
+
+    def save_for_backward(self, *values):
+        pass
+
+    def mark_non_differentiable(self, *outputs):
+        pass
+
+
 def register(backend):
     """Make ``backend`` the owner of its array type and device type."""
-    from ..autograd.function import NoGradContext
     backend.no_grad_context = NoGradContext(backend)
     backend.floating_dtypes = frozenset(_native_dtypes(backend, dtypes.FLOATING))
     _by_array_type[backend.array_type] = backend

@@ -148,7 +148,8 @@ class DecisionBoundary:
     """
 
     def __init__(self, predict, points, labels, logits=True, cells=64, size=320, title=None):
-        from .. import creation, no_grad
+        from .. import creation
+        from ..autograd.grad_mode import no_grad
         points = _numpy(points).astype(np.float64)
         self.labels = _numpy(labels).reshape(-1).astype(int)
         self.points, self.size, self.title = points, size, title

@@ -45,7 +45,7 @@ def relu(input, inplace=False):
 def _inplace(name):
     """``F.<name>_(input, ...)``: ``F.<name>`` written into ``input`` (PyTorch's in-place activations)."""
     def function(input, *args, **kwargs):
-        from .._tensor_methods import apply_inplace
+        from ..ops.inplace import apply_inplace
         compute = globals()[name]
         return apply_inplace(input, lambda target: compute(target, *args, **kwargs), name + "_", *args,
                              *kwargs.values())

@@ -4,7 +4,7 @@ import math
 
 from .. import creation
 from ..errors import check_size
-from . import functional as F
+from ..ops.activation import bilinear, linear
 from . import init
 from .module import Module, Parameter
 
@@ -64,7 +64,7 @@ class Linear(Module):
             uniform_bias_(self.bias, self.in_features)
 
     def forward(self, input):
-        return F.linear(input, self.weight, self.bias)
+        return linear(input, self.weight, self.bias)
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
@@ -100,7 +100,7 @@ class Bilinear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input1, input2):
-        return F.bilinear(input1, input2, self.weight, self.bias)
+        return bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "

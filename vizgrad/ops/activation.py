@@ -18,7 +18,7 @@ from .. import dtypes
 from ..autograd import observers
 from ..autograd.function import Op
 from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, IndexingError,
-                      not_a_tensor, as_int, as_number, check_dim)
+                      not_a_tensor, as_int, as_integer_scalar, as_number, check_dim)
 from ..tensor import Tensor
 from . import reduce, shape
 from .conversion import to_dtype
@@ -37,7 +37,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 
 def _inplace(input, function, name):
     """Make ``input`` hold ``function(input)`` (PyTorch's ``inplace=True``)."""
-    from .._tensor_methods import apply_inplace
+    from .inplace import apply_inplace
     return apply_inplace(input, function, name)
 
 
@@ -55,6 +55,15 @@ def _stable_sigmoid(xp, a):
 def _stable_softplus(xp, a):
     """log(1 + e^a) = max(a, 0) + log(1 + e^-|a|), without overflow."""
     return xp.maximum(a, 0.0) + xp.log1p(xp.exp(-xp.abs(a)))
+
+
+def _check_not_bool(op, input):
+    """For the activations whose PyTorch CPU kernels take integer tensors, but not bools."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor(op, "input", input)
+    if input.dtype is dtypes.bool_:
+        raise DTypeError(f"{op}: bool inputs are not supported, as in PyTorch; convert them first, e.g. with "
+                         ".int() or .float()")
 
 
 def _check_floating(op, input):
@@ -176,7 +185,7 @@ def linear(input, weight, bias=None):
 def autocast_casts(*tensors):
     """Whether autocast will cast these mismatched inputs to one dtype (:func:`vizgrad.amp.will_cast`,
     imported on this error path only: amp imports the ops)."""
-    from ..amp import will_cast
+    from ..amp import will_cast  # lazy: amp imports the ops it casts
     return will_cast(*tensors)
 
 
@@ -515,14 +524,18 @@ def _hardtanh_samples(rng):
           method=False)
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """``x`` clipped to [min_val, max_val].  The derivative is 1 strictly inside, 0 outside.
+    An integer input stays integer, its bounds truncated to integers, as in PyTorch.
 
     Example::
 
         F.hardtanh(vizgrad.tensor([-3.0, 0.5, 3.0]))   # tensor([-1.0000, 0.5000, 1.0000])
     """
-    _check_floating("hardtanh", input)
+    _check_not_bool("hardtanh", input)
     if min_val > max_val:
         raise ArgumentError(f"hardtanh: min_val ({min_val}) must not exceed max_val ({max_val})")
+    if not input.is_floating_point():
+        min_val, max_val = as_integer_scalar("hardtanh", "min_val", min_val), as_integer_scalar("hardtanh",
+                                                                                               "max_val", max_val)
     if inplace:
         return _inplace(input, lambda t: Hardtanh.apply(t, min_val=min_val, max_val=max_val), "hardtanh_")
     return Hardtanh.apply(input, min_val=min_val, max_val=max_val)
@@ -537,6 +550,7 @@ def relu6(input, inplace=False):
 
         F.relu6(vizgrad.tensor([-1.0, 3.0, 9.0]))   # tensor([0., 3., 6.])
     """
+    _check_not_bool("relu6", input)
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
@@ -586,25 +600,25 @@ def logsigmoid(input):
 
 @register(lambda x: x / (1 + np.abs(x)), unary(away_from=0.0), method=False)
 def softsign(input):
-    """``x / (1 + |x|)``. d/dx = 1 / (1 + |x|)².
+    """``x / (1 + |x|)``. d/dx = 1 / (1 + |x|)². Integers give the default float dtype.
 
     Example::
 
         F.softsign(vizgrad.tensor([-1.0, 3.0]))            # tensor([-0.5000,  0.7500])
     """
-    _check_floating("softsign", input)
+    _check_not_bool("softsign", input)
     return input / (input.abs() + 1)
 
 
 @register(lambda x: x - np.tanh(x), unary(), method=False)
 def tanhshrink(input):
-    """``x - tanh(x)``. d/dx = tanh²(x).
+    """``x - tanh(x)``. d/dx = tanh²(x). Integers give the default float dtype.
 
     Example::
 
         F.tanhshrink(vizgrad.tensor([1.0]))                # tensor([0.2384])
     """
-    _check_floating("tanhshrink", input)
+    _check_not_bool("tanhshrink", input)
     return input - input.tanh()
 
 
@@ -624,7 +638,7 @@ def hardshrink(input, lambd=0.5):
         F.hardshrink(vizgrad.tensor([-1.0, 0.2, 0.7]))   # tensor([-1.0000,  0.0000,  0.7000])
     """
     _check_floating("hardshrink", input)
-    return where(input.abs() > as_number("hardshrink", "lambd", lambd), input, 0.0)
+    return where(input.abs() <= as_number("hardshrink", "lambd", lambd), 0.0, input)     # (NaN is kept)
 
 
 @register(lambda x, lambd=0.5: x - np.clip(x, -lambd, lambd), _shrink_samples, smooth=False, method=False)
@@ -653,16 +667,18 @@ def _threshold_samples(rng):
           smooth=False, method=False)
 def threshold(input, threshold, value, inplace=False):
     """``x`` where x > threshold, else ``value``. d/dx = 1 above the threshold, 0 elsewhere.
+    An integer input stays integer, threshold and value truncated to integers, as in PyTorch.
 
     Example::
 
         F.threshold(vizgrad.tensor([0.1, 0.2]), 0.1, 20.0)   # tensor([20.0000,  0.2000])
     """
-    _check_floating("threshold", input)
-    limit, value = as_number("threshold", "threshold", threshold), as_number("threshold", "value", value)
-    if inplace:
-        return _inplace(input, lambda t: where(t > limit, t, value), "threshold_")
-    return where(input > limit, input, value)
+    _check_not_bool("threshold", input)
+    number = as_number if input.is_floating_point() else as_integer_scalar
+    limit, value = number("threshold", "threshold", threshold), number("threshold", "value", value)
+    if inplace:      # (x <= threshold, not x > threshold: NaN is kept, as in PyTorch)
+        return _inplace(input, lambda t: where(t <= limit, value, t), "threshold_")
+    return where(input <= limit, value, input)
 
 
 def _celu_reference(x, alpha=1.0, inplace=False):
@@ -900,11 +916,11 @@ def dropout(input, p=0.5, training=True, inplace=False):
         vizgrad.manual_seed(0)
         F.dropout(vizgrad.ones(6), p=0.5)     # about half zeros, the rest 2.0
     """
-    _check_floating("dropout", input)
-    if not 0.0 <= as_number("dropout", "p", p) <= 1.0:
-        raise ArgumentError(f"dropout: dropout probability has to be between 0 and 1, but got {p}")
+    _check_dropout("dropout", input, p, training)
     if not training or p == 0.0:
         return input
+    if not input.is_floating_point():
+        return _zeroed(input, inplace, "dropout_")
     from ..creation import rand
     uniform = rand(input.shape, dtype=input.dtype, device=input.device)
     if inplace:
@@ -917,6 +933,8 @@ def _channel_dropout(op, input, p, training, inplace, channel_dims):
     shared by every position of that channel (PyTorch's feature dropout)."""
     if not training or p == 0.0 or input.numel() == 0:
         return input
+    if not input.is_floating_point():
+        return _zeroed(input, inplace, op + "_")
     if 0.0 < p < 1.0 and input.ndim < 2 and channel_dims == 2:
         raise ShapeError(f"{op}: channel-wise dropout needs at least 2 dims (N, C, ...) in the input, got shape "
                          f"{format_shape(input.shape)}")
@@ -928,10 +946,24 @@ def _channel_dropout(op, input, p, training, inplace, channel_dims):
     return Dropout.apply(input, uniform, p=p)
 
 
-def _check_dropout(op, input, p):
-    _check_floating(op, input)
+def _check_dropout(op, input, p, training):
+    """Dropout takes integer and bool tensors where it keeps or zeroes everything (not
+    training, p = 0 or p = 1), as in PyTorch; scaling the kept entries needs floats."""
+    if not isinstance(input, Tensor):
+        raise not_a_tensor(op, "input", input)
     if not 0.0 <= as_number(op, "p", p) <= 1.0:
         raise ArgumentError(f"{op}: dropout probability has to be between 0 and 1, but got {p}")
+    if training and 0.0 < p < 1.0 and not input.is_floating_point():
+        raise DTypeError(f"{op}: expected a floating-point input, got {input.dtype.name}: the entries kept are "
+                         f"scaled by 1/(1-p), which {input.dtype.name} cannot hold, as in PyTorch; convert with "
+                         ".float() first")
+
+
+def _zeroed(input, inplace, name):
+    """Dropout with p = 1 of an integer or bool tensor: input times a 0-d zero, as PyTorch."""
+    if inplace:
+        return _inplace(input, lambda t: t * t.new_zeros(()), name)
+    return input * input.new_zeros(())
 
 
 def _channel_dropout_samples(shape_):
@@ -952,7 +984,7 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
 
         F.dropout1d(vizgrad.ones(1, 4, 3))     # whole rows of zeros, the others 2.0
     """
-    _check_dropout("dropout1d", input, p)
+    _check_dropout("dropout1d", input, p, training)
     if input.ndim not in (2, 3):
         raise ShapeError(f"dropout1d: expected a 2D (C, L) or 3D (N, C, L) input, but received a {input.ndim}D input "
                          f"of shape {format_shape(input.shape)}")
@@ -980,7 +1012,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 
         F.dropout2d(vizgrad.ones(2, 4, 3, 3)).sum(dim=(2, 3))   # each entry 0 or 18
     """
-    _check_dropout("dropout2d", input, p)
+    _check_dropout("dropout2d", input, p, training)
     _warn_unusual_rank("dropout2d", input, 2)
     if input.ndim == 3:
         warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout "
@@ -1001,7 +1033,7 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
 
         F.dropout3d(vizgrad.ones(2, 4, 2, 2, 2), p=0.25)
     """
-    _check_dropout("dropout3d", input, p)
+    _check_dropout("dropout3d", input, p, training)
     _warn_unusual_rank("dropout3d", input, 3)
     if input.ndim == 0 and training and 0.0 < p < 1.0:
         raise ShapeError("dropout3d: channel-wise dropout needs at least 1 dim (C, ...) in the input, got a 0-d "

@@ -11,8 +11,8 @@ import numpy as np
 from .. import dtypes
 from ..autograd.function import Op
 from ..dtypes import bool_
-from ..errors import (ArgumentError, ArgumentTypeError, DivisionByZeroError, DTypeError, as_number, format_shape,
-                      not_a_tensor, public)
+from ..errors import (ArgumentError, ArgumentTypeError, DivisionByZeroError, DTypeError, as_integer_scalar, as_number,
+                      format_shape, not_a_tensor, public)
 from ..tensor import Tensor
 from .registry import Sample, bind_method, register
 from .samples import binary, booleans, values
@@ -191,7 +191,9 @@ class Div(Op):
 
 class RoundedDiv(Op):
     """Division rounded towards zero or down: piecewise constant, so its gradient is zero.
-    Integer operands stay integers (exact, with no detour through floats)."""
+    Integer operands stay integers (exact, with no detour through floats). Floor division is
+    the floor of the exact quotient (``7 // -0.7`` is -11, where ``floor(7 / -0.7)`` is -10)
+    and NaN for an infinite dividend, as PyTorch's."""
 
     broadcasts = True
     promotes = (0, 1)
@@ -199,13 +201,12 @@ class RoundedDiv(Op):
     @staticmethod
     def forward(ctx, a, b, rounding_mode, integral):
         xp = ctx.xp
+        if rounding_mode == "floor":
+            return a // b
         if integral:
-            if rounding_mode == "floor":
-                return a // b
             quotient = abs(a) // abs(b)
             return xp.where((a < 0) != (b < 0), -quotient, quotient)
-        quotient = a / b
-        return xp.trunc(quotient) if rounding_mode == "trunc" else xp.floor(quotient)
+        return xp.trunc(a / b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -395,10 +396,12 @@ def _xlogy_samples(rng):
 class XLogY(Op):
     """``x · log(y)``, or ``x · log(1 + y)`` with ``shifted``: 0 where x is 0 (NaN where y is).
     Where x is 0 and the log is -inf or NaN (y ≤ 0, or ≤ -1 shifted) the gradients are 0,
-    elsewhere d/dx = log(y) (at x = 0 too, as PyTorch) and d/dy = x / y."""
+    elsewhere d/dx = log(y) (at x = 0 too, as PyTorch) and d/dy = x / y. Integers and bools
+    give the default float dtype."""
 
     broadcasts = True
     promotes = (0, 1)
+    int_to_float = True
 
     @staticmethod
     def forward(ctx, x, y, shifted):
@@ -441,7 +444,7 @@ def xlogy(input, other):
 
         vizgrad.xlogy(vizgrad.tensor([0.0, 2.0]), vizgrad.tensor([0.0, 3.0]))   # tensor([0.0000, 2.1972])
     """
-    _require_floating("xlogy", input=input, other=other)
+    _require_tensors("xlogy", input=input, other=other)
     return XLogY.apply(input, other, shifted=False)
 
 
@@ -460,7 +463,7 @@ def xlog1py(input, other):
 
         vizgrad.special.xlog1py(vizgrad.tensor([0.0, 2.0]), vizgrad.tensor([-1.0, 3.0]))   # tensor([0.0000, 2.7726])
     """
-    _require_floating("xlog1py", input=input, other=other)
+    _require_tensors("xlog1py", input=input, other=other)
     return XLogY.apply(input, other, shifted=True)
 
 
@@ -687,14 +690,22 @@ def _addc_samples(away_from=None):
 
 @register(lambda a, b, c, value=1: a + value * b * c, _addc_samples())
 def addcmul(input, tensor1, tensor2, *, value=1):
-    """``input + value · tensor1 · tensor2``, broadcasting (what optimizers write).
+    """``input + value · tensor1 · tensor2``, broadcasting (what optimizers write); on integers
+    ``value`` is truncated to an integer, as in PyTorch.
 
     Example::
 
         vizgrad.addcmul(vizgrad.ones(2), vizgrad.ones(2), vizgrad.ones(2), value=0.5)   # tensor([1.5000, 1.5000])
     """
     _require_tensors("addcmul", input=input, tensor1=tensor1, tensor2=tensor2)
-    return input + as_number("addcmul", "value", value) * tensor1 * tensor2
+    value = as_number("addcmul", "value", value)
+    common = dtypes.promote_types(dtypes.promote_types(input.dtype, tensor1.dtype), tensor2.dtype)
+    if common is bool_:
+        raise DTypeError("addcmul: not implemented for bool tensors, as in PyTorch; convert them first, e.g. with "
+                         ".int() or .float()")
+    if not common.is_floating_point:       # integers stay integers: value truncated, as PyTorch converts it
+        value = as_integer_scalar("addcmul", "value", value)
+    return input + value * tensor1 * tensor2
 
 
 @register(lambda a, b, c, value=1: a + value * b / c, _addc_samples(away_from=0.5))

@@ -312,15 +312,22 @@ def check_positive(op, name, values_, allow_zero=False):
         raise ArgumentError(f"{op}: {name} must be {'non-negative' if allow_zero else 'positive'}, got {values_}")
 
 
-def check_input(op, input, d, name="input"):
-    """Whether ``input`` is unbatched ((C, *size)); raises unless it is (C, *size) or (N, C, *size)."""
+def check_input(op, input, d, name="input", integers=False, bools=False):
+    """Whether ``input`` is unbatched ((C, *size)); raises unless it is (C, *size) or (N, C, *size)
+    of a dtype PyTorch's CPU kernel of ``op`` takes: floating point, and with ``integers`` every
+    integer dtype (True) or int64 alone ("int64"), with ``bools`` bool too."""
     if not is_tensor(input):
         raise not_a_tensor(op, name, input)
     if input.ndim not in (d + 1, d + 2):
         raise ShapeError(f"{op}: expected a {d + 1}-D (unbatched) or {d + 2}-D (batched) {name}, "
                          f"got shape {format_shape(input.shape)}")
     if not input.is_floating_point():
-        raise DTypeError(f"{op}: {name} must be a floating-point tensor, got {input.dtype.name}")
+        dtype = input.dtype
+        taken = bools if dtype.name == "bool" else integers is True or integers == dtype.name
+        if not taken:
+            accepted = {False: "", True: " or integer", "int64": " or int64"}[integers]
+            raise DTypeError(f"{op}: {name} must be a floating-point{accepted} tensor, got {dtype.name}: PyTorch "
+                             f"has no {dtype.name} kernel for it either; convert with .float() first")
     return input.ndim == d + 1
 
 
@@ -394,7 +401,7 @@ def _batched(op, input, d, run):
 
 
 def _conv(op, d, input, weight, bias, stride, padding, dilation, groups):
-    check_input(op, input, d)
+    check_input(op, input, d, integers=True)
     stride = spatial_tuple(op, "stride", stride, d)
     dilation = spatial_tuple(op, "dilation", dilation, d)
     check_positive(op, "stride", stride)
@@ -412,7 +419,7 @@ def _conv(op, d, input, weight, bias, stride, padding, dilation, groups):
 
 
 def _conv_transpose(op, d, input, weight, bias, stride, padding, output_padding, groups, dilation):
-    check_input(op, input, d)
+    check_input(op, input, d, integers="int64")
     stride = spatial_tuple(op, "stride", stride, d)
     dilation = spatial_tuple(op, "dilation", dilation, d)
     if isinstance(padding, str):

@@ -753,7 +753,7 @@ def cond(A, p=None):
 
         vizgrad.linalg.cond(vizgrad.tensor([[2.0, 0.0], [0.0, 0.5]]))   # tensor(4.)
     """
-    from ..linalg import matrix_norm
+    from ..linalg import matrix_norm  # lazy: vizgrad.linalg, the public namespace, is built on the ops
     op = "linalg.cond"
     _matrix(op, A)
     if p is not None and (isinstance(p, bool) or p not in _COND_NORMS):

@@ -25,7 +25,7 @@ from ..autograd.function import Op
 from ..backends import backend_of
 from ..backends.base import is_array
 from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, IndexingError,
-                      not_a_tensor, as_int, as_number, DeviceError, check_dim)
+                      not_a_tensor, as_int, as_integer_scalar, as_number, DeviceError, check_dim)
 from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import booleans, non_contiguous, values
@@ -855,6 +855,9 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
             return ScatterAdd.apply(input, _tracked(index, checked), src, dim=dim)
         return scatter_reduce(input, dim, index, src, "prod") if index.numel() else input.clone()
     dim, checked = _check_scatter("scatter", input, dim, index, src)
+    if input.dtype.name == "bool":        # written as 0 and 1 (Scatter's mean of repeats needs numbers)
+        src = src.to(dtypes.int64) if isinstance(src, Tensor) else int(bool(src))
+        return Scatter.apply(input.to(dtypes.int64), _tracked(index, checked), src, dim=dim).to(dtypes.bool_)
     return Scatter.apply(input, _tracked(index, checked), src, dim=dim)
 
 
@@ -976,6 +979,8 @@ def index_add(input, dim, index, source, *, alpha=1):
     if source._array.dtype != input._array.dtype and source.dtype is not input.dtype:
         raise DTypeError(f"index_add: self ({input.dtype.torch_name}) and source ({source.dtype.torch_name}) must "
                          f"have the same dtype: convert source with .to({input.dtype!r})")
+    if not input.is_floating_point() and input.dtype.name != "bool":     # PyTorch converts alpha to an integer
+        alpha = as_integer_scalar("index_add", "alpha", alpha)
     return IndexAdd.apply(input, index, source, dim=dim, alpha=alpha)
 
 
@@ -1191,15 +1196,14 @@ def _index_fill_samples(rng):
 @register(_index_fill_reference, _index_fill_samples)
 def index_fill(input, dim, index, value):
     """``input`` with the slices at ``index`` (1-D int64) along ``dim`` set to ``value`` (a
-    number or a 0-d tensor, which then gets their gradient); the filled places pass no
-    gradient to ``input``.
+    number or a 0-d tensor, which then gets their gradient, converted to input's dtype); the
+    filled places pass no gradient to ``input``.
 
     Example::
 
         vizgrad.zeros(2, 3).index_fill(1, vizgrad.tensor([0, 2]), 7.0)   # tensor([[7., 0., 7.], [7., 0., 7.]])
     """
     from ..creation import arange
-    from .binary import where
     if not isinstance(input, Tensor):
         raise not_a_tensor("index_fill", "input", input)
     axis = check_dim("index_fill", dim, max(input.ndim, 1))
@@ -1213,7 +1217,7 @@ def index_fill(input, dim, index, value):
         raise IndexingError(f"index_fill: index {index.tolist()} is out of range for dim {dim} of size {size}")
     chosen = (arange(size, device=input.device).unsqueeze(1) == (index.reshape(1, -1) % max(size, 1))).any(1)
     mask = chosen.reshape((size,) + (1,) * (input.ndim - axis - 1)) if input.ndim else chosen.reshape(())
-    return where(mask, value, input)
+    return masked_fill(input, mask, value)
 
 
 # --- take, put, the *_scatter family, index_copy, masked_scatter ---------------------------
@@ -1580,10 +1584,14 @@ def _reduced_at(input, dim, index, src, reduce, include_self):
     """The scatter reduction, written with differentiable ops: a one-hot mask (index's shape
     plus one axis over the output positions along ``dim``) picks each position's values, which
     one reduction over ``dim`` combines. Gradients are those of that reduction (prod's for
-    prod, ties shared evenly for amax and amin, self included), as in PyTorch."""
+    prod, ties shared evenly for amax and amin, self included), as in PyTorch. Bools stay
+    bools (a nonzero reduction is True), as in PyTorch."""
+    if input.dtype.name == "bool":
+        return _reduced_at(input.to(dtypes.int64), dim, index, src.to(dtypes.int64), reduce,
+                           include_self).to(dtypes.bool_)
     from ..creation import arange
     from .binary import where
-    from .reduce import amax, amin, prod
+    from .reduce import amax, amin, prod  # lazy: ops.reduce imports this module at module level
     from .shape import cat
     size = input.shape[dim]
     region_key = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))

@@ -18,12 +18,19 @@ or using one while recording after its base changed, is an error
 
 Positions are row-major indices into the base (``Backend.view_positions``), so one
 pair of nodes serves every kind of view (slices, reshapes, transposes, selections).
+
+:func:`apply_inplace` is the write every in-place method makes (``add_``, ``x[i] = v``,
+``F.relu_``): the value computed out of place, stored in the tensor's dtype, its version
+bumped, and these nodes recorded when the tensor is a view.
 """
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd.function import Op
-from ..errors import BackwardError, ShapeError, format_shape
+from ..autograd.grad_mode import no_grad, state
+from ..errors import BackwardError, DTypeError, ShapeError, format_shape, public_name_from
+from ..tensor import Tensor
 
 
 class AsStrided(Op):
@@ -139,3 +146,118 @@ def refresh_view(view, op_name):
     positions, written = found
     fresh = AsStrided.apply(base, positions=positions, written=written)
     view.grad_fn, view._output_nr, view._requires_grad = fresh.grad_fn, fresh._output_nr, fresh.requires_grad
+
+
+def writes_recorded(target, *others):
+    """Whether a write into ``target`` (of ``others``) is recorded: grad mode is on and one of them requires grad."""
+    if not state.grad_enabled:
+        return False
+    return target.requires_grad or any(isinstance(o, Tensor) and o.requires_grad for o in others)
+
+
+@public_name_from("op_name")
+def apply_inplace(target, compute, op_name, *others, cast=False):
+    """Make ``target`` hold ``compute(target)``; ``compute`` builds the out-of-place result.
+
+    The result is stored in ``target``'s dtype: any dtype when ``cast`` (``copy_``,
+    ``fill_``, ``x[i] = v`` convert, truncating floats into integers), otherwise only what
+    :func:`vizgrad.dtypes.can_cast` allows (``x += 1.5`` on an integer tensor is an error).
+
+    While recording, the result's history becomes ``target``'s: the old value (with its
+    history) stays available to the new node through a private copy. When ``target`` is a
+    view, the write changes its base too, and the base's history becomes a
+    :class:`~vizgrad.ops.inplace.CopySlices` node, as in PyTorch.
+    """
+    if writes_recorded(target, *others):
+        if target._multi_output_view is not None:
+            raise multi_output_view_error(op_name, target)
+        base = target._base
+        if target.requires_grad and target.grad_fn is None:
+            raise BackwardError(
+                f"{op_name}: a leaf tensor that requires grad cannot be modified in place while "
+                "gradients are recorded (its .grad would no longer match its value). Do the update "
+                "inside `with vizgrad.no_grad():`, or use an out-of-place op.")
+        if base is not None and base.requires_grad and base.grad_fn is None:
+            raise BackwardError(
+                f"{op_name}: this tensor is a view of a leaf tensor that requires grad, which cannot "
+                "be modified in place while gradients are recorded. Do the update inside "
+                "`with vizgrad.no_grad():`, or clone() the view first.")
+        positions = positions_in_base(target, op_name) if base is not None else None
+        if positions is None:
+            result = compute(_snapshot(target))
+            _store(target, result, op_name, cast)
+            _adopt_history(target, result)
+        else:
+            _write_into_view(target, base, positions, compute, op_name, cast)
+    else:
+        with no_grad():
+            result = compute(target)
+        _store(target, result, op_name, cast)
+    mark_written(target)
+    return target
+
+
+def mark_written(target):
+    """Count an in-place change of ``target`` (and of the memory it shares)."""
+    target._bump_version()
+    if target._base is not None and target._multi_output_view is None:
+        # its history (or lack of one) is current; a piece of unbind/split/chunk written
+        # outside recording has none for itself alone, and stays stale as in PyTorch
+        target._view_version = target._counter[0]
+
+
+def _snapshot(tensor):
+    """A copy of ``tensor``'s values that carries its history (what an in-place op overwrites)."""
+    return Tensor._make(tensor._backend().xp.asarray(tensor._array, copy=True),
+                        tensor.requires_grad, tensor.grad_fn, tensor._output_nr)
+
+
+def _adopt_history(target, result):
+    if result.requires_grad and not target.is_floating_point():   # integers carry no gradient
+        target.grad_fn, target._requires_grad = None, False
+        return
+    target.grad_fn = result.grad_fn
+    target._output_nr = result._output_nr
+    target._requires_grad = result.requires_grad
+
+
+def _write_into_view(view, base, positions, compute, op_name, cast):
+    """Record ``view``'s in-place write on its base: the view's old values are read from the
+    base as it was (so gradients reach whatever wrote into it before), and the base becomes
+    the old base with the new values at the view's positions (CopySlices)."""
+    positions, written = positions
+    base_before = _snapshot(base)
+    result = compute(AsStrided.apply(base_before, positions=positions, written=written))
+    _check_storable(view, result, op_name, cast)
+    new_base = CopySlices.apply(base_before, result, positions=positions, written=written)
+    _store(base, new_base, op_name, cast=True)
+    _adopt_history(base, new_base)
+    _adopt_history(view, result)   # the view now holds the result's values
+
+
+def _check_storable(target, result, op_name, cast):
+    if result.shape != target.shape:
+        raise ShapeError(f"{op_name}: the result has shape {format_shape(result.shape)}, which does not "
+                         f"fit in place into a tensor of shape {format_shape(target.shape)}")
+    if type(result._array) is not type(target._array):
+        raise BackwardError(f"{op_name}: the result is on {result.device}, the tensor on {target.device}")
+    if not cast and result._array.dtype != target._array.dtype \
+            and not dtypes.can_cast(result.dtype, target.dtype):
+        raise DTypeError(
+            f"{op_name}: result type {result.dtype.torch_name} can't be cast to the desired output type "
+            f"{target.dtype.torch_name}: the result is {result.dtype.name} and an in-place op keeps the "
+            f"tensor's dtype {target.dtype.name}. Use the out-of-place op (x = x + ...), or convert "
+            "the tensor first (x = x.float()).")
+
+
+def _store(target, result, op_name, cast):
+    """Write ``result``'s values into ``target``'s memory, in ``target``'s dtype."""
+    _check_storable(target, result, op_name, cast)
+    xp = target._backend().xp
+    try:
+        target._array[...] = result._array if result._array.dtype == target._array.dtype \
+            else xp.astype(result._array, target._array.dtype)
+    except ValueError as error:   # NumPy's expanded (broadcast) views are read-only
+        if "read-only" not in str(error):
+            raise
+        raise overlapping_write_error(op_name, target) from None

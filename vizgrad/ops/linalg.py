@@ -196,9 +196,12 @@ def outer(input, vec2):
 
 def _scaled_sum(op, input, product, beta, alpha):
     """``beta · input + alpha · product`` (``input`` broadcast to the product's shape); with
-    beta = 0 input's values are ignored, NaN and inf included, as PyTorch."""
-    from ..errors import as_number
+    beta = 0 input's values are ignored, NaN and inf included, as PyTorch. On integer tensors
+    beta and alpha are truncated to integers, as PyTorch does, so the result keeps the dtype."""
+    from ..errors import as_integer_scalar, as_number
     beta, alpha = as_number(op, "beta", beta), as_number(op, "alpha", alpha)
+    if not product.dtype.is_floating_point:
+        beta, alpha = as_integer_scalar(op, "beta", beta), as_integer_scalar(op, "alpha", alpha)
     if len(input.shape) > len(product.shape) or any(a not in (1, b) for a, b in zip(input.shape[::-1],
                                                                                        product.shape[::-1])):
         raise ShapeError(f"{op}: input of shape {format_shape(input.shape)} does not broadcast to the product's "
@@ -262,6 +265,10 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """
     _tensors("addr", ("input", "vec1", "vec2"), input, vec1, vec2)
     _with_dims("addr", (("vec1", 1), ("vec2", 1)), vec1, vec2)
+    for name, scale in (("beta", beta), ("alpha", alpha)):
+        if not input.dtype.is_floating_point and isinstance(scale, float):
+            raise DTypeError(f"addr: for integer tensors, {name} must not be a floating point number, as in "
+                             f"PyTorch; got {name}={scale!r}")
     return _scaled_sum("addr", input, mul(reshape(vec1, (-1, 1)), vec2), beta, alpha)
 
 
@@ -357,7 +364,7 @@ def dist(input, other, p=2):
 
         vizgrad.dist(vizgrad.ones(3), vizgrad.zeros(3), p=1)   # tensor(3.)
     """
-    from ..linalg import vector_norm
+    from ..linalg import vector_norm  # lazy: vizgrad.linalg, the public namespace, is built on the ops
     for name, operand in (("input", input), ("other", other)):
         if not isinstance(operand, Tensor):
             raise not_a_tensor("dist", name, operand)
@@ -447,7 +454,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
         vizgrad.cdist(vizgrad.tensor([[0.0, 0.0]]), vizgrad.tensor([[3.0, 4.0], [1.0, 0.0]]))   # tensor([[5., 1.]])
     """
-    from ..linalg import vector_norm
+    from ..linalg import vector_norm  # lazy: vizgrad.linalg, the public namespace, is built on the ops
     _tensors("cdist", ("x1", "x2"), x1, x2)
     for name, operand in (("x1", x1), ("x2", x2)):
         if operand.ndim < 2:

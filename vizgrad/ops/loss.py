@@ -26,7 +26,7 @@ import numpy as np
 from .. import dtypes
 from ..autograd.function import Op
 from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, IndexingError,
-                      as_number, not_a_tensor, DeviceError)
+                      as_integer_scalar, as_number, not_a_tensor, DeviceError)
 from ..tensor import Tensor
 from .. import creation
 from . import binary, shape, unary
@@ -941,7 +941,8 @@ def _hinge_embedding_samples(rng):
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """Hinge embedding loss of distances x and labels y ∈ {1, -1}: ``x`` where y = 1,
     ``max(0, margin - x)`` where y = -1 (any other y counts both terms, as in PyTorch), then
-    reduced. dL/dx = 1 (y = 1) or -1 where x < margin (y = -1).
+    reduced. dL/dx = 1 (y = 1) or -1 where x < margin (y = -1). An integer input gives an
+    integer loss (the margin truncated), as in PyTorch.
 
     Example::
 
@@ -952,11 +953,16 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     reduction = legacy_reduction(size_average, reduce, reduction)
     _check_tensors(op, input=input, target=target)
     _check_reduction(op, reduction)
-    margin = _margin(op, margin)
-    if not input.is_floating_point():
-        raise DTypeError(f"{op}: input must be floating point, got {input.dtype.name}")
+    _check_not_bool(op, input=input)
+    if input.is_floating_point():
+        margin = _margin(op, margin)
+    else:          # PyTorch fills the margin into input's dtype: the loss stays integer
+        margin = as_integer_scalar(op, "margin", margin)
+        if reduction == "mean":
+            raise DTypeError(f"{op}: reduction='mean' of an integer input ({input.dtype.name}) is not defined, as "
+                             "in PyTorch; use reduction='sum' or 'none', or a floating-point input")
     below = (margin - input).clamp(min=0)
-    loss = binary.where(target != 1, below, 0.0) + binary.where(target != -1, input, 0.0)
+    loss = binary.where(target != 1, below, 0) + binary.where(target != -1, input, 0)
     return _reduce(loss, reduction)
 
 
@@ -1611,8 +1617,7 @@ class CtcLoss(Op):
         alpha = [xp.where(xp.logical_and(position < 2, valid), emissions[0, ...], empty)]
         for t in range(1, steps):
             prev = alpha[-1]
-            total = _logaddexp(xp, prev, before(prev, 1))
-            total = xp.where(skip, _logaddexp(xp, total, before(prev, 2)), total)
+            total = _log_add(xp, prev, before(prev, 1), xp.where(skip, before(prev, 2), empty))
             alpha.append(xp.where(valid, emissions[t, ...] + total, empty))
         alpha = xp.stack(alpha)                                                  # (T, N, S')
         last = xp.maximum(input_lengths - 1, xp.zeros_like(input_lengths))
@@ -1650,8 +1655,7 @@ class CtcLoss(Op):
         betas = [None] * steps
         nxt = empty
         for t in reversed(range(steps)):
-            total = _logaddexp(xp, nxt, after(nxt, 1))
-            total = xp.where(skip_back, _logaddexp(xp, total, after(nxt, 2)), total)
+            total = _log_add(xp, nxt, after(nxt, 1), xp.where(skip_back, after(nxt, 2), empty))
             start = xp.where(ends, emissions[t, ...], empty)
             current = xp.where((t == last)[:, None], start,
                                xp.where((t < last)[:, None], xp.where(valid, emissions[t, ...] + total, empty), empty))
@@ -1682,21 +1686,30 @@ class CtcLoss(Op):
         return g * scale[None, :, None]
 
 
-def _logaddexp(xp, a, b):
-    """log(e^a + e^b), elementwise; -inf where both are."""
-    top = xp.maximum(a, b)
-    nowhere = xp.isinf(top)
-    a, b = xp.where(nowhere, xp.zeros_like(a), a), xp.where(nowhere, xp.zeros_like(b), b)
-    return xp.where(nowhere, top, xp.maximum(a, b) + xp.log1p(xp.exp(-xp.abs(a - b))))
+def _log_add(xp, *terms):
+    """log Σ e^term, elementwise, as PyTorch's CTC kernel computes it: the largest term
+    factored out (none where all are -inf, which gives -inf); NaN where one is NaN or +inf."""
+    peak = terms[0]
+    for term in terms[1:]:
+        peak = xp.maximum(peak, term)
+    return _log_of_sum(xp, sum(xp.exp(term - _finite_peak(xp, peak)) for term in terms), peak)
 
 
 def _log_sum(xp, a):
-    """log Σ exp(a) along the last axis; -inf where every entry is -inf."""
+    """log Σ exp(a) along the last axis, as :func:`_log_add` does elementwise."""
     peak = xp.max(a, axis=-1, keepdims=True)
-    peak = xp.where(xp.isinf(peak), xp.zeros_like(peak), peak)
-    total = xp.sum(xp.exp(a - peak), axis=-1)
-    return xp.where(total > 0, xp.log(xp.where(total > 0, total, xp.ones_like(total))) + peak[..., 0],
-                    xp.full_like(total, -xp.inf))
+    return _log_of_sum(xp, xp.sum(xp.exp(a - _finite_peak(xp, peak)), axis=-1), peak[..., 0])
+
+
+def _finite_peak(xp, peak):
+    return xp.where(peak == -xp.inf, xp.zeros_like(peak), peak)
+
+
+def _log_of_sum(xp, total, peak):
+    """log(total) + peak, -inf where total is 0 (every term -inf)."""
+    nothing = total == 0
+    return xp.where(nothing, xp.full_like(total, -xp.inf),
+                    xp.log(xp.where(nothing, xp.ones_like(total), total)) + _finite_peak(xp, peak))
 
 
 def _ctc_lengths(op, name, value, batch, device):

@@ -37,12 +37,12 @@ _LINALG_LU = _return_type("linalg_lu", ("P", "L", "U"))
 _LU_UNPACK = _return_type("lu_unpack", ("P", "L", "U"))
 
 
-def _check_matrix(op, A, name="A"):
+def _check_matrix(op, A, name="A", floating=True):
     if not isinstance(A, Tensor):
         raise not_a_tensor(op, name, A)
     if A.ndim < 2:
         raise ShapeError(f"{op}: {name} must be a matrix or a batch of matrices, got shape {format_shape(A.shape)}")
-    if not A.is_floating_point():
+    if floating and not A.is_floating_point():
         raise DTypeError(f"{op}: {name} must be a floating point matrix, got {A.dtype.name}")
 
 
@@ -181,13 +181,14 @@ def _unpack_samples(rng):
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     """``(P, L, U)`` from :func:`lu_factor`'s ``(LU, pivots)``: A = P L U. L is LU's strict
     lower part plus the identity (m × k), U its upper part (k × n); P the permutation the
-    pivots' row swaps make. What ``unpack_data`` / ``unpack_pivots`` turn off is returned empty.
+    pivots' row swaps make, all three of LU's dtype. What ``unpack_data`` / ``unpack_pivots`` turn off
+    is returned empty.
 
     Example::
 
         P, L, U = vizgrad.lu_unpack(*vizgrad.linalg.lu_factor(A))
     """
-    _check_matrix("lu_unpack", LU_data, "LU_data")
+    _check_matrix("lu_unpack", LU_data, "LU_data", floating=False)     # (any dtype: it only copies, as PyTorch)
     if not isinstance(LU_pivots, Tensor):
         raise not_a_tensor("lu_unpack", "LU_pivots", LU_pivots)
     m, n = LU_data.shape[-2], LU_data.shape[-1]

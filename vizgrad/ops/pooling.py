@@ -5,8 +5,9 @@ interpolate, grid_sample and affine_grid, as ``torch.nn.functional`` has them.
 Max and average pooling copy the windows of :mod:`vizgrad.ops.conv` once, one plane
 per kernel tap, and reduce over the taps; their backwards put each output gradient
 back on its window with ``fold_windows``. Adaptive average pooling
-and interpolation are linear maps along each spatial axis, so they are products with
-small constant matrices: out = A_H · x · A_Wᵀ, and the gradient is A_Hᵀ · G · A_W.
+and interpolation are linear maps along each spatial axis, out = A_H · x · A_Wᵀ: their
+forwards gather the taps of each output (so that an inf or NaN reaches only the outputs
+that read it, as in PyTorch), and the gradient is A_Hᵀ · G · A_W.
 """
 
 import itertools
@@ -86,16 +87,17 @@ def _fold_taps(xp, taps, windows):
 
 class MaxPool(Op):
     """The largest value of each window. Its gradient goes to that value alone (the first
-    one on ties, as in PyTorch): a one-hot mask over the taps of each window says where,
-    kept as booleans (a quarter of float32's memory) until backward needs it."""
+    one on ties, the last NaN where the window holds NaN, as in PyTorch): a one-hot mask over
+    the taps of each window says where, kept as booleans (a quarter of float32's memory)
+    until backward needs it. Integers pad with their smallest value, floats with -inf."""
 
     @staticmethod
-    def forward(ctx, x, windows, return_indices):
+    def forward(ctx, x, windows, return_indices, lowest):
         xp = ctx.xp
         ctx.windows = windows
-        taps = _taps(xp, x, windows, -xp.inf)
+        taps = _taps(xp, x, windows, lowest)
         out = xp.max(taps, axis=0)
-        hits = _first_max(xp, taps, out)
+        hits = _first_max(xp, taps, out, floating=isinstance(lowest, float))
         ctx.save_for_backward(hits)
         if not return_indices:
             return batch_first(xp, out)
@@ -113,8 +115,10 @@ class MaxPool(Op):
         return _fold_taps(xp, mask, ctx.windows)
 
 
-def _first_max(xp, taps, out):
-    """True at the first tap of each window that holds its maximum: (K, C, *out, N)."""
+def _first_max(xp, taps, out, floating):
+    """True at the tap of each window that PyTorch's kernel picks, (K, C, *out, N): the first
+    that holds the maximum, or the last NaN in a window that holds NaN (NaN equals nothing, so
+    such windows are those left without a hit)."""
     planes, seen = [], None
     for k in range(taps.shape[0]):
         hit = taps[k, ...] == out
@@ -124,6 +128,12 @@ def _first_max(xp, taps, out):
             hit = xp.logical_and(hit, xp.logical_not(seen))
             seen = xp.logical_or(seen, hit)
         planes.append(hit)
+    missing = xp.logical_not(seen)
+    if floating and bool(xp.any(missing)):
+        for k in reversed(range(taps.shape[0])):
+            hit = xp.logical_and(missing, xp.isnan(taps[k, ...]))
+            missing = xp.logical_and(missing, xp.logical_not(hit))
+            planes[k] = xp.logical_or(planes[k], hit)
     return xp.stack(planes)
 
 
@@ -145,10 +155,13 @@ def _flat_indices(xp, best, windows, device):
 
 
 def _max_pool(op, d, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
-    check_input(op, input, d)
+    from ..dtypes import iinfo
+    check_input(op, input, d, integers=d > 1 or bool(return_indices))    # (PyTorch's max_pool1d kernel: floats only)
     kernel, stride, padding, dilation = _pool_arguments(op, d, kernel_size, stride, padding, dilation)
     windows = _pool_windows(op, tuple(input.shape[-d:]), kernel, stride, padding, dilation, ceil_mode)
-    return _with_batch(input, d, lambda x: MaxPool.apply(x, windows=windows, return_indices=bool(return_indices)))
+    lowest = -math.inf if input.is_floating_point() else iinfo(input.dtype).min       # the padding
+    return _with_batch(input, d, lambda x: MaxPool.apply(x, windows=windows, return_indices=bool(return_indices),
+                                                         lowest=lowest))
 
 
 def _max_pool_reference(d):
@@ -286,15 +299,20 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 # --- average pooling -----------------------------------------------------------------------
 
 class AvgPool(Op):
-    """The mean of each window: the window sum over a divisor per output position."""
+    """The mean of each window: the window sum over a divisor per output position. Integers
+    (``integral``) stay integers, the quotient truncated towards zero, as PyTorch's kernel."""
 
     @staticmethod
-    def forward(ctx, x, windows, padding, count_include_pad, divisor_override):
+    def forward(ctx, x, windows, padding, count_include_pad, divisor_override, integral=False):
         xp = ctx.xp
         ctx.windows = windows
         divisor = _divisor(xp, windows, padding, count_include_pad, divisor_override, x.dtype, x.device)
         ctx.save_for_backward(divisor)
-        return batch_first(xp, xp.sum(_taps(xp, x, windows), axis=0)) / divisor
+        total = batch_first(xp, xp.sum(_taps(xp, x, windows), axis=0))
+        if not integral:
+            return total / divisor
+        quotient = abs(total) // abs(divisor)
+        return xp.where((total < 0) != (divisor < 0), -quotient, quotient)
 
     @staticmethod
     def backward(ctx, grad):
@@ -322,14 +340,14 @@ def _divisor(xp, windows, padding, count_include_pad, divisor_override, dtype, d
 
 
 def _avg_pool(op, d, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    check_input(op, input, d)
+    check_input(op, input, d, integers="int64")
     kernel, stride, padding, dilation = _pool_arguments(op, d, kernel_size, stride, padding)
     if divisor_override is not None and (isinstance(divisor_override, bool) or divisor_override == 0):
         raise ArgumentError(f"{op}: divisor_override must be a non-zero number, got {divisor_override!r}")
     windows = _pool_windows(op, tuple(input.shape[-d:]), kernel, stride, padding, dilation, ceil_mode)
     return _with_batch(input, d, lambda x: AvgPool.apply(
         x, windows=windows, padding=padding, count_include_pad=bool(count_include_pad),
-        divisor_override=divisor_override))
+        divisor_override=divisor_override, integral=not input.is_floating_point()))
 
 
 def _avg_pool_reference(d):
@@ -459,14 +477,36 @@ def _adaptive_matrix(xp, n, count, dtype, device):
 
 
 class AdaptiveAvgPool(Op):
+    """The mean of each adaptive window, along one axis at a time: the window's taps gathered
+    (the last repeated to the longest window's length, and left out), so that an inf or NaN
+    reaches only the windows that hold it, as in PyTorch. Backward is the transposed linear
+    map, the averaging matrices' products."""
+
     @staticmethod
     def forward(ctx, x, output_size):
         xp = ctx.xp
         d = len(output_size)
-        matrices = [_adaptive_matrix(xp, n, count, x.dtype, x.device)
-                    for n, count in zip(x.shape[-d:], output_size)]
-        ctx.save_for_backward(*matrices)
-        return _along_axes(xp, x, matrices)
+        size = tuple(x.shape[-d:])
+        ctx.save_for_backward(*(_adaptive_matrix(xp, n, count, x.dtype, x.device)
+                                for n, count in zip(size, output_size)))
+        for k, (n, count) in enumerate(zip(size, output_size)):
+            axis = x.ndim - d + k
+            if n % count == 0:             # windows side by side, of one length (global pooling): a reshape
+                x = xp.mean(xp.reshape(x, tuple(x.shape[:axis]) + (count, n // count) + tuple(x.shape[axis + 1:])),
+                            axis=axis + 1)
+                continue
+            taps = _adaptive_taps(xp, n, count, x.device)                  # (count, L)
+            i = xp.arange(count, dtype=xp.int64, device=x.device)
+            start, end = (i * n) // count, ((i + 1) * n + count - 1) // count
+            length = taps.shape[1]
+            kept = start[:, None] + xp.arange(length, dtype=xp.int64, device=x.device)[None, :] < end[:, None]
+            cut = xp.reshape(xp.take(x, xp.reshape(taps, (-1,)), axis=axis),
+                             tuple(x.shape[:axis]) + (count, length) + tuple(x.shape[axis + 1:]))
+            trailing = (1,) * (x.ndim - axis - 1)
+            total = xp.sum(xp.where(xp.reshape(kept, (count, length) + trailing), cut, xp.zeros_like(cut)),
+                           axis=axis + 1)
+            x = total / xp.reshape(xp.astype(end - start, x.dtype), (count,) + trailing)
+        return x
 
     @staticmethod
     def backward(ctx, grad):
@@ -581,22 +621,24 @@ def _selection_matrix(xp, source, n, dtype, device):
     return xp.astype(taps == source[:, None], dtype)
 
 
-def _linear_matrix(xp, n, count, scale, align_corners, dtype, device):
-    """Row i mixes the two inputs around the source point src_i with weights 1 - λ and λ:
-    src_i = i·(n-1)/(count-1) with ``align_corners``, else max((i + 0.5)·n/count - 0.5, 0)."""
+def _linear_taps(xp, n, count, scale, align_corners, dtype, device):
+    """Output i mixes the two inputs around the source point src_i, x[left_i] and x[right_i],
+    with weights 1 - λ_i and λ_i: src_i = i·(n-1)/(count-1) with ``align_corners``, else
+    max((i + 0.5)·n/count - 0.5, 0); right_i = min(left_i + 1, n - 1)."""
     dst = xp.astype(xp.arange(count, device=device), xp.float64)
     if align_corners:
         source = dst * ((n - 1) / (count - 1) if count > 1 else 0.0)
     else:
         source = xp.maximum((dst + 0.5) * (1.0 / scale if scale else n / count) - 0.5, 0.0)
     left = xp.floor(source)
-    weight = (source - left)[:, None]
+    weight = xp.astype(source - left, dtype)
     left = xp.astype(left, xp.int64)
-    right = xp.minimum(left + 1, n - 1)
-    taps = xp.arange(n, dtype=xp.int64, device=device)
-    matrix = (xp.astype(taps == left[:, None], xp.float64) * (1.0 - weight)
-              + xp.astype(taps == right[:, None], xp.float64) * weight)
-    return xp.astype(matrix, dtype)
+    return left, xp.minimum(left + 1, n - 1), weight
+
+
+def _along(xp, weight, axis, ndim):
+    """The per-position weights shaped to broadcast along ``axis`` of an ``ndim``-D array."""
+    return xp.reshape(weight, (weight.shape[0],) + (1,) * (ndim - axis - 1))
 
 
 class Interpolate(Op):
@@ -613,15 +655,28 @@ class Interpolate(Op):
             for axis, source in zip(range(x.ndim - d, x.ndim), sources):
                 x = xp.take(x, source, axis=axis)
             return x
-        matrices = [_linear_matrix(xp, n, count, scale, align_corners, x.dtype, x.device)
-                    for n, count, scale in zip(x.shape[-d:], size, scales)]
-        ctx.save_for_backward(*matrices)
-        return _along_axes(xp, x, matrices)
+        # gathers of the two neighbours, not products with a matrix: an inf or NaN reaches only
+        # the outputs that read it, as in PyTorch (backward, the transposed map, is the product)
+        taps = [_linear_taps(xp, n, count, scale, align_corners, x.dtype, x.device)
+                for n, count, scale in zip(x.shape[-d:], size, scales)]
+        ctx.save_for_backward(*(_linear_matrix(xp, n, *tap) for n, tap in zip(x.shape[-d:], taps)))
+        for axis, (left, right, weight) in zip(range(x.ndim - d, x.ndim), taps):
+            weight = _along(xp, weight, axis, x.ndim)
+            x = xp.take(x, left, axis=axis) * (1 - weight) + xp.take(x, right, axis=axis) * weight
+        return x
 
     @staticmethod
     def backward(ctx, grad):
         xp = ctx.xp
         return _along_axes(xp, grad, [xp.matrix_transpose(m) for m in ctx.saved_tensors])
+
+
+def _linear_matrix(xp, n, left, right, weight):
+    """The (count, n) matrix of the linear taps: row i holds 1 - λ_i at left_i and λ_i at right_i."""
+    taps = xp.arange(n, dtype=xp.int64, device=weight.device)
+    weight = weight[:, None]
+    return (xp.astype(taps == left[:, None], weight.dtype) * (1 - weight)
+            + xp.astype(taps == right[:, None], weight.dtype) * weight)
 
 
 _LINEAR_MODES = {"linear": 1, "bilinear": 2}
@@ -689,8 +744,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     ``'nearest-exact'`` uses floor((i + 0.5)·scale); ``'linear'`` (3-D) and ``'bilinear'``
     (4-D) mix the two (four) nearest inputs around the source point, which
     ``align_corners`` places at i·(in-1)/(out-1) (corners meet) instead of
-    (i + 0.5)·scale - 0.5 (the default, False). Each mode is a fixed matrix per axis,
-    out = A_H · x · A_Wᵀ, so dL/dx = A_Hᵀ · G · A_W.
+    (i + 0.5)·scale - 0.5 (the default, False). Each mode is linear, one fixed map per axis
+    (out = A_H · x · A_Wᵀ), so dL/dx = A_Hᵀ · G · A_W; computed by gathers, an inf or NaN
+    reaches only the outputs that read it.
 
     Example::
 
@@ -831,7 +887,8 @@ def _adaptive_taps(xp, n, count, device):
 
 
 class AdaptiveMaxPool(Op):
-    """The largest value of each adaptive window; the gradient goes to it alone (the first on ties)."""
+    """The largest value of each adaptive window; the gradient goes to it alone (the first on
+    ties, the last NaN where the window holds NaN, as in PyTorch)."""
 
     @staticmethod
     def forward(ctx, x, output_size, return_indices):
@@ -850,6 +907,10 @@ class AdaptiveMaxPool(Op):
         windows = xp.reshape(xp.permute_dims(split, order), lead + tuple(output_size) + (math.prod(lengths),))
         best = xp.argmax(windows, axis=-1)
         out = xp.max(windows, axis=-1)
+        nan = xp.isnan(out)
+        if bool(xp.any(nan)):         # PyTorch's kernel keeps the last NaN of a window (argmax: the first)
+            last = windows.shape[-1] - 1 - xp.argmax(xp.astype(xp.flip(xp.isnan(windows), axis=-1), xp.int64), axis=-1)
+            best = xp.where(nan, last, best)
         hits = xp.arange(math.prod(lengths), dtype=best.dtype, device=x.device) == xp.expand_dims(best, axis=-1)
         ctx.output_size, ctx.lengths, ctx.lead = tuple(output_size), lengths, lead
         ctx.save_for_backward(hits, *[xp.astype(xp.reshape(t, (-1,))[:, None] == xp.arange(n, device=x.device),
@@ -1155,7 +1216,8 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
 # --- power-average pooling and local response normalization -----------------------------------
 
 def _lp_pool(op, d, input, norm_type, kernel_size, stride, ceil_mode):
-    check_input(op, input, d)
+    # integers and bools are PyTorch's too: x^p is then an average pooling's input (int64 or float)
+    check_input(op, input, d, integers=True, bools=True)
     if isinstance(norm_type, bool) or not isinstance(norm_type, (int, float)) or norm_type == 0:
         raise ArgumentError(f"{op}: norm_type must be a non-zero number, got {norm_type!r}")
     kernel = spatial_tuple(op, "kernel_size", kernel_size, d)
@@ -1264,8 +1326,9 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
                          f"{format_shape(input.shape)})")
     if isinstance(size, bool) or not isinstance(size, int) or size < 1:
         raise ArgumentError(f"{op}: size must be a positive int, got {size!r}")
-    if not input.is_floating_point():
-        raise DTypeError(f"{op}: input must be a floating-point tensor, got {input.dtype.name}")
+    if input.dtype.name == "bool":       # (integers are averaged as PyTorch's int64 average pooling does)
+        raise DTypeError(f"{op}: input must be a floating-point or int64 tensor, got bool, as in PyTorch; convert "
+                         "with .float() first")
     if input.numel() == 0:
         return input.clone()
     shape = tuple(input.shape)

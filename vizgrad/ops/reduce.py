@@ -1105,9 +1105,11 @@ def _running_samples(rng):
 
 def _running(op, input, dim, largest):
     axis = _cumulative_axis(op, input, dim)
-    if input.dtype is dtypes.bool_:
-        raise DTypeError(f"{op}: input must be a number tensor, got dtype bool; convert it first, e.g. x.int()")
     result = return_types.cummax if largest else return_types.cummin
+    if input.dtype is dtypes.bool_:         # as PyTorch: bools are compared as 0 and 1, and stay bools
+        values, indices = RunningExtremum.apply(input.to(dtypes.int64), axis=axis if input.ndim else 0,
+                                                largest=largest, floating=False)
+        return result(values.to(dtypes.bool_), indices)
     return result(*RunningExtremum.apply(input, axis=axis if input.ndim else 0, largest=largest,
                                          floating=input.is_floating_point()))
 

@@ -1461,8 +1461,9 @@ def _diff_samples(rng):
 
 @register(_diff_reference, _diff_samples)
 def diff(input, n=1, dim=-1, prepend=None, append=None):
-    """Differences of neighbours along ``dim``, ``n`` times: ``x[1:] - x[:-1]``, with
-    ``prepend`` and ``append`` joined to the input along ``dim`` first.
+    """Differences of neighbours along ``dim``, ``n`` times: ``x[1:] - x[:-1]`` (of bools
+    ``x[1:] ^ x[:-1]``, as PyTorch), with ``prepend`` and ``append`` joined to the input along
+    ``dim`` first.
 
     Maths: out_i = x_{i+1} - x_i, so x_i's gradient is g_{i-1} - g_i.
 
@@ -1483,7 +1484,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
         size = input.shape[dim]
         if size == 0:
             break
-        input = input.narrow(dim, 1, size - 1) - input.narrow(dim, 0, size - 1)
+        later, earlier = input.narrow(dim, 1, size - 1), input.narrow(dim, 0, size - 1)
+        input = later ^ earlier if input.dtype.name == "bool" else later - earlier
     return input
 
 
@@ -2106,7 +2108,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         vizgrad.repeat_interleave(vizgrad.tensor([2, 0, 1]))         # tensor([0, 0, 2])
     """
     from ..creation import arange, tensor as make_tensor
-    from .index import index_select
+    from .index import index_select  # lazy: ops.index sits above this module (it uses movedim, cat, pad)
     op = "repeat_interleave"
     if not isinstance(input, Tensor):
         raise not_a_tensor(op, "input", input)

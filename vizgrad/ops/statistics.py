@@ -363,6 +363,9 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 
         vizgrad.tensor([3.0, 1.0, 2.0]).kthvalue(2)     # values tensor(2.), indices tensor(2)
     """
+    if isinstance(input, Tensor) and input.dtype is dtypes.bool_ and input.ndim == 0:   # PyTorch's one bool case
+        values, indices = kthvalue(input.to(dtypes.int64), k, dim, keepdim)
+        return return_types.kthvalue(values.to(dtypes.bool_), indices)
     _number_input("kthvalue", input)
     k = as_int("kthvalue", "k", k)
     axis = check_dim("kthvalue", as_int("kthvalue", "dim", dim), input.ndim)
@@ -401,12 +404,15 @@ def _mode_samples(rng):
 def mode(input, dim=-1, keepdim=False):
     """The most frequent value along ``dim`` (the smallest of equally frequent ones) and the
     index of its last occurrence, as a named tuple ``(values, indices)``; the gradient goes
-    to that index.
+    to that index. Bools too, as PyTorch.
 
     Example::
 
         vizgrad.tensor([1, 2, 2, 3, 3]).mode()      # values tensor(2), indices tensor(2)
     """
+    if isinstance(input, Tensor) and input.dtype is dtypes.bool_:     # counted as 0 and 1, bools again after
+        values, indices = _select("mode", return_types.mode, Mode, input.to(dtypes.int64), dim, keepdim, "mode")
+        return return_types.mode(values.to(dtypes.bool_), indices)
     _number_input("mode", input)
     return _select("mode", return_types.mode, Mode, input, dim, keepdim, "mode")
 

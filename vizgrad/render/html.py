@@ -98,7 +98,7 @@ def script_json(data):
 
 def page(data, title):
     """A complete HTML document for the report ``data`` (see :func:`report_data`)."""
-    from .. import __version__
+    from .._version import __version__
     script, style = read_bundle()
     return _TEMPLATE.format(csp=CONTENT_SECURITY_POLICY, version=html.escape(__version__),
                             title=html.escape(title or "vizgrad"), style=style, data=script_json(data),
@@ -107,7 +107,7 @@ def page(data, title):
 
 def report_data(graph, title=None, extra=None, layout="page", **dot_options):
     """What the page's script reads: the graph's JSON, its DOT source and the ``extra`` panels."""
-    from .. import __version__
+    from .._version import __version__
     from .dot import to_dot
     return {"schema": REPORT_SCHEMA, "version": 1, "vizgrad": __version__, "title": title, "layout": layout,
             "graph": graph.to_dict(), "dot": to_dot(graph, **dot_options), "extra": _clean(extra or {})}

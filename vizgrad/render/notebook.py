@@ -33,7 +33,7 @@ MIME_TYPE = "application/vnd.vizgrad.graph+json"
 def mimebundle(graph, **dot_options):
     """``(data, metadata)`` for IPython's display of ``graph``; ``dot_options`` go to
     :func:`vizgrad.render.dot.to_dot` (``collapse``, ``max_nodes``, ``rankdir``, ...)."""
-    from .. import __version__
+    from .._version import __version__
     from .dot import to_dot
 
     dot = to_dot(graph, **dot_options)

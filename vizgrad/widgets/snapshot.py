@@ -39,7 +39,7 @@ def state_keys(widget):
 def take(widget):
     """The snapshot of ``widget`` (a :class:`~vizgrad.widgets.base.VizgradWidget`): JSON data
     for :data:`MIME_TYPE`, its binary traits base64-encoded under ``buffers`` with their paths."""
-    from .. import __version__
+    from .._version import __version__
     state, paths, buffers = _remove_buffers(widget.get_state(key=state_keys(widget)))
     return {
         "schema": SCHEMA, "version": VERSION, "vizgrad": __version__,
