@@ -13,14 +13,16 @@ Example::
     Gamma(2.0, 3.0).support                                   # GreaterThanEq(lower_bound=0.0)
 """
 
+from .. import dtypes
 from ..autograd.grad_mode import no_grad
 from ..errors import ArgumentError
+from ..ops.shape import cat as concatenate, stack as stack_tensors
 from ..tensor import Tensor
 
-__all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than", "greater_than_eq",
+__all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property", "greater_than", "greater_than_eq",
            "half_open_interval", "independent", "integer_interval", "interval", "is_dependent", "less_than",
-           "lower_cholesky", "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
-           "positive_integer", "real", "real_vector", "simplex", "unit_interval"]
+           "lower_cholesky", "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
+           "positive_integer", "real", "real_vector", "simplex", "stack", "unit_interval"]
 
 
 def _show(bound):
@@ -148,6 +150,21 @@ class _IntegerGreaterThan(Constraint):
         return _is_integer(value) & (value >= self.lower_bound)
 
 
+class _Multinomial(Constraint):
+    """Vectors of non-negative counts adding up to at most ``upper_bound``."""
+
+    is_discrete, event_dim = True, 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, value):
+        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
+
+    def __repr__(self):
+        return "Multinomial()"
+
+
 class _Real(Constraint):
     def check(self, value):
         return value == value          # False only at NaN
@@ -206,6 +223,63 @@ class _LowerCholesky(Constraint):
         return lower & (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
 
 
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: rows of unit length (to within
+    10 · n · ε of the dtype)."""
+
+    event_dim = 2
+
+    def check(self, value):
+        tolerance = dtypes.finfo(value.dtype).eps * value.shape[-1] * 10
+        with no_grad():
+            unit_rows = (((value * value).sum(-1).sqrt() - 1).abs() <= tolerance).all(-1)
+        return lower_cholesky.check(value) & unit_rows
+
+
+class _Cat(Constraint):
+    """The constraints of ``cseq`` on consecutive slices of ``lengths`` (default 1 each) along ``dim``."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        self.cseq, self.dim = list(cseq), dim
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise ArgumentError(f"cat: {len(self.cseq)} constraints but {len(self.lengths)} lengths")
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        checks, start = [], 0
+        for constraint, length in zip(self.cseq, self.lengths):
+            checks.append(constraint.check(value.narrow(self.dim, start, length)))
+            start += length
+        return concatenate(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """The constraints of ``cseq`` on the successive entries of ``dim``."""
+
+    def __init__(self, cseq, dim=0):
+        self.cseq, self.dim = list(cseq), dim
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value):
+        return stack_tensors([c.check(value.select(self.dim, i)) for i, c in enumerate(self.cseq)], self.dim)
+
+
 class _PositiveDefinite(Constraint):
     """Symmetric matrices whose eigenvalues are all positive."""
 
@@ -230,6 +304,7 @@ one_hot = _OneHot()
 nonnegative_integer = _IntegerGreaterThan(0)
 positive_integer = _IntegerGreaterThan(1)
 integer_interval = _IntegerInterval
+multinomial = _Multinomial
 real = _Real()
 real_vector = _IndependentConstraint(real, 1)
 positive = _GreaterThan(0.0)
@@ -242,5 +317,8 @@ interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
 lower_cholesky = _LowerCholesky()
+corr_cholesky = _CorrCholesky()
 positive_definite = _PositiveDefinite()
 independent = _IndependentConstraint
+cat = _Cat
+stack = _Stack

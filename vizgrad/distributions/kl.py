@@ -5,6 +5,8 @@ import math
 import numpy as np
 
 from .. import creation
+from ..autograd.api import grad
+from ..autograd.grad_mode import enable_grad
 from ..errors import ArgumentError
 from ..linalg import solve_triangular
 from ..ops import binary
@@ -14,16 +16,20 @@ from .bernoulli import Bernoulli
 from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Beta, Dirichlet
 from .exponential import Exponential
+from .exponential_family import ExponentialFamily
 from .gamma import Gamma
 from .geometric import Geometric
 from .independent import Independent, sum_rightmost
 from .laplace import Laplace
 from .log_normal import EULER_GAMMA, Gumbel, HalfNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal, lowrank_log_det, lowrank_mahalanobis
 from .multivariate_normal import MultivariateNormal
 from .normal import HALF_LOG_2PI, Normal
 from .one_hot_categorical import OneHotCategorical
+from .pareto import Pareto
 from .poisson import Poisson
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
@@ -361,3 +367,166 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
     shift = (q.loc - p.loc).expand(*batch, size).unsqueeze(-1)
     mahalanobis = (solve_triangular(lower_q_full, shift, upper=False) ** 2).sum((-2, -1))
     return 0.5 * (trace + mahalanobis - size) + q._half_log_det() - p._half_log_det()
+
+
+def _check_event_shapes(p, q):
+    if p.event_shape != q.event_shape:
+        raise ArgumentError("kl_divergence: KL-divergence between two (Low Rank) Multivariate Normals with different "
+                            f"event shapes cannot be computed: {p.event_shape} and {q.event_shape}")
+
+
+def _trace_xxt(x):
+    """tr(X Xᵀ) = ‖X‖²_F over the last two dims."""
+    return (x ** 2).sum((-2, -1))
+
+
+def _woodbury_factor(q):
+    """A = L_C⁻¹ Wᵀ D⁻¹ of q, so Σq⁻¹ = D⁻¹ - Aᵀ A."""
+    W, D = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag
+    return solve_triangular(q._capacitance_tril, W.mT / D.unsqueeze(-2), upper=False)
+
+
+def _lowrank_terms(q, p_loc):
+    """log det Σq and (μq - μp)ᵀ Σq⁻¹ (μq - μp) of a low-rank q."""
+    W, D = q._unbroadcasted_cov_factor, q._unbroadcasted_cov_diag
+    return lowrank_log_det(W, D, q._capacitance_tril), lowrank_mahalanobis(W, D, q.loc - p_loc, q._capacitance_tril)
+
+
+@register_kl(LowRankMultivariateNormal, LowRankMultivariateNormal)
+def _kl_lowrank_lowrank(p, q):
+    """½ (tr(Σq⁻¹ Σp) + Mahalanobis - n + log det Σq - log det Σp), with Σq⁻¹ = D⁻¹ - AᵀA
+    expanded against Σp = Wp Wpᵀ + Dp (no n × n matrix formed)."""
+    _check_event_shapes(p, q)
+    log_det_q, mahalanobis = _lowrank_terms(q, p.loc)
+    W, D = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
+    log_det_p = lowrank_log_det(W, D, p._capacitance_tril)
+    A = _woodbury_factor(q)
+    trace = ((D / q._unbroadcasted_cov_diag).sum(-1) + _trace_xxt(W * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1))
+             - _trace_xxt(A * D.sqrt().unsqueeze(-2)) - _trace_xxt(A @ W))
+    return 0.5 * (log_det_q - log_det_p + trace + mahalanobis - p.event_shape[0])
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+def _kl_multivariatenormal_lowrank(p, q):
+    _check_event_shapes(p, q)
+    log_det_q, mahalanobis = _lowrank_terms(q, p.loc)
+    lower = p._unbroadcasted_scale_tril
+    trace = _trace_xxt(lower * q._unbroadcasted_cov_diag.rsqrt().unsqueeze(-1)) - _trace_xxt(_woodbury_factor(q) @ lower)
+    return 0.5 * (log_det_q - 2 * p._half_log_det() + trace + mahalanobis - p.event_shape[0])
+
+
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_lowrank_multivariatenormal(p, q):
+    _check_event_shapes(p, q)
+    size = p.event_shape[0]
+    W, D = p._unbroadcasted_cov_factor, p._unbroadcasted_cov_diag
+    lower_q = q._unbroadcasted_scale_tril
+    batch = np.broadcast_shapes(tuple(lower_q.shape[:-2]), tuple(W.shape[:-2]))
+    lower_q = lower_q.expand(*batch, size, size)
+    trace = (_trace_xxt(solve_triangular(lower_q, W.expand(*batch, size, W.shape[-1]), upper=False))
+             + _trace_xxt(solve_triangular(lower_q, D.sqrt().diag_embed().expand(*batch, size, size), upper=False)))
+    shape = np.broadcast_shapes(batch, tuple(p.batch_shape))
+    shift = (q.loc - p.loc).expand(*shape, size).unsqueeze(-1)
+    mahalanobis = (solve_triangular(lower_q.expand(*shape, size, size), shift, upper=False) ** 2).sum((-2, -1))
+    log_det_p = lowrank_log_det(W, D, p._capacitance_tril)
+    return 0.5 * (2 * q._half_log_det() - log_det_p + trace + mahalanobis - size)
+
+
+@register_kl(ExponentialFamily, ExponentialFamily)
+def _kl_expfamily_expfamily(p, q):
+    """A(θq) - A(θp) - ⟨θq - θp, ∇A(θp)⟩: the Bregman divergence of the log normaliser (one family)."""
+    if type(p) is not type(q):
+        raise NotImplementedError("kl_divergence: The cross KL-divergence between different exponential families "
+                                  "cannot be computed using Bregman divergences")
+    with enable_grad():
+        p_params = [x if x.requires_grad else x.detach().requires_grad_() for x in p._natural_params]
+        log_normalizer = p._log_normalizer(*p_params)
+        gradients = grad(log_normalizer.sum(), p_params, create_graph=True)
+    result = q._log_normalizer(*q._natural_params) - log_normalizer
+    for p_param, q_param, gradient in zip(p_params, q._natural_params, gradients):
+        result = result - sum_rightmost((q_param - p_param) * gradient, len(q.event_shape))
+    return result
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    return (p.mean * (p.logits - q.logits) + p._cont_bern_log_norm() + (-p.probs).log1p()
+            - q._cont_bern_log_norm() - (-q.probs).log1p())
+
+
+def _cross_entropy_continuous_bernoulli(mean, q):
+    """-E_p[log q(x)] for a continuous Bernoulli q, from p's mean."""
+    return -mean * q.logits - (-q.probs).log1p() - q._cont_bern_log_norm()
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return -p.entropy() + _cross_entropy_continuous_bernoulli(p.mean, q)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    result = -p.entropy() + _cross_entropy_continuous_bernoulli(p.mean, q)
+    return binary.where((p.high >= 1) | (p.low <= 0), math.inf, result)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    return -p.entropy() + _normal_cross_entropy(p.mean, p.variance, q)
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    result = -p.entropy() + (q.high - q.low).log()
+    return binary.where((q.low >= 0) | (q.high <= 1), math.inf, result)
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    """αq log(xp/xq) - log(αq/αp) + αq/αp - 1; ∞ where p's support starts below q's."""
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * (p.scale / q.scale).log() - alpha_ratio.log() + alpha_ratio - 1
+    return binary.where(p.scale < q.scale, math.inf, result)
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p, q):
+    product = p.scale * q.rate
+    result = (p.alpha / product).log() - p.alpha.reciprocal() + p.alpha * product / (p.alpha - 1) - 1
+    return binary.where(p.alpha <= 1, math.inf, result)
+
+
+@register_kl(Pareto, Gamma)
+def _kl_pareto_gamma(p, q):
+    common = p.scale.log() + p.alpha.reciprocal()           # E[log x] for x ~ Pareto
+    result = (p.alpha.log() - common + q.concentration.lgamma() - q.concentration * q.rate.log()
+              + (1 - q.concentration) * common + q.rate * p.alpha * p.scale / (p.alpha - 1) - 1)
+    return binary.where(p.alpha <= 1, math.inf, result)
+
+
+@register_kl(Pareto, Normal)
+def _kl_pareto_normal(p, q):
+    common = p.scale / (p.alpha - 1)
+    result = ((math.sqrt(2 * math.pi) * q.scale * p.alpha / p.scale).log() - p.alpha.reciprocal()
+              + (p.alpha * common ** 2 / (p.alpha - 2) + (p.alpha * common - q.loc) ** 2) / (2 * q.scale ** 2) - 1)
+    return binary.where(p.alpha <= 2, math.inf, result)
+
+
+@register_kl(Uniform, Pareto)
+def _kl_uniform_pareto(p, q):
+    width = p.high - p.low
+    log_normaliser = (q.alpha * q.scale ** q.alpha * width).log()
+    mean_log = (xlogy(p.high, p.high) - xlogy(p.low, p.low) - width) / width
+    return binary.where(p.low < q.scale, math.inf, mean_log * (q.alpha + 1) - log_normaliser)
+
+
+for _p, _q in ((Beta, Pareto), (ContinuousBernoulli, Pareto), (Exponential, Pareto), (Exponential, ContinuousBernoulli),
+               (Gamma, Pareto), (Gamma, ContinuousBernoulli), (Gumbel, Pareto), (Gumbel, ContinuousBernoulli),
+               (Laplace, Pareto), (Laplace, ContinuousBernoulli), (Normal, Pareto), (Normal, ContinuousBernoulli),
+               (Pareto, Uniform), (Pareto, ContinuousBernoulli), (Pareto, Beta)):
+    register_kl(_p, _q)(_infinite)

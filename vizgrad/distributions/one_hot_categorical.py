@@ -70,3 +70,21 @@ class OneHotCategorical(Distribution):
         count = self.event_shape[0]
         values = self._one_hot(self._categorical.enumerate_support(expand=False))
         return values.expand(count, *self._batch_shape, count) if expand else values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """A OneHotCategorical whose ``rsample`` is the straight-through estimator: the one-hot
+    sample in the forward pass, the gradient of the probabilities in the backward
+    (sample + p - p.detach()).
+
+    Example::
+
+        OneHotCategoricalStraightThrough(logits=scores).rsample() @ embeddings   # gradients reach scores
+    """
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())

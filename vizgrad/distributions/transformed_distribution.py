@@ -1,5 +1,6 @@
 """``TransformedDistribution(base, transforms)``: the law of ``transforms(x)`` for x ~ ``base``."""
 
+from ..autograd.grad_mode import no_grad
 from ..errors import ArgumentTypeError, ShapeError
 from . import constraints
 from .distribution import Distribution
@@ -67,10 +68,11 @@ class TransformedDistribution(Distribution):
         return new
 
     def sample(self, sample_shape=()):
-        x = self.base_dist.sample(sample_shape)
-        for transform in self.transforms:
-            x = transform(x)
-        return x
+        with no_grad():                       # the transforms' parameters (Gumbel's loc) record nothing
+            x = self.base_dist.sample(sample_shape)
+            for transform in self.transforms:
+                x = transform(x)
+            return x
 
     def rsample(self, sample_shape=()):
         x = self.base_dist.rsample(sample_shape)

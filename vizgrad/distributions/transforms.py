@@ -15,15 +15,20 @@ import numbers
 
 import numpy as np
 
-from ..errors import ArgumentError, ArgumentTypeError
+from .. import creation, dtypes, linalg
+from ..errors import ArgumentError, ArgumentTypeError, ShapeError, format_shape
 from ..ops.activation import softplus
+from ..ops.shape import cat, pad, stack
 from ..tensor import Tensor
 from . import constraints
 from .distribution import binary_logits, clamp_probs
 from .independent import sum_rightmost
 
-__all__ = ["AbsTransform", "AffineTransform", "ComposeTransform", "ExpTransform", "SigmoidTransform", "TanhTransform",
-           "Transform", "identity_transform"]
+__all__ = ["AbsTransform", "AffineTransform", "CatTransform", "ComposeTransform", "CorrCholeskyTransform",
+           "CumulativeDistributionTransform", "ExpTransform", "IndependentTransform", "LowerCholeskyTransform",
+           "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform", "SigmoidTransform", "SoftmaxTransform",
+           "SoftplusTransform", "StackTransform", "StickBreakingTransform", "TanhTransform", "Transform",
+           "identity_transform"]
 
 
 class Transform:
@@ -377,4 +382,419 @@ def _same(a, b):
     return a == b
 
 
-_PARAMETERLESS = (ExpTransform, AbsTransform, SigmoidTransform, TanhTransform)
+class PowerTransform(Transform):
+    """y = xᵉ on the positive reals (``exponent`` e a number or a tensor);  log |dy/dx| = log |e y / x|."""
+
+    domain, codomain, bijective = constraints.positive, constraints.positive, True
+
+    def __init__(self, exponent, cache_size=0):
+        super().__init__(cache_size)
+        if not isinstance(exponent, (Tensor, numbers.Real)) or isinstance(exponent, bool):
+            raise ArgumentTypeError(f"PowerTransform: exponent must be a Tensor or a number, got "
+                                    f"{type(exponent).__name__}")
+        self.exponent = exponent
+
+    @property
+    def sign(self):
+        if isinstance(self.exponent, Tensor):
+            return self.exponent.sign()
+        return 1 if self.exponent > 0 else -1 if self.exponent < 0 else 0
+
+    def _call(self, x):
+        return x ** self.exponent
+
+    def _inverse(self, y):
+        return y ** (1 / self.exponent)
+
+    def log_abs_det_jacobian(self, x, y):
+        return (self.exponent * y / x).abs().log()
+
+    def forward_shape(self, shape):
+        return _broadcast(tuple(shape), tuple(getattr(self.exponent, "shape", ())))
+
+    inverse_shape = forward_shape
+
+    def __eq__(self, other):
+        return isinstance(other, PowerTransform) and _same(self.exponent, other.exponent)
+
+    __hash__ = object.__hash__
+
+
+class SoftplusTransform(Transform):
+    """y = log(1 + eˣ);  x = y + log(1 - e⁻ʸ);  log |dy/dx| = -softplus(-x)."""
+
+    domain, codomain, bijective, sign = constraints.real, constraints.positive, True, 1
+
+    def _call(self, x):
+        return softplus(x)
+
+    def _inverse(self, y):
+        return (-(-y).expm1()).log() + y
+
+    def log_abs_det_jacobian(self, x, y):
+        return -softplus(-x)
+
+
+class SoftmaxTransform(Transform):
+    """y = eˣ / Σ eˣ over the last dim, onto the simplex (not injective: ``inv`` gives log y)."""
+
+    domain, codomain = constraints.real_vector, constraints.simplex
+
+    def _call(self, x):
+        probs = (x - x.amax(-1, keepdim=True)).exp()
+        return probs / probs.sum(-1, keepdim=True)
+
+    def _inverse(self, y):
+        return y.log()
+
+
+def _offsets(x, extra):
+    """K + ``extra`` - 1, ..., ``extra`` for a last dim of K: the stick-breaking shifts."""
+    count = x.shape[-1]
+    return creation.arange(count + extra - 1, extra - 1, -1, dtype=x.dtype, device=x.device)
+
+
+class StickBreakingTransform(Transform):
+    """R^K onto the (K+1)-simplex by breaking a stick: zᵢ = σ(xᵢ - log(K + 1 - i)),
+    yᵢ = zᵢ Πⱼ₍ⱼ<ᵢ₎ (1 - zⱼ), the last entry what remains; x = 0 maps to the uniform vector."""
+
+    domain, codomain, bijective = constraints.real_vector, constraints.simplex, True
+
+    def _call(self, x):
+        z = (x - _offsets(x, 1).log()).sigmoid()
+        remaining = (1 - z).cumprod(-1)
+        return pad(z, [0, 1], value=1) * pad(remaining, [1, 0], value=1)
+
+    def _inverse(self, y):
+        head = y[..., :-1]
+        rest = (1 - head.cumsum(-1)).clamp(min=dtypes.finfo(y.dtype).tiny)
+        return head.log() - rest.log() + _offsets(head, 1).log()
+
+    def log_abs_det_jacobian(self, x, y):
+        x = x - _offsets(x, 1).log()
+        return (-x - softplus(-x) + y[..., :-1].log()).sum(-1)
+
+    def forward_shape(self, shape):
+        _need_dims("StickBreakingTransform", shape, 1)
+        return tuple(shape[:-1]) + (shape[-1] + 1,)
+
+    def inverse_shape(self, shape):
+        _need_dims("StickBreakingTransform", shape, 1)
+        return tuple(shape[:-1]) + (shape[-1] - 1,)
+
+
+def _need_dims(owner, shape, dims):
+    if len(shape) < dims:
+        raise ShapeError(f"{owner}: expected a shape of at least {dims} dims, got {format_shape(shape)}")
+
+
+class LowerCholeskyTransform(Transform):
+    """Square matrices onto lower-triangular ones with a positive diagonal: the strict lower
+    triangle kept, the diagonal exponentiated, the upper triangle dropped."""
+
+    domain, codomain = constraints.independent(constraints.real, 2), constraints.lower_cholesky
+
+    def _call(self, x):
+        return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
+
+    def _inverse(self, y):
+        return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
+
+
+class PositiveDefiniteTransform(Transform):
+    """Square matrices onto positive-definite ones: L Lᵀ with L = LowerCholeskyTransform(x)."""
+
+    domain, codomain = constraints.independent(constraints.real, 2), constraints.positive_definite
+
+    def _call(self, x):
+        lower = LowerCholeskyTransform()(x)
+        return lower @ lower.mT
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(linalg.cholesky(y))
+
+
+def _tril_positions(size, diagonal):
+    """The flat (row-major) positions of the entries of a size × size matrix on or below ``diagonal``."""
+    rows, cols = np.tril_indices(size, diagonal)
+    return rows * size + cols
+
+
+def _vector_to_tril(vector, size, diagonal):
+    """The size × size matrices whose entries below ``diagonal`` are ``vector``'s, row by row, zeros elsewhere."""
+    index = np.full(size * size, vector.shape[-1])       # the appended zero
+    index[_tril_positions(size, diagonal)] = np.arange(vector.shape[-1])
+    padded = pad(vector, [0, 1])
+    chosen = padded[..., creation.tensor(index, device=vector.device)]
+    return chosen.reshape(*vector.shape[:-1], size, size)
+
+
+def _tril_to_vector(matrix, diagonal):
+    size = matrix.shape[-1]
+    flat = matrix.reshape(*matrix.shape[:-2], size * size)
+    return flat[..., creation.tensor(_tril_positions(size, diagonal), device=matrix.device)]
+
+
+class CorrCholeskyTransform(Transform):
+    """Vectors of D(D-1)/2 reals onto Cholesky factors of D × D correlation matrices (lower
+    triangular, unit rows): each entry tanh(x) is a partial correlation, and each row is built by
+    breaking the unit length into its squares (Stan's construction)."""
+
+    domain, codomain, bijective = constraints.real_vector, constraints.corr_cholesky, True
+
+    def _call(self, x):
+        eps = dtypes.finfo(x.dtype).eps
+        size = self._size(x.shape[-1])
+        r = _vector_to_tril(x.tanh().clamp(min=-1 + eps, max=1 - eps), size, -1)
+        remaining = (1 - r ** 2).sqrt().cumprod(-1)
+        r = r + creation.eye(size, dtype=x.dtype, device=x.device)
+        return r * pad(remaining[..., :-1], [1, 0], value=1)
+
+    def _inverse(self, y):
+        left = 1 - (y * y).cumsum(-1)
+        shifted = pad(left[..., :-1], [1, 0], value=1)
+        t = _tril_to_vector(y, -1) / _tril_to_vector(shifted, -1).sqrt()
+        return ((1 + t) / (1 - t)).log() / 2
+
+    def log_abs_det_jacobian(self, x, y):
+        left = 1 - (y * y).cumsum(-1)
+        stick_breaking = 0.5 * _tril_to_vector(left, -2).log().sum(-1)
+        tanh = -2 * (x + softplus(-2 * x) - math.log(2.0)).sum(-1)
+        return stick_breaking + tanh
+
+    @staticmethod
+    def _size(count):
+        size = round((0.25 + 2 * count) ** 0.5 + 0.5)
+        if size * (size - 1) // 2 != count:
+            raise ShapeError(f"CorrCholeskyTransform: the last dim ({count}) is not D(D-1)/2 for any D")
+        return size
+
+    def forward_shape(self, shape):
+        _need_dims("CorrCholeskyTransform", shape, 1)
+        size = self._size(shape[-1])
+        return tuple(shape[:-1]) + (size, size)
+
+    def inverse_shape(self, shape):
+        _need_dims("CorrCholeskyTransform", shape, 2)
+        if shape[-1] != shape[-2]:
+            raise ShapeError(f"CorrCholeskyTransform: expected square matrices, got {format_shape(shape)}")
+        return tuple(shape[:-2]) + (shape[-1] * (shape[-1] - 1) // 2,)
+
+
+class ReshapeTransform(Transform):
+    """The event shape ``in_shape`` reshaped to ``out_shape`` (same number of elements);
+    log |det| = 0."""
+
+    bijective = True
+
+    def __init__(self, in_shape, out_shape, cache_size=0):
+        super().__init__(cache_size)
+        self.in_shape, self.out_shape = tuple(in_shape), tuple(out_shape)
+        if math.prod(self.in_shape) != math.prod(self.out_shape):
+            raise ShapeError(f"ReshapeTransform: in_shape {format_shape(self.in_shape)} and out_shape "
+                             f"{format_shape(self.out_shape)} have different numbers of elements")
+
+    @property
+    def domain(self):
+        return constraints.over_event_dims(constraints.real, len(self.in_shape))
+
+    @property
+    def codomain(self):
+        return constraints.over_event_dims(constraints.real, len(self.out_shape))
+
+    def _call(self, x):
+        return x.reshape(*x.shape[:x.ndim - len(self.in_shape)], *self.out_shape)
+
+    def _inverse(self, y):
+        return y.reshape(*y.shape[:y.ndim - len(self.out_shape)], *self.in_shape)
+
+    def log_abs_det_jacobian(self, x, y):
+        return creation.zeros(*x.shape[:x.ndim - len(self.in_shape)], dtype=x.dtype, device=x.device)
+
+    def _swap(self, shape, given, wanted):
+        cut = len(shape) - len(given)
+        if cut < 0 or tuple(shape[cut:]) != given:
+            raise ShapeError(f"ReshapeTransform: shape {format_shape(shape)} does not end with {format_shape(given)}")
+        return tuple(shape[:cut]) + wanted
+
+    def forward_shape(self, shape):
+        return self._swap(tuple(shape), self.in_shape, self.out_shape)
+
+    def inverse_shape(self, shape):
+        return self._swap(tuple(shape), self.out_shape, self.in_shape)
+
+
+class IndependentTransform(Transform):
+    """``base_transform`` with its last ``reinterpreted_batch_ndims`` batch dims read as event
+    dims: its log-Jacobian summed over them."""
+
+    def __init__(self, base_transform, reinterpreted_batch_ndims, cache_size=0):
+        super().__init__(cache_size)
+        if not isinstance(base_transform, Transform):
+            raise ArgumentTypeError(f"IndependentTransform: base_transform must be a Transform, got "
+                                    f"{type(base_transform).__name__}")
+        self.base_transform, self.reinterpreted_batch_ndims = base_transform, reinterpreted_batch_ndims
+
+    @property
+    def domain(self):
+        return constraints.independent(self.base_transform.domain, self.reinterpreted_batch_ndims)
+
+    @property
+    def codomain(self):
+        return constraints.independent(self.base_transform.codomain, self.reinterpreted_batch_ndims)
+
+    @property
+    def bijective(self):
+        return self.base_transform.bijective
+
+    @property
+    def sign(self):
+        return self.base_transform.sign
+
+    def _call(self, x):
+        return self.base_transform(x)
+
+    def _inverse(self, y):
+        return self.base_transform.inv(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return sum_rightmost(self.base_transform.log_abs_det_jacobian(x, y), self.reinterpreted_batch_ndims)
+
+    def forward_shape(self, shape):
+        return self.base_transform.forward_shape(shape)
+
+    def inverse_shape(self, shape):
+        return self.base_transform.inverse_shape(shape)
+
+    def __repr__(self):
+        return f"IndependentTransform({self.base_transform!r}, {self.reinterpreted_batch_ndims})"
+
+
+def _check_transforms(owner, tseq):
+    if not isinstance(tseq, (list, tuple)) or not tseq or not all(isinstance(t, Transform) for t in tseq):
+        raise ArgumentTypeError(f"{owner}: tseq must be a non-empty list of Transforms, got {tseq!r}")
+    return list(tseq)
+
+
+class CatTransform(Transform):
+    """The transforms of ``tseq`` applied to consecutive slices of ``lengths`` (default 1 each)
+    along ``dim``, their results concatenated (as ``vizgrad.cat``)."""
+
+    def __init__(self, tseq, dim=0, lengths=None, cache_size=0):
+        super().__init__(cache_size)
+        self.transforms = _check_transforms("CatTransform", tseq)
+        self.lengths = [1] * len(self.transforms) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.transforms):
+            raise ArgumentError(f"CatTransform: {len(self.transforms)} transforms but {len(self.lengths)} lengths")
+        self.dim = dim
+
+    @property
+    def event_dim(self):
+        return max(t.event_dim for t in self.transforms)
+
+    @property
+    def domain(self):
+        return constraints.cat([t.domain for t in self.transforms], self.dim, self.lengths)
+
+    @property
+    def codomain(self):
+        return constraints.cat([t.codomain for t in self.transforms], self.dim, self.lengths)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    def _pieces(self, x, apply):
+        self._check_length(x)
+        pieces, start = [], 0
+        for transform, length in zip(self.transforms, self.lengths):
+            pieces.append(apply(transform, x.narrow(self.dim, start, length)))
+            start += length
+        return cat(pieces, self.dim)
+
+    def _check_length(self, x):
+        if x.shape[self.dim] != sum(self.lengths):
+            raise ShapeError(f"CatTransform: dim {self.dim} of the value has size {x.shape[self.dim]}, the lengths "
+                             f"add up to {sum(self.lengths)}")
+
+    def _call(self, x):
+        return self._pieces(x, lambda transform, piece: transform(piece))
+
+    def _inverse(self, y):
+        return self._pieces(y, lambda transform, piece: transform.inv(piece))
+
+    def log_abs_det_jacobian(self, x, y):
+        self._check_length(x)
+        terms, start = [], 0
+        for transform, length in zip(self.transforms, self.lengths):
+            term = transform.log_abs_det_jacobian(x.narrow(self.dim, start, length), y.narrow(self.dim, start, length))
+            terms.append(sum_rightmost(term, self.event_dim - transform.event_dim))
+            start += length
+        dim = (self.dim - x.ndim if self.dim >= 0 else self.dim) + self.event_dim
+        return cat(terms, dim) if dim < 0 else sum(terms)
+
+
+class StackTransform(Transform):
+    """The transforms of ``tseq`` applied to the successive entries of ``dim``, their results
+    stacked (as ``vizgrad.stack``)."""
+
+    def __init__(self, tseq, dim=0, cache_size=0):
+        super().__init__(cache_size)
+        self.transforms, self.dim = _check_transforms("StackTransform", tseq), dim
+
+    @property
+    def domain(self):
+        return constraints.stack([t.domain for t in self.transforms], self.dim)
+
+    @property
+    def codomain(self):
+        return constraints.stack([t.codomain for t in self.transforms], self.dim)
+
+    @property
+    def bijective(self):
+        return all(t.bijective for t in self.transforms)
+
+    def _slices(self, x):
+        if x.shape[self.dim] != len(self.transforms):
+            raise ShapeError(f"StackTransform: dim {self.dim} of the value has size {x.shape[self.dim]}, expected "
+                             f"{len(self.transforms)} (one per transform)")
+        return [x.select(self.dim, i) for i in range(len(self.transforms))]
+
+    def _call(self, x):
+        return stack([t(piece) for t, piece in zip(self.transforms, self._slices(x))], self.dim)
+
+    def _inverse(self, y):
+        return stack([t.inv(piece) for t, piece in zip(self.transforms, self._slices(y))], self.dim)
+
+    def log_abs_det_jacobian(self, x, y):
+        return stack([t.log_abs_det_jacobian(a, b)
+                      for t, a, b in zip(self.transforms, self._slices(x), self._slices(y))], self.dim)
+
+
+class CumulativeDistributionTransform(Transform):
+    """y = F(x), the CDF of ``distribution`` (one with ``cdf``, ``icdf`` and ``log_prob``), onto
+    [0, 1];  log |dy/dx| = log p(x)."""
+
+    bijective, sign, codomain = True, 1, constraints.unit_interval
+
+    def __init__(self, distribution, cache_size=0):
+        super().__init__(cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):
+        return self.distribution.support
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
+
+
+_PARAMETERLESS = (ExpTransform, AbsTransform, SigmoidTransform, TanhTransform, SoftplusTransform, SoftmaxTransform,
+                  StickBreakingTransform, LowerCholeskyTransform, PositiveDefiniteTransform, CorrCholeskyTransform)
+
