@@ -145,6 +145,14 @@ def _environment(home):
     return env
 
 
+def _sign(path, data_dir):
+    """Sign the notebook at ``path`` with the secret the server keeps in ``data_dir``."""
+    import nbformat
+    from nbformat.sign import NotebookNotary
+    notary = NotebookNotary(data_dir=str(data_dir))
+    notary.sign(nbformat.read(str(path), as_version=4))
+
+
 def wait_until_ready(lab, attempts=240, interval=0.25):
     """Poll ``/api/status`` until it answers (about a minute at most); fail with the log
     if the process exits first or the server never answers."""
@@ -178,16 +186,25 @@ def stop(lab, timeout=10.0):
 
 
 @contextlib.contextmanager
-def running_jupyterlab(root_dir, token=None, options=(), app="jupyterlab"):
+def running_jupyterlab(root_dir, token=None, options=(), app="jupyterlab", disabled_extensions=(), trusted=()):
     """Start JupyterLab serving ``root_dir``; yield a :class:`JupyterLab`; always stop it.
     ``options``: more command-line options, e.g. ``["--LabApp.notebook_starts_kernel=False"]``;
-    ``app``: ``"jupyterlab"``, or ``"notebook"`` for Notebook 7."""
+    ``app``: ``"jupyterlab"``, or ``"notebook"`` for Notebook 7; ``disabled_extensions``: front-end
+    extensions the page does not load (``"vizgrad"``: a front end without vizgrad's); ``trusted``:
+    notebooks (paths) signed with the server's own secret, as if their owner had run them there
+    (their saved HTML outputs' scripts run)."""
     if app not in ("jupyterlab", "notebook"):
         raise ValueError(f"app must be 'jupyterlab' or 'notebook', got {app!r}")
     root_dir = Path(root_dir)
     with tempfile.TemporaryDirectory(prefix="vizgrad-jupyter-") as home:
         home = Path(home)
         env = _environment(home)
+        if disabled_extensions:
+            (home / "config" / "labconfig").mkdir(parents=True, exist_ok=True)
+            (home / "config" / "labconfig" / "page_config.json").write_text(
+                json.dumps({"disabledExtensions": {name: True for name in disabled_extensions}}), encoding="utf-8")
+        for path in trusted:
+            _sign(Path(path), home / "data")
         token = token or secrets.token_hex(16)
         port = free_port()
         log_path = home / "server.log"
