@@ -964,8 +964,10 @@ def test_cumulative_products_extremes_and_logsumexps_match_pytorch():
         (mine,), (reference,) = _pair(torch, [rng.standard_normal((4, 6, 3))])
         _same_values_and_gradients(getattr(vg, name)(mine, 1).values, getattr(torch, name)(reference, 1).values,
                                    [mine], [reference])
-    with pytest.raises(vg.DTypeError, match="cummax: input must be a number tensor, got dtype bool"):
-        vg.cummax(vg.tensor([True, False]), 0)
+    for name in ("cummax", "cummin"):                    # bools too, as PyTorch's kernels take them
+        ours, theirs = getattr(vg, name)(vg.tensor([True, False, True]), 0), getattr(torch, name)(torch.tensor([True, False, True]), 0)
+        assert ours.values.tolist() == theirs.values.tolist() and ours.values.dtype is vg.bool
+        assert ours.indices.tolist() == theirs.indices.tolist()
     for array in (np.array([-1000.0, 0.0, 1000.0, -5.0]), rng.standard_normal((3, 7)), np.array([-np.inf, -np.inf, 0.0])):
         (mine,), (reference,) = _pair(torch, [array])
         _same_values_and_gradients(vg.logcumsumexp(mine, -1), torch.logcumsumexp(reference, -1), [], [], atol=1e-9)
