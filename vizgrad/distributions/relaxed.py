@@ -10,6 +10,22 @@ from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform, SigmoidTransform
 
 
+class _Relaxed(TransformedDistribution):
+    """A relaxed distribution: its base's ``temperature``, ``logits`` and ``probs``, transformed."""
+
+    @property
+    def temperature(self):
+        return self.base_dist.temperature
+
+    @property
+    def logits(self):
+        return self.base_dist.logits
+
+    @property
+    def probs(self):
+        return self.base_dist.probs
+
+
 class LogitRelaxedBernoulli(ProbsOrLogits):
     """The logit of a relaxed Bernoulli at ``temperature`` τ: (L + l)/τ with L = log(u/(1 - u)),
     u ~ U(0, 1), and l the logits.
@@ -45,7 +61,7 @@ class LogitRelaxedBernoulli(ProbsOrLogits):
         return self.temperature.log() + difference - 2 * difference.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class RelaxedBernoulli(_Relaxed):
     """A Bernoulli relaxed onto (0, 1) at ``temperature`` τ: σ((L + l)/τ) (LogitRelaxedBernoulli
     through SigmoidTransform); as τ → 0 samples approach 0 or 1 with probabilities 1 - p, p.
 
@@ -61,18 +77,6 @@ class RelaxedBernoulli(TransformedDistribution):
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         base = LogitRelaxedBernoulli(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base, SigmoidTransform(), validate_args=validate_args)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
 
 
 class ExpRelaxedCategorical(Distribution):
@@ -127,7 +131,7 @@ class ExpRelaxedCategorical(Distribution):
         return (score - score.logsumexp(-1, keepdim=True)).sum(-1) + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(_Relaxed):
     """A one-hot Categorical relaxed onto the simplex at ``temperature`` τ: softmax((l + G)/τ)
     for Gumbel noise G (the Gumbel-softmax / Concrete distribution).
 
@@ -143,15 +147,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base, ExpTransform(), validate_args=validate_args)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
