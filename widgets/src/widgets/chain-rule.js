@@ -237,6 +237,21 @@ function sameShape(a = [], b = []) {
 }
 
 /**
+ * What both flows' panels read at ``nodeId``: the node, its formula entry, its title, its
+ * input edges (by input index) and input nodes (an input not drawn stands in as ``{id,
+ * kind: "input"}``); null when the graph has no such node.
+ */
+export function nodeAt(graph, nodeId) {
+  const nodes = new Map(graph.nodes.map((node) => [node.id, node]));
+  const node = nodes.get(nodeId);
+  if (!node) return null;
+  const edges = graph.edges.filter((edge) => edge.target === nodeId).sort((a, b) => a.index - b.index);
+  const inputs = [];
+  for (const edge of edges) inputs[edge.index] = nodes.get(edge.source) ?? { id: edge.source, kind: "input" };
+  return { nodes, node, entry: derivativeOf(node.op), title: node.name || node.label || node.op || node.kind, edges, inputs };
+}
+
+/**
  * The chain rule at ``nodeId`` of ``graph``: what the side panel shows.
  * @returns {null | {id: string, title: string, op: string|null, leaf: boolean, forward: string,
  *   known: boolean, incoming: {label: string, shape: string, summary: string, sample: string, bad: boolean, note: string},
@@ -244,14 +259,9 @@ function sameShape(a = [], b = []) {
  *   shape: string, summary: string, sample: string, bad: boolean, exact: boolean, broadcast: boolean}[]}}
  */
 export function chainRule(graph, nodeId) {
-  const nodes = new Map(graph.nodes.map((node) => [node.id, node]));
-  const node = nodes.get(nodeId);
-  if (!node) return null;
-  const entry = derivativeOf(node.op);
-  const title = node.name || node.label || node.op || node.kind;
-  const edges = graph.edges.filter((edge) => edge.target === nodeId).sort((a, b) => a.index - b.index);
-  const inputs = [];
-  for (const edge of edges) inputs[edge.index] = nodes.get(edge.source) ?? { id: edge.source, kind: "input" };
+  const at = nodeAt(graph, nodeId);
+  if (!at) return null;
+  const { nodes, node, entry, title, edges, inputs } = at;
   // an op without formula text (or one of any number of inputs, as cat) gets a symbol per input
   const symbols = entry?.inputs?.length ? entry.inputs : inputs.map((_, index) => `x${index}`);
   const names = symbolNames(symbols, node, inputs);

@@ -8,7 +8,7 @@
 // a dot over a symbol is its tangent (ȧ = ṫ of a).
 
 import { shapeText } from "../node-info.js";
-import { derivativeOf, isBad, nodeRef, renameSymbols, sampleText, statsSummary, symbolNames } from "./chain-rule.js";
+import { derivativeOf, isBad, nodeAt, nodeRef, renameSymbols, sampleText, statsSummary, symbolNames } from "./chain-rule.js";
 
 const DOT = "\u0307"; // combining dot above: ȧ
 
@@ -138,14 +138,9 @@ export function forwardGraph(graph) {
  *   out: {label: string, shape: string, summary: string, sample: string, bad: boolean}}}
  */
 export function jvpStep(graph, nodeId) {
-  const nodes = new Map(graph.nodes.map((node) => [node.id, node]));
-  const node = nodes.get(nodeId);
-  if (!node) return null;
-  const entry = derivativeOf(node.op);
-  const title = node.name || node.label || node.op || node.kind;
-  const edges = graph.edges.filter((edge) => edge.target === nodeId).sort((a, b) => a.index - b.index);
-  const inputs = [];
-  for (const edge of edges) inputs[edge.index] = nodes.get(edge.source) ?? { id: edge.source, kind: "input" };
+  const at = nodeAt(graph, nodeId);
+  if (!at) return null;
+  const { nodes, node, entry, title, edges, inputs } = at;
   const count = Math.max(entry?.inputs?.length ?? 0, edges.length ? edges.at(-1).index + 1 : 0);
   const symbols = entry?.inputs?.length ? entry.inputs : Array.from({ length: count }, (_, index) => `x${index}`);
   const names = symbolNames(symbols, node, inputs);
