@@ -31,10 +31,12 @@ from . import cuda, dtypes
 from .autograd import transform_hooks
 from .errors import ArgumentError, ArgumentTypeError
 from .ops.activation import Linear
+from .ops.classification import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, NllLoss
 from .ops.conv import Conv, ConvTranspose
+from .ops.ctc import CtcLoss
 from .ops.linalg import Inverse, MatMul
-from .ops.loss import (BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CtcLoss, Huber, MseLoss, NllLoss,
-                       SmoothL1, SoftMarginLoss)
+from .ops.loss import Huber, MseLoss, SmoothL1
+from .ops.margin import SoftMarginLoss
 from .ops.reduce import Prod
 from .tensor import Tensor
 

@@ -2,7 +2,8 @@
 (so their gradients are those of :func:`vizgrad.norm`, :func:`vizgrad.amax` and the rest;
 the spectral and nuclear norms from :func:`svdvals`), the cross product, inverses,
 determinants and linear systems of square matrices, and the decompositions with what is
-built on them (:mod:`vizgrad.ops.decompositions`): ``cholesky``, ``qr``, ``eigh``, ``svd``,
+built on them (:mod:`vizgrad.ops.decompositions`, :mod:`~vizgrad.ops.solvers`,
+:mod:`~vizgrad.ops.matrix_functions`): ``cholesky``, ``qr``, ``eigh``, ``svd``,
 ``pinv``, ``lstsq``, ``solve_triangular``, ``matrix_exp``, ``matrix_power``, ``cond``,
 ``matrix_rank`` and the rest, each differentiable to any order.
 
@@ -18,10 +19,10 @@ import numbers
 from .errors import ArgumentError, LinAlgError, ShapeError, format_shape, not_a_tensor, public
 from .ops.conversion import to_dtype
 from .ops.reduce import amax, amin, norm as _norm, sum as _sum
-from .ops.decompositions import (cholesky, cholesky_ex, cond, diagonal, eigh, eigvalsh, inv_ex, lstsq, matmul,
-                                 matrix_power, matrix_rank, multi_dot, pinv, qr, solve_ex, solve_triangular, svd,
-                                 svdvals, tensorinv, tensorsolve, vander, vecdot)
-from .ops.decompositions import linalg_matrix_exp as matrix_exp
+from .ops.decompositions import cholesky, cholesky_ex, eigh, eigvalsh, matrix_rank, pinv, qr, svd, svdvals
+from .ops.matrix_functions import cond, diagonal, matmul, matrix_power, multi_dot, vander, vecdot
+from .ops.matrix_functions import linalg_matrix_exp as matrix_exp
+from .ops.solvers import inv_ex, lstsq, solve_ex, solve_triangular, tensorinv, tensorsolve
 from .ops.lu import linalg_lu as lu, lu_factor, lu_factor_ex
 from .tensor import Tensor
 

@@ -16,9 +16,10 @@ from .ops.binary import xlog1py, xlogy
 from .ops.reduce import logsumexp
 from .ops.gamma import igamma as gammainc
 from .ops.gamma import igammac as gammaincc
-from .ops.unary import digamma, erf, erfc, erfinv, exp2, expm1, log1p, logit, polygamma, round, sinc
-from .ops.unary import digamma as psi
-from .ops.unary import lgamma as gammaln
+from .ops.special_functions import digamma, erf, erfc, erfinv, polygamma
+from .ops.special_functions import digamma as psi
+from .ops.special_functions import lgamma as gammaln
+from .ops.unary import exp2, expm1, log1p, logit, round, sinc
 from .ops.unary import sigmoid as expit
 
 __all__ = ["digamma", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammainc", "gammaincc", "gammaln", "log1p",

@@ -556,7 +556,7 @@ class Tensor:
         """The slices along dim 0, as PyTorch: ``unbind(0)`` (one node for all of them)."""
         if self.ndim == 0:
             raise ArgumentTypeError("iteration over a 0-d tensor")
-        from .ops.shape import unbind  # lazy: creation and the ops import Tensor
+        from .ops.joins import unbind  # lazy: creation and the ops import Tensor
         return iter(unbind(self, 0))
 
     def __bool__(self):

@@ -80,7 +80,7 @@ def default_collate(samples):
     lengths) collated field by field into a list (a named tuple stays one); dicts key by key;
     Python floats into a float64 tensor, ints into int64, bools into bool, NumPy numbers in
     their dtype; strings kept as they are."""
-    from ..ops.shape import stack
+    from ..ops.joins import stack
     first = samples[0]
     if isinstance(first, Tensor):
         return stack(list(samples), 0)

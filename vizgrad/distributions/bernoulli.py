@@ -4,7 +4,7 @@ import numpy as np
 
 from .. import creation
 from ..autograd.grad_mode import no_grad
-from ..ops.loss import binary_cross_entropy_with_logits
+from ..ops.classification import binary_cross_entropy_with_logits
 from . import constraints
 from .distribution import ProbsOrLogits
 

@@ -16,7 +16,7 @@ Example::
 from .. import dtypes
 from ..autograd.grad_mode import no_grad
 from ..errors import ArgumentError
-from ..ops.shape import cat as concatenate, stack as stack_tensors
+from ..ops.joins import cat as concatenate, stack as stack_tensors
 from ..tensor import Tensor
 
 __all__ = ["Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property", "greater_than", "greater_than_eq",

@@ -4,7 +4,7 @@ concentration0)`` on [0, 1], with reparameterised samplers."""
 from .. import creation, dtypes
 from ..errors import ShapeError, format_shape
 from ..ops.binary import where, xlog1py, xlogy
-from ..ops.shape import stack
+from ..ops.joins import stack
 from . import constraints
 from .distribution import Distribution, as_parameter, broadcast_all
 from .gamma import sample_standard_gamma

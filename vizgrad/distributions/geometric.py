@@ -3,7 +3,7 @@
 from .. import creation, dtypes
 from ..autograd.grad_mode import no_grad
 from ..ops.binary import xlog1py
-from ..ops.loss import binary_cross_entropy_with_logits
+from ..ops.classification import binary_cross_entropy_with_logits
 from . import constraints
 from .distribution import ProbsOrLogits, check_values
 

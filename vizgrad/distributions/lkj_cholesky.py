@@ -7,7 +7,7 @@ from .. import creation, dtypes
 from ..autograd.grad_mode import no_grad
 from ..errors import ArgumentError
 from ..ops import binary
-from ..ops.shape import cat
+from ..ops.joins import cat
 from . import constraints
 from .dirichlet import Beta
 from .distribution import Distribution, broadcast_all

@@ -7,7 +7,7 @@ import numbers
 from .. import creation
 from ..errors import ArgumentTypeError
 from ..ops import binary
-from ..ops.unary import lgamma
+from ..ops.special_functions import lgamma
 from . import constraints
 from .binomial import Binomial
 from .categorical import Categorical

@@ -3,7 +3,7 @@
 import math
 
 from .. import creation
-from ..ops import unary
+from ..ops import special_functions
 from .distribution import LocationScale
 
 HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
@@ -46,8 +46,8 @@ class Normal(LocationScale):
     def cdf(self, value):
         """Φ((x - μ)/σ) = ½ (1 + erf((x - μ) / σ√2))."""
         self._validate_sample(value, "cdf")
-        return 0.5 * (1 + unary.erf((value - self.loc) / (self.scale * math.sqrt(2))))
+        return 0.5 * (1 + special_functions.erf((value - self.loc) / (self.scale * math.sqrt(2))))
 
     def icdf(self, value):
         """μ + σ √2 erf⁻¹(2p - 1)."""
-        return self.loc + self.scale * unary.erfinv(2 * value - 1) * math.sqrt(2)
+        return self.loc + self.scale * special_functions.erfinv(2 * value - 1) * math.sqrt(2)

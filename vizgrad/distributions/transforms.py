@@ -18,7 +18,8 @@ import numpy as np
 from .. import creation, dtypes, linalg
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError, format_shape
 from ..ops.activation import softplus
-from ..ops.shape import cat, pad, stack
+from ..ops.joins import cat, stack
+from ..ops.padding import pad
 from ..tensor import Tensor
 from . import constraints
 from .distribution import binary_logits, clamp_probs

@@ -1,7 +1,7 @@
 """Modules as functions of their parameters: ``functional_call`` and ``stack_module_state``."""
 
 from ..errors import ArgumentError, ArgumentTypeError, StateDictError, TransformError
-from ..ops import shape
+from ..ops import joins
 from ..tensor import Tensor
 
 
@@ -143,7 +143,7 @@ def _stacked(states, leaves):
     stacked = {}
     for name in names:
         tensors = [state[name] for state in states]
-        value = shape.stack([t.detach() for t in tensors])
+        value = joins.stack([t.detach() for t in tensors])
         if leaves:
             value.requires_grad_(all(t.requires_grad for t in tensors))
         stacked[name] = value

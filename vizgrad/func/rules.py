@@ -6,9 +6,9 @@ op to the arguments' values (the batch dim first) and wraps the results at ``lev
 
 The ops that batch, by rule:
 
-* elementwise (broadcasting): every op of ``ops.unary``, ``ops.binary``, ``ops.bitwise``
-  and ``ops.compare`` (none takes a dim), the activations (``leaky_relu``, ``elu``,
-  ``gelu``, ``silu``, ``softplus``, ``mish``, ``hardtanh``), the conversions (``to``,
+* elementwise (broadcasting): every op of ``ops.unary``, ``ops.special_functions``, ``ops.binary``,
+  ``ops.representation``, ``ops.bitwise`` and ``ops.compare`` (none takes a dim), the activations
+  (``leaky_relu``, ``elu``, ``gelu``, ``silu``, ``softplus``, ``mish``, ``hardtanh``), the conversions (``to``,
   ``clone``, ``contiguous``), ``masked_fill``, ``tril``/``triu``, the incomplete gamma
   functions; ``dropout`` as ``randomness`` says.
 * reductions and ops along dims (the dims shifted past the batch dim): ``sum``, ``mean``,
@@ -51,6 +51,10 @@ from ..backends.base import _by_array_type
 from ..errors import TransformError
 from ..ops import (activation, binary, bitwise, compare, conv, conversion, gamma, index, linalg, loss,
                    normalization, pooling, reduce, shape, sorting, statistics, unary)
+from ..ops import adaptive_pooling, resampling
+from ..ops import joins, padding
+from ..ops import cumulative, representation, special_functions, truth
+from ..ops import classification, gather_scatter, margin
 from ..ops.index import _Key
 from ..tensor import Tensor
 from .batched import RANDOM_IN_ERROR_MODE, BatchedTensor, broadcast_batch, value_at, warn_per_sample, wrap
@@ -112,12 +116,12 @@ def per_sample(function, *args, name):
     if level.size == 0:
         raise TransformError(f"vmap: {name} has no batching rule and runs once per sample, but the batch is empty")
     warn_per_sample(name)
-    pieces = [shape.unbind(value_at(arg, level), 0) if value_at(arg, level) is not None else None for arg in args]
+    pieces = [joins.unbind(value_at(arg, level), 0) if value_at(arg, level) is not None else None for arg in args]
     results = [function(*(piece[b] if piece is not None else arg for piece, arg in zip(pieces, args)))
                for b in range(level.size)]
     if type(results[0]) is tuple:
-        return tuple(wrap(shape.stack([r[i] for r in results]), level) for i in range(len(results[0])))
-    return wrap(shape.stack(results), level)
+        return tuple(wrap(joins.stack([r[i] for r in results]), level) for i in range(len(results[0])))
+    return wrap(joins.stack(results), level)
 
 
 def fallback(op, level, args, params):
@@ -441,7 +445,7 @@ _DIM_PARAMETERS = {"axis", "axes", "dim", "dims", "shape", "sizes", "key", "wind
 
 def _elementwise_ops():
     """The ops of the elementwise families (checked: none takes a dim, a shape or a key)."""
-    for module in (unary, binary, bitwise, compare):
+    for module in (unary, special_functions, binary, representation, bitwise, compare):
         for value in vars(module).values():
             if isinstance(value, type) and issubclass(value, Op) and value.__module__ == module.__name__ \
                     and not _DIM_PARAMETERS.intersection(_names(value)):
@@ -452,34 +456,35 @@ RULES = {op: elementwise for op in _elementwise_ops()}
 RULES.update({op: elementwise for op in (
     activation.LeakyRelu, activation.Elu, activation.Gelu, activation.Silu, activation.Softplus, activation.Mish,
     activation.Hardtanh, conversion.ToDtype, conversion.ToDevice, conversion.Clone, conversion.Contiguous,
-    index.MaskedFill, shape.Tril, shape.Triu, gamma.Igamma, gamma.Igammac)})
+    index.MaskedFill, padding.Tril, padding.Triu, gamma.Igamma, gamma.Igammac)})
 RULES.update({op: along("axes") for op in (
     reduce.Sum, reduce.Mean, reduce.Prod, reduce.Var, reduce.Std, reduce.Amax, reduce.Amin, reduce.Max,
-    reduce.Min, reduce.Logsumexp, reduce.Norm, reduce.CountNonzero)})
+    reduce.Min, reduce.Logsumexp, reduce.Norm, truth.CountNonzero)})
 RULES.update({op: along("axis") for op in (
-    reduce.MaxDim, reduce.MinDim, reduce.Argmax, reduce.Argmin, reduce.All, reduce.Any, reduce.Cumsum,
-    reduce.Cumprod, reduce.RunningExtremum, activation.Softmax, activation.LogSoftmax, sorting.Sort,
+    reduce.MaxDim, reduce.MinDim, reduce.Argmax, reduce.Argmin, truth.All, truth.Any, cumulative.Cumsum,
+    cumulative.Cumprod, cumulative.RunningExtremum, activation.Softmax, activation.LogSoftmax, sorting.Sort,
     sorting.Topk, statistics.MedianDim, statistics.Kthvalue, statistics.Mode, statistics.NanmedianDim,
     shape.Unfold)})
-RULES.update({op: along("dim") for op in (shape.Unsqueeze, shape.Narrow, shape.Split, shape.SplitWithSizes,
-                                          shape.Unbind, index.IndexSelect)})
-RULES.update({op: along("dims") for op in (shape.Squeeze, shape.Flip)})
+RULES.update({op: along("dim") for op in (shape.Unsqueeze, shape.Narrow, joins.Split, joins.SplitWithSizes,
+                                          joins.Unbind, index.IndexSelect)})
+RULES.update({op: along("dims") for op in (shape.Squeeze, padding.Flip)})
 RULES.update({op: along("dim0", "dim1") for op in (shape.Transpose, shape.MatrixTranspose)})
-RULES.update({op: along("dim", lifted="all") for op in (shape.Cat, shape.Stack)})
-RULES.update({op: along("dim", lifted=(0, 1)) for op in (index.Gather,)})
-RULES.update({op: along("dim", lifted=(0, 1, 2)) for op in (index.Scatter, index.ScatterAdd)})
+RULES.update({op: along("dim", lifted="all") for op in (joins.Cat, joins.Stack)})
+RULES.update({op: along("dim", lifted=(0, 1)) for op in (gather_scatter.Gather,)})
+RULES.update({op: along("dim", lifted=(0, 1, 2)) for op in (gather_scatter.Scatter, gather_scatter.ScatterAdd)})
 RULES[index.IndexAdd] = along("dim", lifted=(0, 2))
 RULES.update({op: _shape_rule for op in (shape.Reshape, shape.View, shape.Expand)})
-RULES.update({shape.Permute: _permute, shape.Repeat: _repeat, index.GetItem: _getitem,
+RULES.update({shape.Permute: _permute, padding.Repeat: _repeat, index.GetItem: _getitem,
               linalg.MatMul: _matmul, linalg.Einsum: _einsum, activation.Linear: _linear,
               activation.Embedding: _embedding, normalization.Normalize: _normalize,
-              activation.Dropout: dropout, loss.NllLoss: _nll_loss, conv.Conv: _conv})
+              activation.Dropout: dropout, classification.NllLoss: _nll_loss, conv.Conv: _conv})
 RULES.update({op: _elementwise_loss for op in (
-    loss.MseLoss, loss.Huber, loss.SmoothL1, loss.BinaryCrossEntropy, loss.BinaryCrossEntropyWithLogits,
-    loss.SoftMarginLoss)})
+    loss.MseLoss, loss.Huber, loss.SmoothL1, classification.BinaryCrossEntropy,
+    classification.BinaryCrossEntropyWithLogits, margin.SoftMarginLoss)})
 RULES.update({op: _folded_into_first_dim for op in (
     conv.ConvTranspose, conv.Unfold, conv.Fold, pooling.MaxPool, pooling.AvgPool,
-    pooling.AdaptiveAvgPool, pooling.AdaptiveMaxPool, pooling.Interpolate, normalization.NormalizeWithStatistics)})
+    adaptive_pooling.AdaptiveAvgPool, adaptive_pooling.AdaptiveMaxPool, resampling.Interpolate,
+    normalization.NormalizeWithStatistics)})
 
 
 def rule_for(op):

@@ -3,7 +3,7 @@
 import functools
 
 from ..errors import ArgumentError, TransformError
-from ..ops import shape
+from ..ops import joins, shape
 from ..tensor import Tensor
 from ._pytree import broadcast_prefix, spec_repr, tree_flatten, tree_unflatten
 from .batched import broadcast_batch, pop_level, push_level, value_at, wrap
@@ -148,5 +148,5 @@ def _joined(chunks, out_dims):
     flat = [tree_flatten(chunk)[0] for chunk in chunks]
     spec = tree_flatten(chunks[0])[1]
     dims = broadcast_prefix(out_dims, chunks[0])
-    joined = [column[0] if dim is None else shape.cat(list(column), dim) for column, dim in zip(zip(*flat), dims)]
+    joined = [column[0] if dim is None else joins.cat(list(column), dim) for column, dim in zip(zip(*flat), dims)]
     return tree_unflatten(joined, spec)

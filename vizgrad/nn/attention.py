@@ -20,7 +20,8 @@ from ..errors import (ArgumentError, ArgumentTypeError, DTypeError, ShapeError, 
 from ..ops.activation import dropout as _dropout
 from ..ops.activation import linear as _linear
 from ..ops.activation import softmax as _softmax
-from ..ops.shape import cat, pad
+from ..ops.joins import cat
+from ..ops.padding import pad
 from ..tensor import Tensor
 from . import init
 from .linear import Linear

@@ -10,16 +10,18 @@ from the op registry; this module only gathers them under PyTorch's names::
 import importlib as _importlib
 
 from ..ops import unary as _unary
-from ..ops.activation import (bilinear, celu, dropout, elu, embedding, gelu, glu, hardshrink, hardsigmoid, hardswish,
-                              hardtanh, leaky_relu, linear, log_softmax, logsigmoid, mish, one_hot, prelu, relu6, selu,
-                              silu, softmax, softmin, softplus, softshrink, softsign, tanhshrink, threshold)
-from ..ops.loss import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_similarity, cross_entropy,
-                        huber_loss, kl_div, l1_loss, mse_loss, nll_loss, pairwise_distance, smooth_l1_loss)
+from ..ops.activation import (bilinear, dropout, elu, embedding, gelu, hardtanh, leaky_relu, linear, log_softmax, mish,
+                              one_hot, relu6, selu, silu, softmax, softmin, softplus)
+from ..ops.composite_activations import (celu, glu, hardshrink, hardsigmoid, hardswish, logsigmoid, prelu, softshrink,
+                                         softsign, tanhshrink, threshold)
+from ..ops.classification import binary_cross_entropy, binary_cross_entropy_with_logits, cross_entropy, nll_loss
+from ..ops.distance import cosine_similarity, pairwise_distance
+from ..ops.loss import huber_loss, kl_div, l1_loss, mse_loss, smooth_l1_loss
 from ..ops.normalization import batch_norm, group_norm, instance_norm, layer_norm, normalize
 from ..ops.registry import OPS as _OPS
 from ..ops.activation import dropout1d, dropout2d, dropout3d
 from ..ops.normalization import rms_norm
-from ..ops.shape import channel_shuffle, pad
+from ..ops.padding import channel_shuffle, pad
 from ..ops.unary import sigmoid, tanh
 from .attention import scaled_dot_product_attention
 
@@ -77,6 +79,6 @@ def _export(family):
             __all__.append(item)
 
 
-for _family in ("conv", "pooling", "loss", "embedding"):   # conv1d, conv2d, max_pool2d, avg_pool2d, every loss, ...
+for _family in ("conv", "pooling", "adaptive_pooling", "resampling", "loss", "classification", "margin", "distance", "ctc", "embedding"):  # max_pool2d, interpolate, ...
     _export(_family)
 __all__.sort()

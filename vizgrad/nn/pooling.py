@@ -1,6 +1,6 @@
 """Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``,
 ``AdaptiveMaxPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``, ``LPPool1d/2d/3d`` (no parameters),
-calling the functional pooling of :mod:`vizgrad.ops.pooling`."""
+calling the functional pooling of :mod:`vizgrad.ops.pooling` and :mod:`vizgrad.ops.adaptive_pooling`."""
 
 from . import functional as F
 from .module import Module

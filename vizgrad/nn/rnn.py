@@ -22,7 +22,7 @@ import warnings
 from .. import creation
 from ..autograd.scopes import step_scope
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, format_shape
-from ..ops.shape import cat, stack
+from ..ops.joins import cat, stack
 from . import functional as F
 from . import init
 from .module import Module, Parameter

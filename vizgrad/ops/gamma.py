@@ -31,7 +31,7 @@ from ..errors import DTypeError, not_a_tensor
 from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import values
-from .unary import _scipy_special
+from .special_functions import _scipy_special
 
 
 def _eps(ctx, array):

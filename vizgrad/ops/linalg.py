@@ -402,7 +402,7 @@ def cross(input, other, dim=None):
 
 def cross_product(op, input, other, dim):
     """:func:`cross` for ``op`` (``cross`` or ``linalg.cross``), whose name its errors use."""
-    from .shape import roll
+    from .joins import roll
     for name, operand in (("input", input), ("other", other)):
         if not isinstance(operand, Tensor):
             raise not_a_tensor(op, name, operand)

@@ -28,7 +28,7 @@ from ..tensor import Tensor
 from .binary import where
 from .registry import Sample, register
 from .samples import values
-from .shape import cat, stack
+from .joins import cat, stack
 
 # the named tuples, as torch.return_types'
 _LU_FACTOR = _return_type("linalg_lu_factor", ("LU", "pivots"))

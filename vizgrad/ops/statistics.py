@@ -833,7 +833,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
 
         vizgrad.gradient(vizgrad.tensor([1.0, 2.0, 4.0, 8.0]))     # (tensor([1.0000, 1.5000, 3.0000, 4.0000]),)
     """
-    from .shape import cat
+    from .joins import cat
     if not isinstance(input, Tensor):
         raise not_a_tensor("gradient", "input", input)
     if input.dtype is dtypes.bool_:

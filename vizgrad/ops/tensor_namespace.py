@@ -12,8 +12,10 @@ import types
 import numpy as np
 
 from .. import dtypes
-from . import binary, compare, conversion, index, reduce, shape, unary
+from . import binary, compare, conversion, cumulative, gather_scatter, index, joins, padding, reduce, shape, special_functions, unary
 from . import decompositions as _decompositions
+from . import matrix_functions as _matrix_functions
+from . import solvers as _solvers
 from . import linalg as _linalg
 
 
@@ -33,8 +35,9 @@ def _tensor():
 
 # elementwise
 abs, exp, log, log1p, expm1, sqrt = unary.abs, unary.exp, unary.log, unary.log1p, unary.expm1, unary.sqrt
-sin, cos, tanh, sign, square, erf = unary.sin, unary.cos, unary.tanh, unary.sign, unary.square, unary.erf
-erfc, lgamma, digamma, polygamma = unary.erfc, unary.lgamma, unary.digamma, unary.polygamma
+sin, cos, tanh, sign, square = unary.sin, unary.cos, unary.tanh, unary.sign, unary.square
+erf, erfc, lgamma = special_functions.erf, special_functions.erfc, special_functions.lgamma
+digamma, polygamma = special_functions.digamma, special_functions.polygamma
 negative = unary.neg
 sinh, cosh = unary.sinh, unary.cosh
 add, subtract, multiply, divide, pow = binary.add, binary.sub, binary.mul, binary.div, binary.pow
@@ -125,11 +128,11 @@ def argmax(x, axis=None, keepdims=False):
 
 
 def cumulative_sum(x, axis=None):
-    return reduce.cumsum(x, 0 if axis is None else axis)
+    return cumulative.cumsum(x, 0 if axis is None else axis)
 
 
 def cumulative_prod(x, axis=None):
-    return reduce.cumprod(x, 0 if axis is None else axis)
+    return cumulative.cumprod(x, 0 if axis is None else axis)
 
 
 # shapes
@@ -162,23 +165,23 @@ def moveaxis(x, source, destination):
 
 
 def concat(arrays, axis=0):
-    return shape.cat(list(arrays), axis)
+    return joins.cat(list(arrays), axis)
 
 
 def stack(arrays, axis=0):
-    return shape.stack(list(arrays), axis)
+    return joins.stack(list(arrays), axis)
 
 
 def flip(x, axis=None):
-    return shape.flip(x, tuple(range(x.ndim)) if axis is None else axis)
+    return padding.flip(x, tuple(range(x.ndim)) if axis is None else axis)
 
 
 def tril(x, k=0):
-    return shape.tril(x, k)
+    return padding.tril(x, k)
 
 
 def triu(x, k=0):
-    return shape.triu(x, k)
+    return padding.triu(x, k)
 
 
 def pad(x, widths, value):
@@ -186,7 +189,7 @@ def pad(x, widths, value):
     flat = []
     for before, after in reversed(list(widths)):
         flat.extend((before, after))
-    return shape.pad(x, tuple(flat), value=value)
+    return padding.pad(x, tuple(flat), value=value)
 
 
 # indexing
@@ -195,7 +198,7 @@ def take(x, indices, axis=None):
 
 
 def take_along_axis(x, indices, axis=-1):
-    return index.gather(x, axis, indices)
+    return gather_scatter.gather(x, axis, indices)
 
 
 def index_add(x, axis, index_, values):
@@ -203,7 +206,7 @@ def index_add(x, axis, index_, values):
 
 
 def scatter_add(x, axis, index_, src):
-    return index.scatter_add(x, axis, index_, src)
+    return gather_scatter.scatter_add(x, axis, index_, src)
 
 
 def put_add(x, key, values):
@@ -220,11 +223,11 @@ def einsum(subscripts, *operands):
 
 
 def solve_triangular(a, b, upper, unitriangular=False):
-    return _decompositions.triangular_solve(a, b, upper, unitriangular)
+    return _solvers.triangular_solve(a, b, upper, unitriangular)
 
 
 def matrix_exp(a):
-    return _decompositions.matrix_exp(a)
+    return _matrix_functions.matrix_exp(a)
 
 
 def _svd(x, full_matrices=True):

@@ -33,7 +33,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
         nn.utils.get_total_norm([vizgrad.tensor([3.0]), vizgrad.tensor([4.0])])   # tensor(5.)
     """
     from ...ops.reduce import norm
-    from ...ops.shape import stack
+    from ...ops.joins import stack
     tensors = _as_list(tensors)
     norm_type = float(norm_type)
     if not tensors:
@@ -98,7 +98,8 @@ def parameters_to_vector(parameters):
         vec = nn.utils.parameters_to_vector(model.parameters())
         vec.shape          # (number of parameters,)
     """
-    from ...ops.shape import cat, reshape
+    from ...ops.joins import cat
+    from ...ops.shape import reshape
     parameters = _as_list(parameters)
     if not parameters:
         raise ArgumentError("parameters_to_vector: no parameters given")

@@ -24,7 +24,7 @@ from collections import namedtuple
 from ... import creation, dtypes
 from ...errors import ArgumentError, ArgumentTypeError, ShapeError, format_shape, not_a_tensor
 from ...ops.index import index_put
-from ...ops.shape import cat, stack
+from ...ops.joins import cat, stack
 from ...tensor import Tensor
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence", "pad_packed_sequence",
