@@ -12,6 +12,7 @@ from ..autograd.function import Op
 from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, ArgumentTypeError, not_a_tensor,
                       as_number, DeviceError, check_dim)
 from ..tensor import Tensor
+from .reduce import amax, amin, prod
 from .index import _as_index_array, _check_range, _dim, _needs_dims, _tracked, _zeros, index_put
 from .index_composites import _same_device, _slices_check, _tensor_arg
 from .registry import Sample, register
@@ -396,7 +397,6 @@ def _reduced_at(input, dim, index, src, reduce, include_self):
                            include_self).to(dtypes.bool_)
     from ..creation import arange
     from .binary import where
-    from .reduce import amax, amin, prod  # lazy: ops.reduce imports this module at module level
     from .joins import cat
     size = input.shape[dim]
     region_key = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index.shape))
