@@ -795,7 +795,6 @@ def test_hook_must_return_a_tensor_or_none():
 
 
 # --- anomaly mode ------------------------------------------------------------------------
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_anomaly_mode_names_the_op_and_the_users_line():
     x = leaf([0.0, 1.0])
     with vg.autograd.detect_anomaly():
@@ -810,14 +809,12 @@ def test_anomaly_mode_names_the_op_and_the_users_line():
     assert "test_autograd.py" in message
 
 
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_without_anomaly_mode_nan_gradients_pass_silently():
     x = leaf([0.0, 1.0])
     (x.sqrt() * 0.0).sum().backward()
     assert np.isnan(values(x.grad)[0])
 
 
-@pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_detect_anomaly_as_a_decorator():
     @vg.autograd.detect_anomaly()
     def run():

@@ -210,6 +210,14 @@ def test_the_wheel_ships_the_prebuilt_extension_as_shared_data(wheel):
     assert "vizgrad/widgets/static/graph-widget.js" in names and "vizgrad/render/static/report.js" in names
 
 
+def test_the_wheel_ships_the_pytest_plugin_and_its_entry_point(wheel):
+    with zipfile.ZipFile(wheel) as archive:
+        names = archive.namelist()
+        entry_points = archive.read(f"vizgrad-{vg.__version__}.dist-info/entry_points.txt").decode()
+    assert "vizgrad_pytest.py" in names
+    assert "[pytest11]\nvizgrad = vizgrad_pytest" in entry_points
+
+
 def test_pip_install_is_all_jupyterlab_needs(wheel, tmp_path):
     prefix = tmp_path / "prefix"
     # --ignore-installed: pip must not uninstall the vizgrad of the environment running the tests

@@ -152,8 +152,7 @@ def test_nan_gradients_are_drawn_in_the_alarm_colour():
     a = vg.tensor([-1.0, 4.0], requires_grad=True)
     a.name = "a"
     with vg.trace() as tr:
-        with pytest.warns(RuntimeWarning):
-            root = a.sqrt()
+        root = a.sqrt()                 # NaN at -1, silently (as PyTorch)
         loss = root.sum()
         loss.backward()
     graph = tr.graph

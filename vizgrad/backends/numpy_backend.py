@@ -11,15 +11,18 @@ from .. import dtypes
 from . import blas_threads, linalg_kernels
 from .base import Backend, namespace
 
+# NumPy's floating-point warnings: what vizgrad's modules never show (vizgrad_pytest has the same).
+FLOATING_POINT_MESSAGE = r"(invalid value|divide by zero|overflow|underflow) encountered in"
+
 
 def quiet_floating_point_warnings():
     """Silence NumPy's floating-point warnings ("invalid value encountered in arcsin") raised in
     vizgrad's own modules: PyTorch gives the inf and NaN of domain errors silently, and so does
     vizgrad. A warnings filter costs nothing until a warning is raised (no per-op errstate); the
-    user's own NumPy code still warns. Installed at import (a ``warnings.catch_warnings`` block
-    around the import, as pytest's collection, restores the filters it found)."""
-    warnings.filterwarnings("ignore", message=r"(invalid value|divide by zero|overflow|underflow) encountered in",
-                            category=RuntimeWarning, module=r"vizgrad\.")
+    user's own NumPy code still warns. Installed at import; a ``warnings.catch_warnings`` block
+    around the import restores the filters it found, so under pytest (which runs collection and
+    each test in one) the plugin ``vizgrad_pytest`` installs the same filter for every test."""
+    warnings.filterwarnings("ignore", message=FLOATING_POINT_MESSAGE, category=RuntimeWarning, module=r"vizgrad\.")
 
 
 quiet_floating_point_warnings()
