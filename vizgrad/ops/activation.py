@@ -322,16 +322,15 @@ class Gelu(Op):
         xp = ctx.xp
         ctx.approximate = approximate
         if approximate == "tanh":   # in place on fresh buffers: these are the step's largest arrays
-            t = a * a
-            t *= _GELU_CUBIC * _SQRT_2_OVER_PI
-            t += _SQRT_2_OVER_PI
-            t *= a
-            t = xp.tanh(t)
-            ctx.save_for_backward(a, t)    # tanh is the costly part of both passes: kept, as Φ(x) below
-            out = t + 1
-            out *= a
-            out *= 0.5
-            return out
+            half = a * a
+            half *= _GELU_CUBIC * _SQRT_2_OVER_PI
+            half += _SQRT_2_OVER_PI
+            half *= a
+            half = xp.tanh(half)
+            half += 1
+            half *= 0.5                    # h = (1 + t)/2, the tanh form of Φ(x)
+            ctx.save_for_backward(a, half)    # tanh is the costly part of both passes: kept, as Φ(x) below
+            return a * half
         # Φ(x), kept for the backward: erf is the costly part of both passes
         cdf = xp.erf(a * (1 / _SQRT_2))
         cdf += 1
@@ -343,22 +342,20 @@ class Gelu(Op):
     def backward(ctx, grad):
         xp = ctx.xp
         if ctx.approximate == "tanh":
-            a, t = ctx.saved_tensors
+            a, half = ctx.saved_tensors
             # d/dx [x/2 (1 + t)] = (1 + t)/2 + x/2 (1 - t²) √(2/π) (1 + 3c x²),  t = tanh(√(2/π)(x + c x³))
-            #              = (1 + t)/2 · (1 + x (1 - t) √(2/π) (1 + 3c x²))
+            #              = h · (1 + 2 x (1 - h) √(2/π) (1 + 3c x²)),  h = (1 + t)/2  (as 1 - t² = 4h(1 - h))
             if isinstance(a, Tensor):    # create_graph: t from x again, so that this gradient stays differentiable in x
                 square = a * a
                 t = xp.tanh((square * _GELU_CUBIC + 1) * a * _SQRT_2_OVER_PI)
                 return grad * ((t + 1) * 0.5) * ((1 - t) * a * ((square * (3 * _GELU_CUBIC) + 1) * _SQRT_2_OVER_PI) + 1)
-            # in place on three fresh buffers: a fresh large array costs more than the arithmetic on it
+            # in place on two fresh buffers: nine passes over the step's largest arrays
             slope = a * a
-            slope *= 3 * _GELU_CUBIC * _SQRT_2_OVER_PI
-            slope += _SQRT_2_OVER_PI
-            slope *= a                      # x √(2/π) (1 + 3c x²)
-            slope -= t * slope              # times (1 - t)
+            slope *= 6 * _GELU_CUBIC * _SQRT_2_OVER_PI
+            slope += 2 * _SQRT_2_OVER_PI
+            slope *= a                      # 2x √(2/π) (1 + 3c x²)
+            slope -= slope * half           # times (1 - h)
             slope += 1
-            half = t + 1
-            half *= 0.5
             slope *= half
             slope *= grad
             return slope
@@ -569,7 +566,13 @@ class Softmax(Op):
     @staticmethod
     def backward(ctx, grad):
         out, = ctx.saved_tensors                       # dL/dxᵢ = sᵢ (gᵢ - Σⱼ gⱼ sⱼ)
-        return out * (grad - ctx.xp.sum(grad * out, axis=ctx.axis, keepdims=True))
+        xp = ctx.xp
+        along = xp.sum(grad * out, axis=ctx.axis, keepdims=True)
+        if isinstance(out, Tensor):                    # create_graph: out of place, every step recorded
+            return out * (grad - along)
+        result = grad - along                          # a fresh buffer, scaled in place
+        result *= out
+        return result
 
 
 class LogSoftmax(Op):
@@ -577,8 +580,8 @@ class LogSoftmax(Op):
     def forward(ctx, a, axis):
         xp = ctx.xp
         ctx.axis = axis
-        shifted = a - xp.max(a, axis=axis, keepdims=True)
-        out = shifted - xp.log(xp.sum(xp.exp(shifted), axis=axis, keepdims=True))
+        out = a - xp.max(a, axis=axis, keepdims=True)
+        out -= xp.log(xp.sum(xp.exp(out), axis=axis, keepdims=True))   # in place on the shifted copy
         ctx.save_for_backward(out)
         return out
 
@@ -586,7 +589,13 @@ class LogSoftmax(Op):
     def backward(ctx, grad):
         out, = ctx.saved_tensors                       # dL/dxᵢ = gᵢ - softmaxᵢ Σⱼ gⱼ
         xp = ctx.xp
-        return grad - xp.exp(out) * xp.sum(grad, axis=ctx.axis, keepdims=True)
+        total = xp.sum(grad, axis=ctx.axis, keepdims=True)
+        if isinstance(out, Tensor):                    # create_graph: out of place, every step recorded
+            return grad - xp.exp(out) * total
+        result = xp.exp(out)                           # one fresh buffer: -softmax·Σg + g in place
+        result *= -total
+        result += grad
+        return result
 
 
 def _softmax_dim(op, ndim, dim, stacklevel=4):

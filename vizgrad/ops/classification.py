@@ -8,6 +8,8 @@ each, reduction included, as PyTorch computes them. ``cross_entropy`` is ``log_s
 followed by ``nll_loss`` (plus label smoothing): the nodes PyTorch records for it.
 """
 
+import math
+
 import numpy as np
 
 from .. import dtypes
@@ -34,10 +36,12 @@ class NllLoss(Op):
         xp = ctx.xp
         ctx.reduction = reduction
         kept = target != ignore_index
-        index = xp.expand_dims(xp.where(kept, target, 0), axis=1)
-        ctx.save_for_backward(x, weight, index, kept)   # index, kept: constants
+        safe = xp.where(kept, target, 0)
+        index = xp.expand_dims(safe, axis=1)
+        flat = _flat_positions(xp, x.shape, safe)
+        ctx.save_for_backward(x, weight, index, kept, flat)   # index, kept, flat: constants
         counts = _counted_weights(xp, weight, index, kept, x.dtype)
-        losses = -(counts * _picked(xp, x, index))
+        losses = -(counts * xp.reshape(xp.take(xp.reshape(x, (-1,)), flat), kept.shape))
         if reduction == "none":
             return losses
         total = xp.sum(losses)
@@ -45,7 +49,7 @@ class NllLoss(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        x, weight, index, kept = ctx.saved_tensors
+        x, weight, index, kept, flat = ctx.saved_tensors
         xp = ctx.xp
         needs_x, _, needs_w = ctx.needs_input_grad
         counts = _counted_weights(xp, weight, index, kept, x.dtype)
@@ -53,9 +57,9 @@ class NllLoss(Op):
         if ctx.reduction == "mean":
             scale = grad / xp.sum(counts)
         grad_x = grad_w = None
-        if needs_x:                                   # -w[yₙ]·scale at [n, yₙ], zero elsewhere
-            picked_grad = xp.expand_dims(-(counts * scale), axis=1)
-            grad_x = xp.scatter_add(xp.zeros_like(x), 1, index, picked_grad)
+        if needs_x:                                   # -w[yₙ]·scale at [n, yₙ], zero elsewhere (no one-hot)
+            picked_grad = xp.reshape(-(counts * scale), (-1,))
+            grad_x = xp.reshape(xp.index_add(xp.reshape(xp.zeros_like(x), (-1,)), 0, flat, picked_grad), x.shape)
         if needs_w:
             picked = _picked(xp, x, index)
             kept_float = xp.astype(kept, x.dtype)
@@ -67,6 +71,16 @@ class NllLoss(Op):
             grad_w = xp.index_add(xp.zeros_like(weight), 0, xp.reshape(xp.squeeze(index, axis=1), (-1,)),
                                   xp.reshape(contribution, (-1,)))
         return grad_x, None, grad_w
+
+
+def _flat_positions(xp, shape_, target):
+    """The positions of x[n, yₙ, j...] in x of ``shape_`` (N, C, d...) read as one row, for the
+    class indices ``target`` (N, d...): one take and one add in place of a gather and a scatter
+    along the class dim."""
+    classes, inner = shape_[1], math.prod(shape_[2:])
+    lead = xp.reshape(xp.arange(shape_[0], dtype=target.dtype) * (classes * inner), (-1,) + (1,) * (len(shape_) - 2))
+    within = xp.reshape(xp.arange(inner, dtype=target.dtype), tuple(shape_[2:]))
+    return xp.reshape(lead + within + target * inner, (-1,))
 
 
 def _picked(xp, x, index):

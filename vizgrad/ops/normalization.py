@@ -39,7 +39,10 @@ def _standardize(xp, x, axes, eps):
     mean = xp.mean(x, axis=axes, keepdims=True)
     centred = x - mean
     inv_std = 1 / xp.sqrt(xp.mean(centred * centred, axis=axes, keepdims=True) + eps)
-    return centred * inv_std, mean, inv_std
+    if isinstance(x, _tensor_type()):    # create_graph: out of place, every step recorded
+        return centred * inv_std, mean, inv_std
+    centred *= inv_std                   # the fresh centred copy becomes x̂
+    return centred, mean, inv_std
 
 
 class Normalize(Op):
@@ -59,6 +62,7 @@ class Normalize(Op):
             # layer norm (the trailing dims, parameters of their shape): one kernel where the backend has one
             fused = ctx.backend.fused_layer_norm(x, weight, bias, eps, dims)
         ctx.fused = fused is not None
+        ctx.rows = trailing and stats_shape is None    # layer norm: a row of x per statistic
         if ctx.fused:
             out, mean, inv_std = fused
             ctx.save_for_backward(x, weight, mean, inv_std)
@@ -89,6 +93,8 @@ class Normalize(Op):
         xp = ctx.xp
         needs_x, needs_w, needs_b = ctx.needs_input_grad
         axes, stats_shape = ctx.axes, ctx.stats_shape
+        if ctx.rows and not ctx.fused and _fits_rows(xp, x, grad, weight, len(axes)):
+            return _layer_norm_backward(ctx, xp, grad, x, weight, mean, inv_std)
         grouped = x if stats_shape is None else xp.reshape(x, stats_shape)
         grad_x = grad_w = grad_b = None
         if isinstance(x, _tensor_type()):    # create_graph: the statistics as functions of x
@@ -119,6 +125,53 @@ class Normalize(Op):
         if needs_b:
             grad_b = xp.reshape(_sum_over(xp, grad, ctx.param_axes), ctx.param_shape)
         return grad_x, grad_w, grad_b
+
+
+def _fits_rows(xp, x, grad, weight, dims):
+    """Whether :func:`_layer_norm_backward` applies: arrays (no create_graph) of one float32 or
+    float64 dtype, with rows and features."""
+    if isinstance(x, _tensor_type()) or not (x.dtype == xp.float32 or x.dtype == xp.float64):
+        return False
+    if grad.dtype != x.dtype or (weight is not None and weight.dtype != x.dtype):
+        return False
+    return math.prod(x.shape) > 0
+
+
+def _layer_norm_backward(ctx, xp, grad, x, weight, mean, inv_std):
+    """Layer norm's backward over x as (rows, n) with s = 1/√(σ² + ε) per row, c = x - μ:
+
+        dL/dx = (g - mean(g) - x̂ · mean(g x̂)) s = -(c · s² Σ(G c w)/n + Σ(G w)/n - G w) · s,
+        dL/dγ = Σ_rows G x̂ = sᵀ (G c),   dL/dβ = Σ_rows G,   with g = G w.
+
+    The sums weighted by w or s are matrix-vector products, and dL/dx is built in place on c:
+    eleven passes over the rows where the general backward takes thirteen, three fresh
+    arrays where it takes six."""
+    needs_x, needs_w, needs_b = ctx.needs_input_grad
+    n = math.prod(x.shape[x.ndim - len(ctx.axes):])
+    shape2 = (math.prod(x.shape) // n, n)
+    centred = xp.reshape(x - mean, shape2)          # fresh: worked on in place below
+    scale = xp.reshape(inv_std, (shape2[0], 1))
+    rows = xp.reshape(grad, shape2)
+    w = None if weight is None else xp.reshape(weight, (n,))
+    grad_x = grad_w = grad_b = None
+    product = rows * centred if needs_x or needs_w else None        # G c
+    if needs_w:
+        grad_w = xp.reshape(xp.matmul(xp.reshape(inv_std, (shape2[0],)), product), ctx.param_shape)
+    if needs_b:
+        grad_b = xp.reshape(xp.sum(rows, axis=0), ctx.param_shape)
+    if needs_x:
+        if w is None:
+            along, mean_g, g = xp.sum(product, axis=1, keepdims=True), xp.sum(rows, axis=1, keepdims=True), rows
+        else:
+            along = xp.reshape(xp.matmul(product, w), (shape2[0], 1))  # Σ G c w per row
+            mean_g = xp.reshape(xp.matmul(rows, w), (shape2[0], 1))    # Σ G w per row
+            g = rows * w
+        centred *= along * (scale * scale) / n
+        centred += mean_g / n
+        centred -= g
+        centred *= -scale
+        grad_x = xp.reshape(centred, x.shape)
+    return grad_x, grad_w, grad_b
 
 
 class NormalizeWithStatistics(Op):
