@@ -11,26 +11,29 @@ What it costs: the recorder keeps no tensors, only references to the arrays of t
 iterations (the one in progress and the last finished one), and computes their statistics
 (:mod:`.statistics`) when a graph is asked for (:meth:`Recorder.result`, ``last_graph``),
 once per array; an iteration that repeats the previous one's ops reuses its structure
-(:mod:`.replay`). Groups come from the scopes ops were made in (:meth:`Recorder._scope_name`),
-and the Graph JSON is assembled in :meth:`Recorder._materialise`.
+(:mod:`.replay`).
+
+This module owns op capture: the events' ops, backward passes and steps become nodes, edges
+and history. The boxes of module calls are named in :mod:`.hierarchy` (the Recorder's
+:class:`~.hierarchy._ModuleScopes` part), and the Graph JSON is assembled in
+:mod:`.assembly` (:meth:`Recorder._materialise` caches it per iteration).
 """
 
-import math
 import sys
 import threading
 from collections import deque
 
 from .. import events
-from ..autograd.scopes import child_name, join_path
 from ..tensor import Tensor
+from .assembly import assemble_graph, step_list
 from .call_sites import _argument_kind, _call_key, _call_key_at, _call_site
 from .graph import Graph, GraphEdge, GraphNode, gc_paused, shallow_copy
-from .groups import Hierarchy, public_type_name
+from .groups import Hierarchy
+from .hierarchy import _ModuleScopes
 from .history import _history
-from .names import _leaf_kind, _leaf_label, _number_text, tensors_by_name
-from .replay import _Op, _OpEntry, _Replay, _Unsettled, _arrays_like, _seen
-from .scope_groups import owns_directly
-from .statistics import SUMMARY_KEYS, _Frame, _copy_array, _raw
+from .names import _leaf_kind, _leaf_label, tensors_by_name
+from .replay import _Op, _OpEntry, _Replay, _Unsettled, _arrays_like, _leaf_spec, _seen
+from .statistics import _Frame, _copy_array, _raw
 from .tap import _EngineTap
 
 
@@ -53,7 +56,7 @@ class _Watch:
             recorder._untold = tuple(w for w in recorder._untold if w is not self)
 
 
-class Recorder:
+class Recorder(_ModuleScopes):
     """Builds graphs from events. Use :func:`vizgrad.trace` rather than creating one directly.
 
     Recording is cheap. A training loop that repeats the same graph reuses its structure
@@ -606,62 +609,6 @@ class Recorder:
         hierarchy.members = {node_id: key for node_id, key in shared.members.items() if node_id in kept}
         self._call = None
 
-    def _enter_scope(self, scope):
-        if self.records_forward and scope is not None:
-            if self._backward_done:
-                self._new_iteration()
-            self._scope_name(scope)
-
-    def _scope_name(self, scope):
-        """The name of the box of the ops made in ``scope`` ('' for none), its groups (and
-        its parents') made as needed: the path from the outermost module called, as a graph
-        drawn from a tensor's history names it (:mod:`vizgrad.trace.scope_groups`)."""
-        if scope is None:
-            return ""
-        name = self._scope_names.get(scope)
-        if name is None:
-            name = self._scope_names[scope] = self._name_scope(scope)
-        return name
-
-    def _name_scope(self, scope):
-        hierarchy = self._hierarchy
-        parent = scope.parent
-        if parent is None:       # the outermost module: a box when it owns parameters or buffers itself
-            if not owns_directly(scope.module):
-                return ""
-            name = public_type_name(scope.module).lower()
-            self._module_entered(scope.module, name)
-            return name
-        parent_name = self._scope_name(parent)
-        if scope.step is None:
-            name = join_path(parent_name, child_name(parent.module, scope.module))
-            self._module_entered(scope.module, name)
-            return name
-        name = join_path(parent_name, scope.step[0])
-        self._step_modules[name] = self._step_modules.get(parent_name, parent_name)
-        if name not in hierarchy.modules:
-            hierarchy.modules[name] = hierarchy.step_group(scope, name, parent_name, hierarchy.modules.get(parent_name))
-        return name
-
-    def _on_module_forward(self, event):
-        if event.phase == "enter" and event.instance is not None:
-            self._module_entered(event.instance, event.path)
-
-    def _module_entered(self, module, path):
-        if not path or not self.records_forward:
-            return
-        if self._backward_done:
-            self._new_iteration()
-        if path in self._hierarchy.modules:
-            if self._hierarchy.made_for(path, module):
-                return
-            # another module under the same name: a group of its own, and the structure
-            # from here on is built afresh
-            if self._replay is not None:
-                self._diverge()
-            del self._hierarchy.modules[path]
-        self._hierarchy.module_group(module, path)
-
     def _on_backward_start(self, event):
         roots = getattr(event, "roots", None)         # the tensors, from the engine; events name them
         if roots is None or not self.records_forward:
@@ -805,108 +752,25 @@ class Recorder:
     @gc_paused()
     def _materialise(self, structure, frame, hierarchy):
         """A :class:`Graph` of ``structure`` with the statistics of ``frame``'s arrays and the
-        groups of ``hierarchy`` (None: the structure's own), reused until the frame changes."""
+        groups of ``hierarchy`` (None: the structure's own), reused until the frame changes
+        (assembled by :func:`.assembly.assemble_graph`)."""
         self._untold = self._watchers
         key = id(frame)
         cached = self._materialised.get(key)
         revision = (frame.revision, self._step_count)
         if cached is not None and cached[0] == revision and cached[1] is structure:
             return cached[2]
-        # a node or edge this frame changes is copied; the others are shared with the structure
-        # when no hierarchy writes into them (a tensor's history, as recorded: no copies at all)
-        nodes, shared = [], hierarchy is None
-        for node in structure.nodes:
-            array, number, grad = frame.values.get(node.id), frame.numbers.get(node.id), frame.grads.get(node.id)
-            index = frame.order.get(node.id) if frame.order or node.backward_index is not None else None
-            output = node.kind == "op" and node.id in frame.roots
-            if (shared and array is None and number is None and grad is None and index == node.backward_index
-                    and node.label is not None and not output):
-                nodes.append(node)
-                continue
-            node = shallow_copy(node)
-            if array is not None:
-                node.value = frame.statistics(array, "full")
-            if number is not None:
-                node.value = frame.number_statistics(number)
-            if node.label is None:           # a scalar constant: labelled with this iteration's value
-                if number is None and array is not None:
-                    number = array.item()
-                node.label = "" if number is None else _number_text(number)
-            if grad is not None:
-                node.grad = frame.statistics(grad, "full")
-                if node.id in frame.earlier:
-                    node.grad_note = (f"{node.label}.grad also holds the gradients of earlier backward passes "
-                                      "(.grad accumulates until it is zeroed: optimizer.zero_grad())")
-            node.backward_index = index
-            if output:
-                node.kind = "output"
-            nodes.append(node)
-        edges = []
-        for edge in structure.edges:
-            grad = frame.edge_grads.get(id(edge))
-            if grad is None and shared:
-                edges.append(edge)
-                continue
-            edge = shallow_copy(edge)
-            if grad is not None:
-                if self._consumers.get(edge.source) == 1 or frame.grads.get(edge.source) is grad:
-                    stats = frame.statistics(grad, "full")
-                    edge.grad = {key: stats[key] for key in SUMMARY_KEYS}
-                else:
-                    edge.grad = frame.statistics(grad, "summary")
-            edges.append(edge)
-        graph = Graph(nodes=nodes, edges=edges, backward_order=list(frame.order), steps=self._step_list(),
-                      truncated=structure.truncated, forward_order=list(structure.forward_order))
-        if hierarchy is None:
-            graph.groups = list(structure.groups)
-            graph.backward = dict(structure.backward)
-        else:
-            hierarchy.apply(graph)
-            graph.backward = {"source": "recorded" if frame.order else None, "note": None}
+        graph = assemble_graph(structure, frame, hierarchy, self._consumers, self._step_list())
         self._materialised[key] = (revision, structure, graph)
         return graph
 
     def _step_list(self):
-        """The step history as JSON-ready entries (each converted once)."""
-        result = []
-        for entry in self._steps:
-            if entry[1] is None:
-                event = entry[0]
-                if event.kind == "optimizer_step":
-                    entry[1] = {"kind": "optimizer_step", "optimizer": event.optimizer, "step": event.step,
-                                "params": [_param_step(p) for p in event.params]}
-                    if not event.summarised:
-                        entry[1]["summarised"] = False
-                else:
-                    entry[1] = {"kind": "mark", "name": event.name,
-                                "values": {k: _json_number(v) for k, v in event.values.items()}}
-            result.append(entry[1])
-        return result
+        return step_list(self._steps)
 
 
 #: Recorder's handler of each event kind (functions, not bound methods: a recorder holding its
 #: own bound methods would be a reference cycle, and its graph garbage only a full collection frees)
 _HANDLERS = {kind: getattr(Recorder, "_on_" + kind) for kind in Recorder.KINDS}
-
-
-def _leaf_spec(tensor, array):
-    """What makes a leaf tensor's node (its class says whether it is a parameter; a scalar
-    constant's label is its value, taken each iteration), ``array`` being its value: two
-    leaves with equal specs record equal nodes."""
-    return type(tensor), tensor.name, array.shape, array.dtype, tensor.requires_grad
-
-
-def _json_number(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value if isinstance(value, (int, float, str, bool)) or value is None else str(value)
-
-
-def _param_step(step):
-    return {"name": step.name, "lr": step.lr, "grad_norm": _json_number(step.grad_norm),
-            "update_norm": _json_number(step.update_norm), "param_norm": _json_number(step.param_norm),
-            "update_ratio": _json_number(step.update_ratio),
-            "state": {k: _json_number(v) for k, v in step.state.items()}}
 
 
 class trace:

@@ -46,6 +46,13 @@ def _seen(arguments):
             for value in arguments]
 
 
+def _leaf_spec(tensor, array):
+    """What makes a leaf tensor's node (its class says whether it is a parameter; a scalar
+    constant's label is its value, taken each iteration), ``array`` being its value: two
+    leaves with equal specs record equal nodes."""
+    return type(tensor), tensor.name, array.shape, array.dtype, tensor.requires_grad
+
+
 def _arrays_like(outputs, expected, op):
     """The arrays of an op's results when they have the shapes, dtypes and labels of an
     entry's ``expected`` results, else None."""
