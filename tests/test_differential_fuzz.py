@@ -33,15 +33,15 @@ KNOWN = {
     # singular and eigen vectors: each library picks its own signs (values agree through a gauge)
     ("linalg.svd", None): "singular vectors' signs", ("linalg.eigh", None): "eigenvectors' signs",
     # one inf or NaN spreads through the matrix products these ops are built on
-    ("chain_matmul", "inf"): "LAPACK's inf arithmetic", ("matrix_power", "inf"): "inf arithmetic",
-    ("linalg.matrix_power", "inf"): "inf arithmetic", ("grid_sample", "inf"): "inf spreads",
+    ("chain_matmul", "inf"): "LAPACK's inf arithmetic", ("grid_sample", "inf"): "inf spreads",
     ("trapezoid", "inf"): "inf - inf", ("trapz", "inf"): "inf - inf",
     # the factorizations of non-finite matrices: LAPACK's arbitrary answers
     ("det", "inf"): "LAPACK", ("logdet", "inf"): "LAPACK", ("slogdet", "inf"): "LAPACK",
-    ("slogdet", "nan"): "LAPACK", ("inverse", "inf"): "LAPACK", ("linalg.inv_ex", "inf"): "LAPACK",
-    ("linalg.solve_ex", "inf"): "LAPACK", ("linalg.cholesky_ex", "inf"): "LAPACK",
-    ("linalg.cholesky_ex", "nan"): "LAPACK", ("linalg.lstsq", "inf"): "LAPACK (gelsy)",
-    ("linalg.solve_triangular", "inf"): "inf arithmetic", ("linalg.solve_triangular", "nan"): "nan arithmetic",
+    ("slogdet", "nan"): "LAPACK", ("inverse", "inf"): "LAPACK",
+    # MKL's gelsy rejects a non-finite A (info < 0) and PyTorch returns its unwritten outputs
+    ("linalg.lstsq", "inf"): "PyTorch's answer is the buffers of a call MKL refused",
+    # MKL's Householder norm of (inf, inf) is NaN where a scaled norm (NumPy's LAPACK) gives inf
+    ("linalg.qr", "inf"): "MKL's unscaled Householder norm",
     # NaN ordering and comparisons
     ("bucketize", "nan"): "NaN's position", ("searchsorted", "nan"): "NaN's position",
     ("topk", "nan"): "NaN's order", ("topk", "inf"): "ties with inf",
@@ -49,7 +49,7 @@ KNOWN = {
     ("multilabel_margin_loss", "nan"): "NaN", ("multilabel_margin_loss", "inf"): "inf",
     ("logaddexp", "inf"): "inf - inf", ("mvlgamma", "nan"): "refuses NaN",
     ("embedding_bag", "inf"): "inf spreads", ("fmod", "inf"): "fmod of inf",
-    ("linalg.qr", "inf"): "LAPACK", ("polygamma", "inf"): "at inf",
+    ("polygamma", "inf"): "at inf",
     # PyTorch's CPU mode sorts with std::sort and <, which leaves NaN anywhere (no order): which
     # element it reports then follows from the sort's steps, not from the values
     ("mode", "nan"): "which of a row's NaNs and numbers PyTorch's unordered sort reports",
@@ -193,7 +193,15 @@ def _gradient_difference(ours, our_leaves, theirs, their_leaves):
     return None
 
 
+# VIZGRAD_FUZZ_RECHECK="det,topk:nan" compares those KNOWN entries again (every variant of det,
+# topk's NaN variant): whether a known difference is still there
+RECHECK = {tuple(entry.split(":")) if ":" in entry else (entry, None)
+           for entry in os.environ.get("VIZGRAD_FUZZ_RECHECK", "").split(",") if entry}
+
+
 def _known(name, variant):
+    if (name, None) in RECHECK or (name, variant) in RECHECK:
+        return False
     return (name, None) in KNOWN or (name, variant) in KNOWN
 
 

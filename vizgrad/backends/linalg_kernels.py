@@ -1,7 +1,7 @@
 """Linear-algebra kernels that the Array API's ``linalg`` extension lacks, written once against
 a NumPy-like module ``lib`` (NumPy or CuPy) and batched over leading dims: the backends wrap
 them as the EXTRAS ``solve_triangular``, ``cholesky_ex``, ``inv_ex``, ``solve_ex`` and
-``matrix_exp`` (see :data:`vizgrad.backends.base.EXTRAS`).
+``matrix_exp`` (see :data:`vizgrad.backends.base.EXTRAS`), and as ``lu_det``.
 
 Each loop below runs over the rows or columns of one matrix (n Python steps), each step
 vectorized over the batch; the backends call LAPACK (through ``lib.linalg``) first and come
@@ -19,10 +19,12 @@ import numpy as np
 
 def cholesky_columns(lib, a):
     """``(L, info)`` for a batch of matrices, reading only their lower triangles: L's column j
-    is (a[j:, j] - L[j:, :j] L[j, :j]ᵀ) / √pivot with pivot = that vector's first entry. Where a
+    is (a[j:, j] - L[j:, :j] L[j, :j]ᵀ) / √pivot with pivot = that vector's first entry (√pivot
+    on the diagonal). Where a
     pivot is not positive (or NaN) the leading minor of order j + 1 is not positive-definite:
     ``info`` is that order (0 where the factorization completed), and, as LAPACK's unblocked
-    factorization leaves it, the columns from there on keep A's lower triangle."""
+    factorization leaves it, that pivot is stored on the diagonal and the columns from there on
+    keep A's lower triangle."""
     n = a.shape[-1]
     batch = a.shape[:-2]
     out = lib.tril(a).copy()
@@ -32,10 +34,12 @@ def cholesky_columns(lib, a):
         column = a[..., j:, j] - lib.matmul(out[..., j:, :j], out[..., j, :j, None])[..., 0]
         pivot = column[..., 0]
         ok = pivot > 0                      # False for NaN as well
-        info = lib.where(active & ~ok, lib.int32(j + 1), info)
+        failed = active & ~ok
+        info = lib.where(failed, lib.int32(j + 1), info)
+        out[..., j, j] = lib.where(failed, pivot, out[..., j, j])
         active = active & ok
         root = lib.sqrt(lib.where(active, pivot, 1))
-        updated = column / root[..., None]
+        updated = lib.concatenate([root[..., None], column[..., 1:] / root[..., None]], axis=-1)
         out[..., j:, j] = lib.where(active[..., None], updated, out[..., j:, j])
     return out, info
 
@@ -46,7 +50,8 @@ def lu_factor(lib, a):
     """``(lu, perm, info)`` of a batch of square matrices by Gaussian elimination with partial
     pivoting: (P A)[i] = A[perm[i]] = (L U)[i], L unit lower triangular below lu's diagonal, U
     on and above it. ``info`` is 0, or (as LAPACK's getrf) the 1-based index of the first pivot
-    that is exactly zero: the matrix is singular."""
+    that is exactly zero: the matrix is singular. The pivot is LAPACK's (``idamax``): the first
+    entry of largest magnitude, NaN never chosen unless it leads the column (then it is)."""
     n = a.shape[-1]
     batch = a.shape[:-2]
     count = math.prod(batch)
@@ -55,7 +60,8 @@ def lu_factor(lib, a):
     info = lib.zeros((count,), dtype=lib.int32)
     rows = lib.arange(count)
     for k in range(n):
-        p = k + lib.argmax(lib.abs(lu[:, k:, k]), axis=1)
+        column = lu[:, k:, k]
+        p = k + lib.where(lib.isnan(column[:, 0]), 0, lib.argmax(lib.where(lib.isnan(column), -1, lib.abs(column)), axis=1))
         # (indexing with the array `rows` reads copies: the right-hand sides are taken before either write)
         lu[rows, k, :], lu[rows, p, :] = lu[rows, p, :], lu[rows, k, :]
         perm[rows, k], perm[rows, p] = perm[rows, p], perm[rows, k]
@@ -67,6 +73,23 @@ def lu_factor(lib, a):
         lu[:, k + 1:, k] = multipliers
         lu[:, k + 1:, k + 1:] -= multipliers[:, :, None] * lu[:, None, k, k + 1:]
     return lu.reshape(a.shape), perm.reshape(batch + (n,)), info.reshape(batch)
+
+
+def lu_determinant(lib, a):
+    """``(det, sign, logabsdet)`` of a batch of square matrices from :func:`lu_factor` of their
+    transposes: PyTorch hands LAPACK its row-major A, which LAPACK reads (column-major) as Aᵀ;
+    the determinant is the same, the pivots differ where A holds inf or NaN. det is the product
+    of U's diagonal times the permutation's sign; sign the product of the diagonal's signs (NaN's
+    taken as 0) times the permutation's; logabsdet Σ log|diagonal|."""
+    lu, perm, _ = lu_factor(lib, lib.swapaxes(a, -1, -2))
+    diagonal = lib.diagonal(lu, axis1=-2, axis2=-1)
+    n = a.shape[-1]
+    before = lib.arange(n)[:, None] < lib.arange(n)[None, :]
+    inversions = lib.sum((perm[..., :, None] > perm[..., None, :]) & before, axis=(-2, -1))
+    parity = lib.where(inversions % 2 == 1, -1, 1).astype(a.dtype)
+    det = lib.prod(diagonal, axis=-1) * parity
+    sign = lib.prod(lib.where(lib.isnan(diagonal), 0, lib.sign(diagonal)), axis=-1) * parity
+    return det, sign, lib.sum(lib.log(lib.abs(diagonal)), axis=-1)
 
 
 def lu_solve(lib, lu, perm, b):
@@ -155,10 +178,17 @@ def _quiet(lib):
 
 def extras(lib, raising=contextlib.nullcontext):
     """The EXTRAS ``solve_triangular``, ``cholesky_ex``, ``inv_ex``, ``solve_ex`` and
-    ``matrix_exp`` over ``lib``'s arrays. ``raising()`` is the context in which ``lib.linalg``
+    ``matrix_exp``, and ``lu_det``, over ``lib``'s arrays. ``raising()`` is the context in which ``lib.linalg``
     raises ``numpy.linalg.LinAlgError`` for a singular or indefinite matrix (NumPy always does;
     CuPy inside ``cupyx.errstate(linalg="raise")``): LAPACK runs first, and the loops above only
     where it refuses, to say which batch element failed and where."""
+
+    def _finite(*arrays):
+        """Whether the arrays hold only finite numbers (the one check on the finite path)."""
+        return all(bool(lib.isfinite(x).all()) for x in arrays)
+
+    def _finite_matrices(a):
+        return lib.isfinite(a).all(axis=(-2, -1))
 
     def broadcast(a, b):
         batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
@@ -171,6 +201,9 @@ def extras(lib, raising=contextlib.nullcontext):
         exchanges no rows and is back substitution. A zero on T's diagonal makes it refuse, and
         substitution gives PyTorch's inf/NaN instead."""
         t, b = broadcast(triangle(lib, a, upper, unitriangular), b)
+        if not _finite(t, b):          # LAPACK's substitution, not the general solver's pivoting
+            with _quiet(lib):
+                return substitution(lib, t, b, upper=upper, unitriangular=False)
         if not upper:
             t, b = t[..., ::-1, ::-1], b[..., ::-1, :]
         try:
@@ -184,13 +217,16 @@ def extras(lib, raising=contextlib.nullcontext):
     def cholesky_ex(a):
         """``(L, info)``: the lower Cholesky factor of each matrix (its lower triangle read) and 0,
         or, where a leading minor is not positive-definite, the order of the first such minor."""
+        finite = _finite(a)
         try:
+            if not finite:
+                raise np.linalg.LinAlgError
             with raising():
                 return lib.linalg.cholesky(a), lib.zeros(a.shape[:-2], dtype=lib.int32)
         except np.linalg.LinAlgError:
             with _quiet(lib):
                 out, info = cholesky_columns(lib, a)
-            ok = info == 0
+            ok = (info == 0) & _finite_matrices(a)
             if bool(ok.any()):
                 out[ok] = lib.linalg.cholesky(a[ok])      # LAPACK's values where the factorization completes
             return out, info
@@ -199,6 +235,8 @@ def extras(lib, raising=contextlib.nullcontext):
         """``(inverse, info)``: info 0, or the 1-based index of the first zero pivot of the LU
         factorization of a singular matrix, whose 'inverse' then holds inf/NaN."""
         try:
+            if not _finite(a):
+                raise np.linalg.LinAlgError
             with raising():
                 return lib.linalg.inv(a), lib.zeros(a.shape[:-2], dtype=lib.int32)
         except np.linalg.LinAlgError:
@@ -210,21 +248,34 @@ def extras(lib, raising=contextlib.nullcontext):
         :func:`inv_ex`'s, X inf/NaN where A is singular."""
         a, b = broadcast(a, b)
         try:
+            if not _finite(a, b):
+                raise np.linalg.LinAlgError
             with raising():
                 return lib.linalg.solve(a, b), lib.zeros(a.shape[:-2], dtype=lib.int32)
         except np.linalg.LinAlgError:
             return _solve_by_lu(a, b, lib.linalg.solve)
 
     def _solve_by_lu(a, b, exact):
-        """LU with partial pivoting for the info and the inf/NaN of the singular matrices;
-        ``exact(a, b)`` (LAPACK) for the others."""
-        lu, perm, info = lu_factor(lib, a)
+        """LU with partial pivoting for the info and the inf/NaN of the singular matrices and of
+        those holding inf or NaN; ``exact(a, b)`` (LAPACK) for the others."""
         with _quiet(lib):
+            lu, perm, info = lu_factor(lib, a)
             x = lu_solve(lib, lu, perm, b)
-        ok = info == 0
+        ok = (info == 0) & _finite_matrices(a) & _finite_matrices(b)
         if bool(ok.any()):
             x[ok] = exact(a[ok], b[ok])                  # LAPACK's values where A is invertible
         return x, info
+
+    def lu_det(a):
+        """``(det, sign, logabsdet)`` of each matrix, pivoting on those holding inf or NaN as
+        LAPACK does in PyTorch (:func:`lu_determinant`); ``lib.linalg``'s for the finite ones."""
+        with _quiet(lib):
+            det, sign, logabsdet = lu_determinant(lib, a)
+        ok = _finite_matrices(a)
+        finite = lib.where(ok[..., None, None], a, lib.zeros((), dtype=a.dtype))
+        exact_sign, exact_logabsdet = lib.linalg.slogdet(finite)
+        return (lib.where(ok, lib.linalg.det(finite), det), lib.where(ok, exact_sign, sign),
+                lib.where(ok, exact_logabsdet, logabsdet))
 
     def exp(a):
         """e^A of each square matrix (float16 computed in float32)."""
@@ -234,4 +285,4 @@ def extras(lib, raising=contextlib.nullcontext):
             return matrix_exp(lib, a, lib.linalg.solve)
 
     return {"solve_triangular": solve_triangular, "cholesky_ex": cholesky_ex, "inv_ex": inv_ex,
-            "solve_ex": solve_ex, "matrix_exp": exp}
+            "solve_ex": solve_ex, "matrix_exp": exp, "lu_det": lu_det}

@@ -51,7 +51,7 @@ from ..backends.base import _by_array_type
 from ..errors import TransformError
 from ..ops import (activation, binary, bitwise, compare, conv, conversion, gamma, index, linalg, loss,
                    normalization, pooling, reduce, shape, sorting, statistics, unary)
-from ..ops import adaptive_pooling, resampling
+from ..ops import adaptive_pooling, contractions, resampling
 from ..ops import joins, padding
 from ..ops import cumulative, representation, special_functions, truth
 from ..ops import classification, gather_scatter, margin
@@ -475,7 +475,7 @@ RULES.update({op: along("dim", lifted=(0, 1, 2)) for op in (gather_scatter.Scatt
 RULES[index.IndexAdd] = along("dim", lifted=(0, 2))
 RULES.update({op: _shape_rule for op in (shape.Reshape, shape.View, shape.Expand)})
 RULES.update({shape.Permute: _permute, padding.Repeat: _repeat, index.GetItem: _getitem,
-              linalg.MatMul: _matmul, linalg.Einsum: _einsum, activation.Linear: _linear,
+              linalg.MatMul: _matmul, contractions.Einsum: _einsum, activation.Linear: _linear,
               activation.Embedding: _embedding, normalization.Normalize: _normalize,
               activation.Dropout: dropout, classification.NllLoss: _nll_loss, conv.Conv: _conv})
 RULES.update({op: _elementwise_loss for op in (

@@ -9,6 +9,7 @@ from . import adaptive_pooling, matrix_functions, resampling, solvers  # split f
 from . import classification, ctc, distance, margin  # split from loss: cross entropy, ctc_loss, pdist, hinges
 from . import gather_scatter, index_composites  # split from index: gather, scatter; take, put, *_scatter
 from . import embedding  # embedding_bag
+from . import contractions  # einsum, tensordot (from linalg)
 from . import lu  # linalg.lu_factor, linalg.lu, lu_unpack, Tensor.lu
 from . import special_functions  # erf, erfc, erfinv, the gamma family, i0, frexp (from unary)
 from . import composite_activations  # hardsigmoid, celu, glu, prelu, ... (from activation)

@@ -23,7 +23,7 @@ from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, Index
 from ..tensor import Tensor
 from . import reduce, shape
 from .conversion import to_dtype
-from .linalg import einsum
+from .contractions import einsum
 from .registry import Sample, register
 from .samples import non_contiguous, unary, values
 

@@ -148,8 +148,9 @@ def power(op, A, n):
     name = _matrix_name(op)
     _matrix(op, A, name, square=True, floating=False)
     n = _int(op, "n", n)
-    if A.dtype is dtypes.bool_:
-        raise DTypeError(f"{op}: {name} must be a number tensor, not bool")
+    if A.dtype is dtypes.bool_ and n not in (0, 1):       # (PyTorch multiplies no bool matrices)
+        raise DTypeError(f"{op}: {name} must be a number tensor for n = {n}, not bool (only n = 0 and 1 "
+                         "take bool)")
     if n == 0:
         from ..creation import eye
         return A.clone().copy_(eye(A.shape[-1], dtype=A.dtype, device=A.device).expand(tuple(A.shape)))
@@ -161,6 +162,8 @@ def power(op, A, n):
         A, n = _inverse(op, A), -n
     if n == 1:
         return A.clone()
+    if n == 3:                 # (A A) A, as PyTorch groups it (inf/NaN entries depend on the grouping)
+        return MatMul.apply(MatMul.apply(A, A), A)
     result, base = None, A
     while n:
         if n & 1:
@@ -184,7 +187,7 @@ def _power_samples(rng):
 def matrix_power(A, n):
     """A square matrix (or each in a batch) to the integer power ``n``: repeated products for
     n > 0, the identity for 0, the inverse's power for n < 0 (floating A). Integer A works for
-    n ≥ 0, as in PyTorch.
+    n ≥ 0, bool A for n = 0 and 1, as in PyTorch.
 
     Example::
 

@@ -17,6 +17,7 @@ from . import decompositions as _decompositions
 from . import matrix_functions as _matrix_functions
 from . import solvers as _solvers
 from . import linalg as _linalg
+from . import contractions as _contractions
 
 
 def _dtype(value):
@@ -219,7 +220,7 @@ def matmul(x1, x2):
 
 
 def einsum(subscripts, *operands):
-    return _linalg.einsum(subscripts, *operands)
+    return _contractions.einsum(subscripts, *operands)
 
 
 def solve_triangular(a, b, upper, unitriangular=False):

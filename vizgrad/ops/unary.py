@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from .. import dtypes
 from ..autograd.function import Op
 from ..dtypes import bool_, finfo, int64
 from ..errors import ArgumentError, DTypeError, as_int, as_number, check_dim, not_a_tensor
@@ -677,6 +678,7 @@ def _logit_samples(rng):
 def logit(input, eps=None):
     """Elementwise log-odds, the inverse of the sigmoid: log(p / (1 - p)), with p clamped
     to [eps, 1 - eps] when ``eps`` is given. d/dp = 1 / (p (1 - p)) (0 where clamped).
+    Integers and bools are taken in the default float dtype, as PyTorch: logit(True) is inf.
 
     Example::
 
@@ -684,9 +686,14 @@ def logit(input, eps=None):
     """
     if not isinstance(input, Tensor):
         raise not_a_tensor("logit", "input", input)
+    if not input.is_floating_point():
+        input = input.to(dtypes.default_float)
     if eps is not None:
         eps = as_number("logit", "eps", eps)
-        input = input.clamp(eps, 1 - eps)
+        if eps <= 0.5:
+            input = input.clamp(eps, 1 - eps)
+        else:   # PyTorch's test, p < eps first: eps where p < eps, else 1 - eps (NaN stays)
+            input = input.where(~(input > 1 - eps), 1 - eps).where(~(input < eps), eps)
     return (input / (1 - input)).log()
 
 
