@@ -28,7 +28,7 @@ BUNDLE := vizgrad/render/static/report.js vizgrad/render/static/report.css vizgr
 	$(WIDGET_BUNDLE) $(LABEXTENSION)
 NEED_NPM = command -v npm >/dev/null || { echo "Building vizgrad's browser bundle needs Node.js 18+ and npm (on Debian: apt-get install nodejs npm)." >&2; exit 1; }
 
-.PHONY: demo lab test fuzz build bench compat clean
+.PHONY: demo lab test fuzz build bench op-profile compat clean
 .NOTPARALLEL:  # the targets share one .venv; never install into it twice at once
 
 demo: $(VENV)/.stamp-base $(BUNDLE)
@@ -67,6 +67,11 @@ $(BUNDLE) &: $(NODE_MODULES) $(VENV)/.stamp-builder $(WIDGETS)/build.mjs $(wildc
 # pass through BENCH_ARGS, e.g. `make bench BENCH_ARGS=--save-baseline` (benchmarks/run.py --help).
 bench: $(VENV)/.stamp-bench $(BUNDLE)
 	$(PY) benchmarks/run.py $(BENCH_ARGS)
+
+# Every Python frame and allocation of one B2 op (mul, add, tanh), forward and backward: counts,
+# not times, so two versions of the engine compare exactly (benchmarks/op_profile.py).
+op-profile: $(VENV)/.stamp-base
+	$(PY) benchmarks/op_profile.py $(OP_PROFILE_ARGS)
 
 # The compatibility suite (compat/): tutorial-style programs run with vizgrad and with PyTorch
 # (installed by the bench extra), compared number by number; prints how many agree.

@@ -238,7 +238,9 @@ def accepts_out(function):
 
     @functools.wraps(function)
     def with_out(*args, out=None, **kwargs):
-        if out is not None and not isinstance(out, Tensor):   # named here: function has returned in _into
+        if out is None:
+            return function(*args, **kwargs)
+        if not isinstance(out, Tensor):   # named here: function has returned in _into
             raise ArgumentTypeError(f"{function.__name__}: out must be a Tensor, got {type(out).__name__}")
         return _into(out, function(*args, **kwargs))
     return with_out

@@ -134,7 +134,7 @@ class Tensor:
         else:
             raise ArgumentTypeError(f"Tensor: pass sizes (Tensor(2, 3)) or one sequence of values (Tensor([1, 2])), "
                                     f"got {', '.join(type(a).__name__ for a in args)}")
-        _init(self, array, False, None, 0)
+        self._array, self._requires_grad, self.grad_fn, self._output_nr, self._grad = array, False, None, 0, None
         if name is not None:
             self.name = name
         if requires_grad:
@@ -143,8 +143,12 @@ class Tensor:
     @staticmethod
     def _make(array, requires_grad=False, grad_fn=None, output_nr=0):
         """Wrap a backend array (no copy). Internal: users call :func:`vizgrad.tensor`."""
-        tensor = _new(Tensor)
-        _init(tensor, array, requires_grad, grad_fn, output_nr)
+        tensor = _new(Tensor)       # (every op's output: the slots set here, not in a helper's frame)
+        tensor._array = array
+        tensor._requires_grad = requires_grad
+        tensor.grad_fn = grad_fn
+        tensor._output_nr = output_nr
+        tensor._grad = None
         return tensor
 
     # --- metadata ------------------------------------------------------------
@@ -612,14 +616,6 @@ class Tensor:
 
     def __reduce__(self):
         raise ArgumentTypeError("Tensors are not pickled: use vizgrad.save(obj, path), which never runs code on load")
-
-
-def _init(tensor, array, requires_grad, grad_fn, output_nr):
-    tensor._array = array
-    tensor._requires_grad = requires_grad
-    tensor.grad_fn = grad_fn
-    tensor._output_nr = output_nr
-    tensor._grad = None
 
 
 def _set_requires_grad(tensor, value, name="requires_grad"):

@@ -587,6 +587,8 @@ def _resolve_saved(node, args, arrays, outputs, saved_tensors=None, params=None)
         keys = [tensor for value in params.values() for tensor in getattr(value, "sources", ())]
     sources = []
     for index, value in enumerate(node._to_save):
+        if type(value) in _CONSTANT_TYPES:      # a Python number (x * 2.0 saves the 2.0): a constant
+            continue
         for arg, array in zip(args, arrays):
             if value is array and array is not arg and isinstance(arg, Tensor):
                 sources.append((index, arg, None, 0, arg._version))
@@ -602,6 +604,8 @@ def _resolve_saved(node, args, arrays, outputs, saved_tensors=None, params=None)
     node.saved_sources = sources
     node._to_save = ()
 
+
+_CONSTANT_TYPES = frozenset((float, int, bool, complex, type(None)))
 
 #: ``saved_sources``' output number for a value whose tensor's version is checked but which
 #: stays what forward saved (a view of the tensor's memory, not the tensor).
