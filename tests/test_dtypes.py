@@ -177,8 +177,7 @@ def test_integer_division_by_zero_raises_as_in_pytorch(expression):
 def test_integer_to_negative_power_is_an_error():
     with pytest.raises(ArgumentError, match="negative integer powers"):     # a ValueError
         vg.tensor([1, 2]) ** -1
-    with pytest.raises(ArgumentError, match="negative integer powers"):
-        vg.tensor([1, 2]) ** vg.tensor([1, -1])
+    assert (vg.tensor([1, 2]) ** vg.tensor([1, -1])).tolist() == [1, 0]   # a tensor exponent: PyTorch answers
     assert (vg.tensor([1.0, 2.0]) ** -1).tolist() == [1.0, 0.5]
 
 

@@ -277,3 +277,22 @@ def test_pad_bool_reflect_replicate_raise(mode, pad):
     x = vg.tensor([[[True, False], [False, False]]])
     with pytest.raises(DTypeError, match=f"pad: mode '{mode}' does not support bool tensors .*dtype is bool"):
         vg.nn.functional.pad(x, pad, mode=mode)
+
+
+# pow on bool with bool (PyTorch 2.13 CPU): a Python-bool exponent is x ** 1 (a copy) or
+# x ** 0 (all True); a bool tensor exponent, or a bool base with one, raises
+# NotImplementedError '"pow" not implemented for 'Bool''
+
+def test_pow_bool_tensor_to_python_bool():
+    x = vg.tensor([True, False])
+    _check(x ** True, vg.bool, [True, False])
+    _check(vg.pow(x, False), vg.bool, [True, True])
+    assert (x ** True) is not x
+
+
+@pytest.mark.parametrize("expression", [
+    "vg.tensor([True, False]) ** vg.tensor([True, False])", "vg.tensor([True]) ** vg.tensor(True)",
+    "True ** vg.tensor([True, False])", "vg.pow(False, vg.tensor([True]))"])
+def test_pow_bool_with_bool_tensor_raises(expression):
+    with pytest.raises(DTypeError, match="pow: not implemented for a bool input with a bool exponent"):
+        eval(expression)

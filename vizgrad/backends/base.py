@@ -50,7 +50,7 @@ STANDARD_NAMES = (
 #                                           first zero pivot of LU with partial pivoting (singular A)
 #   matrix_exp(a)                           e^A
 EXTRAS = ("erf", "erfc", "lgamma", "digamma", "polygamma", "index_add", "scatter_add", "put_add", "pad", "einsum",
-          "sliding_windows", "solve_triangular", "cholesky_ex", "inv_ex", "solve_ex", "matrix_exp")
+          "sliding_windows", "solve_triangular", "cholesky_ex", "inv_ex", "solve_ex", "lu_det", "matrix_exp")
 
 _by_array_type = {}
 _by_device_type = {}

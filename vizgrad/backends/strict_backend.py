@@ -55,7 +55,8 @@ class StrictBackend(Backend):
         "solve_triangular": _host(host.NumpyBackend.xp.solve_triangular),
         "matrix_exp": _host(host.NumpyBackend.xp.matrix_exp),
         "cholesky_ex": _host_many(host.NumpyBackend.xp.cholesky_ex), "inv_ex": _host_many(host.NumpyBackend.xp.inv_ex),
-        "solve_ex": _host_many(host.NumpyBackend.xp.solve_ex)})
+        "solve_ex": _host_many(host.NumpyBackend.xp.solve_ex),
+        "lu_det": _host_many(host.NumpyBackend.xp.lu_det)})
 
     def asarray(self, data, dtype, device_index):
         if isinstance(data, (np.ndarray, np.generic)):

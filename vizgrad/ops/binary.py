@@ -497,7 +497,12 @@ class Pow(Op):
 
     @staticmethod
     def forward(ctx, a, b):
-        out = a ** b
+        xp = ctx.xp
+        integer_exponents = not isinstance(b, (int, float)) and not ctx.backend.is_floating(b)
+        if integer_exponents and bool(xp.any(b < 0)):
+            out = _negative_integer_power(xp, a, b)
+        else:
+            out = a ** b
         ctx.save_for_backward(a, b, out)
         return out
 
@@ -522,6 +527,18 @@ class Pow(Op):
         return grad_a, grad_b
 
 
+def _negative_integer_power(xp, a, b):
+    """``a ** b`` for integers where some of the exponents ``b`` are negative, as PyTorch:
+    there the result is 1 where ``a`` is 1, (-1)^b where it is -1 and 0 elsewhere (0 too)."""
+    if isinstance(a, int):
+        a = xp.asarray(a, dtype=b.dtype)
+    negative = b < 0
+    powered = a ** xp.where(negative, xp.zeros_like(b), b)
+    one, zero = xp.ones_like(powered), xp.zeros_like(powered)
+    reciprocal = xp.where(a == 1, one, xp.where(a == -1, one - 2 * (b & 1), zero))
+    return xp.where(negative, reciprocal, powered)
+
+
 def _pow_samples(rng):
     yield from binary(low=0.5, high=2.0, other_low=-1.5, other_high=1.5, scalar=None)(rng)
     for exponent in (2, 3, 0.5, -1.5, 0):
@@ -534,19 +551,24 @@ def _pow_samples(rng):
 def pow(input, exponent):
     """Elementwise ``input ** exponent``; either may be a tensor or a number.
 
-    Integer tensors raised to integer exponents stay integers (a negative exponent is
-    an error, as in PyTorch); a float on either side gives a float result.
+    Integer tensors raised to integer exponents stay integers; as in PyTorch, a negative
+    Python-int exponent is then an error, while a negative exponent in an integer tensor
+    gives 1 where the base is 1, ±1 where it is -1 and 0 elsewhere. A float on either side
+    gives a float result. Bool with bool is refused, as in PyTorch, except a bool tensor to a
+    Python bool (``x ** True`` is a copy, ``x ** False`` all True).
 
     d(a^b)/da = b·a^(b-1), d(a^b)/db = a^b·ln a.
     """
-    negative_integer_possible = (type(exponent) is int and exponent < 0) or (
-        isinstance(exponent, Tensor) and not exponent.is_floating_point())
-    if negative_integer_possible and not dtypes.result_type(input, exponent).is_floating_point:
-        negative = bool((exponent < 0).any()) if isinstance(exponent, Tensor) else exponent < 0
-        if negative:
-            raise ArgumentError(f"pow: integers to negative integer powers are not allowed (input "
-                                f"{_describe(input)}, exponent {_describe(exponent)}); use a float input, "
-                                "e.g. x.float() ** -1")
+    if type(exponent) is int and exponent < 0 and not dtypes.result_type(input, exponent).is_floating_point:
+        raise ArgumentError(f"pow: integers to negative integer powers are not allowed (input "
+                            f"{_describe(input)}, exponent {_describe(exponent)}); use a float input, "
+                            "e.g. x.float() ** -1")
+    tensors = isinstance(input, Tensor) or isinstance(exponent, Tensor)
+    if tensors and dtypes.result_type(input, exponent) is bool_:
+        if not (isinstance(input, Tensor) and type(exponent) is bool):
+            raise DTypeError(f"pow: not implemented for a bool input with a bool exponent (input "
+                             f"{_describe(input)}, exponent {_describe(exponent)}); convert one with .int()")
+        return input.clone() if exponent else input.new_ones(input.shape)   # PyTorch's x ** 1 and x ** 0
     return Pow.apply(input, exponent)
 
 

@@ -483,6 +483,7 @@ class Inverse(Op):
             except np.linalg.LinAlgError:          # (NumPy's and array_api_strict's; CuPy gives inf instead)
                 raise _singular(op, name, a) from None
         else:                                      # PyTorch's pivots among the inf and NaN
+            nonfinite.lapack_dtype(xp, a)
             out, info = xp.inv_ex(a)
             if bool(xp.any(info != 0)):
                 raise _singular(op, name, a)

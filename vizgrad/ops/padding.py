@@ -359,9 +359,9 @@ def _check_gather_pad(mode, input, pad, widths):
                          f"(channels, and an optional batch): padding of size 2 for a 2D or 3D input, 4 for 3D or "
                          f"4D, 6 for 4D or 5D; got padding of size {len(pad)} for an input of shape "
                          f"{format_shape(shape)}")
-    if input.dtype.name == "bool":
-        raise DTypeError(f"pad: mode {mode!r} does not support bool tensors; convert the input with .float() or "
-                         ".int()")
+    if mode != "circular" and input.dtype.name == "bool":
+        raise DTypeError(f"pad: mode {mode!r} does not support bool tensors (the input's dtype is bool; "
+                         "modes 'constant' and 'circular' do); convert the input with .int() or .float()")
     batched = input.ndim == dims + 2
     if mode != "circular" and any(n == 0 for n in shape[1 if batched else 0:]):
         raise ShapeError(f"pad: mode {mode!r} needs a {dims + 1}D or {dims + 2}D (batch mode) input whose dims are "

@@ -125,7 +125,9 @@ def _topk_reference(x, k, dim=-1, largest=True, sorted=True):
 @register(_topk_reference, _topk_samples, smooth=False)
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """The ``k`` largest (or, with ``largest=False``, smallest) values along ``dim`` and their
-    indices, as a named tuple ``(values, indices)``, in sorted order.
+    indices, as a named tuple ``(values, indices)``, in sorted order (``sorted=False`` too);
+    NaN ranks above everything. Tied elements keep their index order; PyTorch's CPU topk
+    orders ties as its unstable selection (std::nth_element) leaves them.
 
     Example::
 
@@ -145,16 +147,38 @@ def topk(input, k, dim=-1, largest=True, sorted=True):
 
 # --- searchsorted, bucketize -------------------------------------------------------------
 
+def _bisect(xp, rows, wanted, side):
+    """PyTorch's binary search of each row of ``rows`` (R, N) for the values ``wanted`` (R, M),
+    step by step: it moves right unless the middle entry is ≥ the value (> with ``side="right"``),
+    so a comparison with NaN moves right, wherever the NaN is."""
+    size = rows.shape[-1]
+    start = xp.zeros(wanted.shape, dtype=xp.int64)
+    end = xp.full(wanted.shape, size, dtype=xp.int64)
+    for _ in range(size.bit_length()):
+        middle = start + (end - start) // 2
+        probe = xp.take_along_axis(rows, xp.minimum(middle, size - 1), axis=-1)
+        go_right = xp.logical_not(probe > wanted if side == "right" else probe >= wanted)
+        searching = start < end
+        start = xp.where(xp.logical_and(searching, go_right), middle + 1, start)
+        end = xp.where(xp.logical_and(searching, xp.logical_not(go_right)), middle, end)
+    return start
+
+
 class SearchSorted(Op):
     """Where each value would go in the rows of ``sequence`` (sorted along its last dim) to
-    keep them sorted: before equal entries (``side="left"``) or after them. No gradient."""
+    keep them sorted: before equal entries (``side="left"``) or after them. NaN values go last
+    (NumPy's answer too); NaN entries of ``sequence`` send PyTorch's binary search right,
+    which :func:`_bisect` follows. No gradient."""
 
     differentiable = False
 
     @staticmethod
-    def forward(ctx, sequence, found, side, dtype):
+    def forward(ctx, sequence, found, side, dtype, floating):
         xp = ctx.xp
-        if sequence.ndim == 1:
+        if floating and bool(xp.any(xp.isnan(sequence))):
+            rows = xp.reshape(sequence, (-1, sequence.shape[-1]))
+            flat = _bisect(xp, rows, xp.reshape(found, (rows.shape[0], -1)), side)
+        elif sequence.ndim == 1:
             flat = xp.searchsorted(sequence, xp.reshape(found, (-1,)), side=side)
         else:       # one search per row: leading dims shared with the values
             rows = xp.reshape(sequence, (-1, sequence.shape[-1]))
@@ -219,7 +243,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
         sorted_sequence = sorted_sequence.gather(-1, sorter)
     common = dtypes.result_type(sorted_sequence, input)     # compared in one dtype, as PyTorch
     return SearchSorted.apply(sorted_sequence.detach().to(common), input.detach().to(common),
-                              side=side or ("right" if right else "left"), dtype="int32" if out_int32 else "int64")
+                              side=side or ("right" if right else "left"), dtype="int32" if out_int32 else "int64",
+                              floating=common.is_floating_point)
 
 
 def _bucketize_samples(rng):
