@@ -295,7 +295,8 @@ def pixel_unshuffle(input, downscale_factor):
 # Compositions of differentiable ops: the sampling points come from the grid (unnormalized, then
 # clipped or reflected per padding_mode), the input values at the neighbouring pixels are gathered
 # (their gradient scatters back) and mixed with weights that are differentiable in the grid, so
-# both gradients, and second derivatives, come from the pieces.
+# both gradients, and second derivatives, come from the pieces. Nearest samples are piecewise
+# constant in the grid: NearestGridSample gives it PyTorch's zero gradient.
 
 _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
                   "Please specify align_corners=True if the old behavior is desired. See the documentation of "
@@ -323,15 +324,42 @@ def _reflect(coordinate, twice_low, twice_high):
     return binary.where(even, extra + low, (span - extra) + low)
 
 
-def _source_coordinate(coordinate, size, padding_mode, align_corners):
-    from . import binary
+def _source_coordinate(coordinate, size, padding_mode, align_corners, spatial):
+    """Pixel coordinates, reflected and clipped per ``padding_mode``. As in PyTorch, the clip
+    passes the gradient only strictly inside (0, size - 1): a point on the border pixel, or
+    clipped onto it, gets none. A NaN goes where PyTorch's CPU kernels put it: clipped, to 0
+    (2-D) or size - 1 (3-D); unclipped, outside (a zero sample) in 3-D and NaN in 2-D."""
+    from . import binary, compare
     coordinate = _unnormalize(coordinate, size, align_corners)
     if padding_mode == "reflection":
         coordinate = (_reflect(coordinate, 0, 2 * (size - 1)) if align_corners
                       else _reflect(coordinate, -1, 2 * size - 1))
     if padding_mode in ("border", "reflection"):
-        coordinate = binary.clamp(coordinate, 0, size - 1)
+        inside = compare.logical_and(coordinate > 0, coordinate < size - 1)
+        coordinate = binary.where(inside, coordinate, binary.clamp(coordinate.detach(), 0, size - 1))
+        nan_to = 0 if spatial == 2 else size - 1
+    else:
+        nan_to = None if spatial == 2 else -2
+    if nan_to is not None:
+        coordinate = binary.where(coordinate.detach() != coordinate.detach(), nan_to, coordinate)
     return coordinate
+
+
+class NearestGridSample(Op):
+    """The nearest samples: the pixels ``picked`` where ``inside``, zero elsewhere. They are
+    piecewise constant in the grid, which gets PyTorch's zero gradient (so the output needs a
+    gradient when the grid does)."""
+
+    @staticmethod
+    def forward(ctx, picked, inside, grid):
+        ctx.save_for_backward(inside, grid)
+        return ctx.xp.where(inside, picked, ctx.xp.zeros_like(picked))
+
+    @staticmethod
+    def backward(ctx, grad):
+        xp = ctx.xp
+        inside, grid = ctx.saved_tensors
+        return xp.where(inside, grad, xp.zeros_like(grad)), None, xp.zeros_like(grid)
 
 
 def _grid_sample_reference(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
@@ -410,7 +438,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     (``'reflection'``). ``align_corners`` puts ±1 on the corner pixels' centres instead of
     their outer edges (default False, with PyTorch's warning when not given). Gradients
     flow to the input (scattered back to the pixels read) and to the grid (through the
-    weights; none for ``nearest``).
+    weights; zero for ``nearest``).
 
     Example::
 
@@ -447,7 +475,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     batch, channels = input.shape[:2]
     size = tuple(input.shape[2:])
     out_shape = tuple(grid.shape[1:-1])
-    points = [_source_coordinate(grid[..., d - 1 - axis], size[axis], padding_mode, align_corners)
+    points = [_source_coordinate(grid[..., d - 1 - axis], size[axis], padding_mode, align_corners, d)
               for axis in range(d)]                                        # per spatial axis, (N, *out)
     flat_input = input.reshape(batch, channels, -1)
     strides = [math.prod(size[axis + 1:]) for axis in range(d)]
@@ -466,7 +494,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
 
     if mode == "nearest":
         picked, inside = read([unary.round(p.detach()).to(dtype=dtypes.int64) for p in points])
-        return binary.where(inside, picked, picked * 0)
+        return NearestGridSample.apply(picked, inside, grid)
     lows = [unary.floor(p.detach()) for p in points]
     fractions = [p - low for p, low in zip(points, lows)]
     total = None
@@ -476,7 +504,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         for fraction, b in zip(fractions, bits):
             factor = fraction if b else 1 - fraction
             weight = factor if weight is None else weight * factor
-        term = binary.where(inside, picked, picked * 0) * weight.unsqueeze(1)
+        term = binary.where(inside, picked, 0.0) * weight.unsqueeze(1)
         total = term if total is None else total + term
     return total
 
