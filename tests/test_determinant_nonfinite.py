@@ -123,3 +123,29 @@ def test_half_precision_is_refused_with_or_without_inf(function, name, dtype):
     for A in ([[1., 2.], [3., 4.]], [[1., inf], [3., 4.]]):
         with pytest.raises(DTypeError, match=rf"^{name}: unsupported argument types: .*{dtype.name}"):
             function(vg.tensor(A, dtype=dtype))
+
+
+@pytest.mark.parametrize("matrix", [[[1.0, 2.0], [2.0, 4.0]], [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [1.0, 0.0, 1.0]],
+                                    [[0.0, 0.0], [0.0, 0.0]]], ids=["rank 1", "rank 2 of 3", "zero"])
+def test_the_gradient_of_det_at_a_singular_matrix_is_its_cofactor_matrix(matrix):
+    """d det A / dA = adj(A)ᵀ, which exists where A⁻¹ does not (det is a polynomial: the central
+    difference is exact up to rounding). PyTorch 2.13 answers 0 there, and vizgrad used to raise
+    NumPy's LinAlgError from inv inside backward."""
+    a = vg.tensor(matrix, dtype=vg.float64, requires_grad=True)
+    vg.det(a).backward()
+    A, step = np.array(matrix), 1e-6
+    numeric = np.zeros_like(A)
+    for i, j in np.ndindex(A.shape):
+        bump = np.zeros_like(A)
+        bump[i, j] = step
+        numeric[i, j] = (np.linalg.det(A + bump) - np.linalg.det(A - bump)) / (2 * step)
+    np.testing.assert_allclose(a.grad.numpy(), numeric, atol=1e-7)
+    b = vg.tensor(matrix, dtype=vg.float64, requires_grad=True)
+    vg.logdet(b).backward()                        # A⁻ᵀ: infinite where the cofactor is not 0
+    assert not np.isfinite(b.grad.numpy()).any()
+
+
+def test_a_batch_with_one_singular_matrix_differentiates_each():
+    a = vg.tensor([[[1.0, 2.0], [2.0, 4.0]], [[2.0, 1.0], [1.0, 3.0]]], dtype=vg.float64, requires_grad=True)
+    vg.det(a).sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [[[4.0, -2.0], [-2.0, 1.0]], [[3.0, -1.0], [-1.0, 2.0]]], atol=1e-12)

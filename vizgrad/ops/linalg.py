@@ -510,7 +510,26 @@ class Det(Op):
     def backward(ctx, grad):
         a, out = ctx.saved_tensors
         xp = ctx.xp
+        if _any_zero(xp, out):     # a singular matrix: A⁻¹ does not exist, its adjugate does
+            return _as_matrices(xp, grad) * _cofactors(xp, a)
         return _as_matrices(xp, grad * out) * xp.matrix_transpose(xp.linalg.inv(a))
+
+
+def _any_zero(xp, values):
+    """Whether any of the determinants ``values`` is 0 (the namespaces' one way to say it)."""
+    return bool(xp.sum(xp.astype(values == 0, values.dtype)) > 0)
+
+
+def _cofactors(xp, a):
+    """The cofactor matrix adj(A)ᵀ (the gradient of det A), singular A included: with
+    A = U diag(s) Vh, adj(A)ᵀ = det U · det Vh · U diag(∏_{j≠i} s_j) Vh, the products of the
+    other singular values taken as the products before and after each one."""
+    u, s, vh = xp.linalg.svd(a, full_matrices=False)
+    ones = xp.ones_like(s[..., :1])
+    before = xp.concat([ones, xp.cumulative_prod(s, axis=-1)[..., :-1]], axis=-1)
+    after = xp.flip(xp.concat([ones, xp.cumulative_prod(xp.flip(s, axis=-1), axis=-1)[..., :-1]], axis=-1), axis=-1)
+    rotation = _as_matrices(xp, xp.linalg.det(u) * xp.linalg.det(vh))
+    return rotation * ((u * xp.expand_dims(before * after, axis=-2)) @ vh)
 
 
 class Slogdet(Op):
@@ -529,6 +548,9 @@ class Slogdet(Op):
             return None
         a, = ctx.saved_tensors
         xp = ctx.xp
+        det = xp.linalg.det(a)
+        if _any_zero(xp, det):     # singular: A⁻ᵀ = adj(A)ᵀ / det A, infinite (as PyTorch's)
+            return _as_matrices(xp, grad) * _cofactors(xp, a) / _as_matrices(xp, det)
         return _as_matrices(xp, grad) * xp.matrix_transpose(xp.linalg.inv(a))
 
 
