@@ -23,10 +23,11 @@ FIXED = {
              "index_reduce", "einsum", "logit", "pad", "matrix_power", "linalg.matrix_power"),
     "inf": ("floor_divide", "ctc_loss", "interpolate", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
             "adaptive_avg_pool3d", "det", "logdet", "slogdet", "inverse", "linalg.inv_ex", "linalg.solve_ex",
-            "linalg.cholesky_ex", "linalg.solve_triangular", "matrix_power", "linalg.matrix_power"),
+            "linalg.cholesky_ex", "linalg.solve_triangular", "matrix_power", "linalg.matrix_power", "trapezoid", "trapz",
+            "polygamma"),
     "nan": ("ctc_loss", "interpolate", "threshold", "hardshrink", "max_pool2d", "max_pool3d", "adaptive_max_pool2d",
             "adaptive_max_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "slogdet",
-            "linalg.cholesky_ex", "linalg.solve_triangular", "bucketize", "searchsorted"),
+            "linalg.cholesky_ex", "linalg.solve_triangular", "bucketize", "searchsorted", "mvlgamma"),
     "as is": ("ctc_loss", "interpolate", "max_pool2d", "hinge_embedding_loss", "adaptive_avg_pool2d"),
 }
 CASES = [(name, variant) for variant, names in FIXED.items() for name in names]

@@ -34,21 +34,17 @@ KNOWN = {
     ("linalg.svd", None): "singular vectors' signs", ("linalg.eigh", None): "eigenvectors' signs",
     # one inf or NaN spreads through the matrix products these ops are built on
     ("chain_matmul", "inf"): "LAPACK's inf arithmetic", ("grid_sample", "inf"): "inf spreads",
-    ("trapezoid", "inf"): "inf - inf", ("trapz", "inf"): "inf - inf",
-    # the factorizations of non-finite matrices: LAPACK's arbitrary answers
     # MKL's gelsy rejects a non-finite A (info < 0) and PyTorch returns its unwritten outputs
     ("linalg.lstsq", "inf"): "PyTorch's answer is the buffers of a call MKL refused",
     # MKL's Householder norm of (inf, inf) is NaN where a scaled norm (NumPy's LAPACK) gives inf
     ("linalg.qr", "inf"): "MKL's unscaled Householder norm",
-    # NaN ordering and comparisons
     # PyTorch's CPU topk leaves ties (equal integers, infs, NaNs) in the order libstdc++'s unstable
     # std::nth_element leaves them; vizgrad's keeps their index order (the values agree)
     ("topk", "integer"): "tie order", ("topk", "nan"): "tie order", ("topk", "inf"): "tie order",
+    # not yet compared in depth: where an inf or NaN goes in these
     ("multi_margin_loss", "nan"): "NaN", ("multi_margin_loss", "inf"): "inf",
     ("multilabel_margin_loss", "nan"): "NaN", ("multilabel_margin_loss", "inf"): "inf",
-    ("logaddexp", "inf"): "inf - inf", ("mvlgamma", "nan"): "refuses NaN",
-    ("embedding_bag", "inf"): "inf spreads", ("fmod", "inf"): "fmod of inf",
-    ("polygamma", "inf"): "at inf",
+    ("logaddexp", "inf"): "inf - inf", ("embedding_bag", "inf"): "inf spreads", ("fmod", "inf"): "fmod of inf",
     # PyTorch's CPU mode sorts with std::sort and <, which leaves NaN anywhere (no order): which
     # element it reports then follows from the sort's steps, not from the values
     ("mode", "nan"): "which of a row's NaNs and numbers PyTorch's unordered sort reports",

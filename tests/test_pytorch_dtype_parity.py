@@ -4,6 +4,8 @@ Every expected value and dtype below was obtained by running PyTorch 2.13 CPU an
 hard-coded, so these tests run without torch.
 """
 
+import math
+
 import numpy as np
 import pytest
 
@@ -296,3 +298,20 @@ def test_pow_bool_tensor_to_python_bool():
 def test_pow_bool_with_bool_tensor_raises(expression):
     with pytest.raises(DTypeError, match="pow: not implemented for a bool input with a bool exponent"):
         eval(expression)
+
+
+LOGIT_POINTS = [-0.5, 0.0, 0.005, 0.3, 1.0, 1.5, math.nan, 0.995]
+# PyTorch 2.13 CPU's gradients of logit(x, eps).sum() at LOGIT_POINTS (float64)
+LOGIT_GRADIENTS = {
+    None: [math.nan, math.inf, 201.00502512562815, 4.761904761904762, math.inf, math.nan, math.nan, 201.00502512562815],
+    0.01: [0.0, 0.0, 0.0, 4.761904761904762, 0.0, 0.0, 0.0, 0.0],
+    0.6: [0.0] * 8,
+    0.0: [0.0, math.inf, 201.00502512562815, 4.761904761904762, math.inf, 0.0, 0.0, 201.00502512562815],
+}
+
+
+@pytest.mark.parametrize("eps", list(LOGIT_GRADIENTS), ids=str)
+def test_logit_differentiates_as_pytorch_outside_the_clamp_and_at_nan(eps):
+    x = vg.tensor(LOGIT_POINTS, dtype=vg.float64, requires_grad=True)
+    vg.logit(x, eps).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), LOGIT_GRADIENTS[eps], rtol=1e-12)

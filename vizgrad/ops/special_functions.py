@@ -136,6 +136,18 @@ class Lgamma(Op):
         return grad * ctx.xp.digamma(a)
 
 
+def _polygamma(xp, n, a):
+    """ψ⁽ⁿ⁾(a), with PyTorch's values at ±inf: for n ≥ 2 (its Hurwitz zeta) NaN at inf and
+    (-1)ⁿ⁺¹ inf at -inf; digamma and trigamma agree there already."""
+    if n == 0:
+        return xp.digamma(a)
+    out = xp.polygamma(n, a)
+    if n == 1:
+        return out
+    out = xp.where(a == math.inf, xp.full_like(out, math.nan), out)
+    return xp.where(a == -math.inf, xp.full_like(out, (-1) ** (n + 1) * math.inf), out)
+
+
 class Polygamma(Op):
     """ψ⁽ⁿ⁾(x) (n = 0: digamma); d/dx ψ⁽ⁿ⁾(x) = ψ⁽ⁿ⁺¹⁾(x)."""
     promotes, int_to_float = (0,), True   # integers give the default float dtype
@@ -144,12 +156,12 @@ class Polygamma(Op):
     def forward(ctx, a, n):
         ctx.n = n
         ctx.save_for_backward(a)
-        return ctx.xp.digamma(a) if n == 0 else ctx.xp.polygamma(n, a)
+        return _polygamma(ctx.xp, n, a)
 
     @staticmethod
     def backward(ctx, grad):
         a, = ctx.saved_tensors
-        return grad * ctx.xp.polygamma(ctx.n + 1, a)
+        return grad * _polygamma(ctx.xp, ctx.n + 1, a)
 
 
 def _gamma_samples(rng):
@@ -332,7 +344,8 @@ def _mvlgamma_samples(rng):
 @register(_mvlgamma_reference, _mvlgamma_samples)
 def mvlgamma(input, p):
     """The multivariate log-gamma function of dimension ``p``, elementwise:
-    log Γ_p(x) = p(p-1)/4 · log π + Σ_{i<p} log Γ(x - i/2); every element must exceed (p-1)/2.
+    log Γ_p(x) = p(p-1)/4 · log π + Σ_{i<p} log Γ(x - i/2); every element must exceed (p-1)/2
+    (or be NaN, which gives NaN).
     d/dx = Σ_{i<p} ψ(x - i/2).
 
     Example::
@@ -346,7 +359,7 @@ def mvlgamma(input, p):
     p = as_int("mvlgamma", "p", p)
     if p < 1:
         raise ArgumentError(f"mvlgamma: p has to be greater than or equal to 1, got {p}")
-    if not bool((input > (p - 1) / 2).all()):
+    if bool((input <= (p - 1) / 2).any()):      # (NaN passes, giving NaN, as in PyTorch)
         raise ArgumentError(f"mvlgamma: all elements must be greater than (p-1)/2 = {(p - 1) / 2}")
     total = lgamma(input)
     for i in range(1, p):

@@ -712,7 +712,8 @@ def _spacing(op, y, x, dx, axis):
     return x.narrow(axis, 1, length - 1) - x.narrow(axis, 0, length - 1)
 
 
-def _trapezoid_pieces(op, y, x, dx, dim):
+def _trapezoid_inputs(op, y, x, dx, dim):
+    """The checked ``y`` (floating), its ``dim`` and the widths of its intervals."""
     if not isinstance(y, Tensor):
         raise not_a_tensor(op, "y", y)
     if y.ndim == 0:
@@ -722,7 +723,11 @@ def _trapezoid_pieces(op, y, x, dx, dim):
         raise DTypeError(f"{op}: received a bool input for `y`, but bool is not supported")
     if not y.is_floating_point():
         y = y.to(dtypes.default_float)
-    widths = _spacing(op, y, x, dx, axis)
+    return y, axis, _spacing(op, y, x, dx, axis)
+
+
+def _trapezoid_pieces(op, y, x, dx, dim):
+    y, axis, widths = _trapezoid_inputs(op, y, x, dx, dim)
     length = y.shape[axis]
     if length == 0:
         return None, axis, y
@@ -731,8 +736,17 @@ def _trapezoid_pieces(op, y, x, dx, dim):
 
 
 def _trapezoid(op, y, x, dx, dim):
-    areas, axis, y = _trapezoid_pieces(op, y, x, dx, dim)
-    return y.sum(axis) if areas is None else areas.sum(axis)
+    """PyTorch's sums (so that infinities and overflow come out as there): with even spacing
+    dx · (Σ y - (y₀ + yₙ)/2), else Σ (yᵢ + yᵢ₊₁)(xᵢ₊₁ - xᵢ) / 2."""
+    y, axis, widths = _trapezoid_inputs(op, y, x, dx, dim)
+    length = y.shape[axis]
+    if length == 0:
+        return y.sum(axis)
+    if not isinstance(widths, Tensor):
+        ends = y.select(axis, 0) + y.select(axis, length - 1)
+        return (y.sum(axis) - ends * 0.5) * widths
+    pairs = y.narrow(axis, 1, length - 1) + y.narrow(axis, 0, length - 1)
+    return (pairs * widths).sum(axis) / 2
 
 
 def trapezoid(y, x=None, *, dx=None, dim=-1):

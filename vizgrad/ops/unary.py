@@ -9,7 +9,6 @@ import math
 
 import numpy as np
 
-from .. import dtypes
 from ..autograd.function import Op
 from ..dtypes import bool_, finfo, int64
 from ..errors import ArgumentError, DTypeError, as_int, as_number, check_dim, not_a_tensor
@@ -674,6 +673,35 @@ def _logit_samples(rng):
     yield Sample((values(rng, (6,), 0.001, 0.999),), {"eps": 0.01}, name="eps")
 
 
+class Logit(Op):
+    """log(p / (1 - p)) of p clamped as PyTorch clamps it: eps where p < eps, else 1 - eps
+    where p > 1 - eps. d/dp = 1 / (p (1 - p)), 0 where clamped (and at NaN); without eps,
+    NaN outside [0, 1], where the value is NaN, as PyTorch's gradient."""
+
+    promotes, int_to_float = (0,), True   # integers and bools give the default float dtype
+
+    @staticmethod
+    def forward(ctx, a, eps=None):
+        xp = ctx.xp
+        ctx.save_for_backward(a)
+        ctx.eps = eps
+        p = a
+        if eps is not None and eps <= 0.5:
+            p = xp.clip(a, eps, 1 - eps)
+        elif eps is not None:      # [eps, 1 - eps] is empty: every number is clamped, NaN stays
+            p = xp.where(a < eps, xp.full_like(a, eps), xp.where(a >= eps, xp.full_like(a, 1 - eps), a))
+        return xp.log(p / (1 - p))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        xp, eps = ctx.xp, ctx.eps
+        slope = grad / (a * (1 - a))
+        if eps is None:
+            return xp.where((a < 0) | (a > 1), xp.full_like(a, math.nan), slope)
+        return xp.where((a >= eps) & (a <= 1 - eps), slope, xp.zeros_like(a))
+
+
 @register(_logit_reference, _logit_samples)
 def logit(input, eps=None):
     """Elementwise log-odds, the inverse of the sigmoid: log(p / (1 - p)), with p clamped
@@ -686,15 +714,9 @@ def logit(input, eps=None):
     """
     if not isinstance(input, Tensor):
         raise not_a_tensor("logit", "input", input)
-    if not input.is_floating_point():
-        input = input.to(dtypes.default_float)
     if eps is not None:
         eps = as_number("logit", "eps", eps)
-        if eps <= 0.5:
-            input = input.clamp(eps, 1 - eps)
-        else:   # PyTorch's test, p < eps first: eps where p < eps, else 1 - eps (NaN stays)
-            input = input.where(~(input > 1 - eps), 1 - eps).where(~(input < eps), eps)
-    return (input / (1 - input)).log()
+    return Logit.apply(input, eps=eps)
 
 
 def _nan_to_num_reference(a, nan=0.0, posinf=None, neginf=None):
