@@ -24,7 +24,7 @@ FIXED = {
     "inf": ("floor_divide", "ctc_loss", "interpolate", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
             "adaptive_avg_pool3d", "det", "logdet", "slogdet", "inverse", "linalg.inv_ex", "linalg.solve_ex",
             "linalg.cholesky_ex", "linalg.solve_triangular", "matrix_power", "linalg.matrix_power", "trapezoid", "trapz",
-            "polygamma"),
+            "polygamma", "logaddexp", "fmod"),
     "nan": ("ctc_loss", "interpolate", "threshold", "hardshrink", "max_pool2d", "max_pool3d", "adaptive_max_pool2d",
             "adaptive_max_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "slogdet",
             "linalg.cholesky_ex", "linalg.solve_triangular", "bucketize", "searchsorted", "mvlgamma"),

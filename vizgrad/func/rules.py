@@ -6,9 +6,10 @@ op to the arguments' values (the batch dim first) and wraps the results at ``lev
 
 The ops that batch, by rule:
 
-* elementwise (broadcasting): every op of ``ops.unary``, ``ops.special_functions``, ``ops.binary``,
-  ``ops.representation``, ``ops.bitwise`` and ``ops.compare`` (none takes a dim), the activations
-  (``leaky_relu``, ``elu``, ``gelu``, ``silu``, ``softplus``, ``mish``, ``hardtanh``), the conversions (``to``,
+* elementwise (broadcasting): every op of ``ops.unary``, ``ops.hyperbolic``,
+  ``ops.special_functions``, ``ops.binary``, ``ops.division``, ``ops.representation``,
+  ``ops.bitwise`` and ``ops.compare`` (none takes a dim), the activations (``leaky_relu``,
+  ``elu``, ``gelu``, ``silu``, ``softplus``, ``mish``, ``hardtanh``), the conversions (``to``,
   ``clone``, ``contiguous``), ``masked_fill``, ``tril``/``triu``, the incomplete gamma
   functions; ``dropout`` as ``randomness`` says.
 * reductions and ops along dims (the dims shifted past the batch dim): ``sum``, ``mean``,
@@ -21,8 +22,8 @@ The ops that batch, by rule:
   ``unbind``, ``Tensor.unfold``, ``cat``, ``stack``, ``gather``, ``scatter``,
   ``scatter_add``, ``index_select`` and ``index_add`` (an index shared by the samples),
   indexing ``x[key]`` (with a key shared by the samples);
-* ``matmul`` (``@``, ``mm``, ``bmm``, ``mv``, ...), ``einsum`` and ``linear`` (batched weights too: the
-  per-sample gradients of ``vmap(grad(f))``), ``embedding`` (a shared weight);
+* ``matmul`` (``@``, ``mm``, ``bmm``, ``mv``, ...), ``einsum`` and ``linear`` (batched weights
+  too: the per-sample gradients of ``vmap(grad(f))``), ``embedding`` (a shared weight);
 * losses: ``mse_loss``, ``huber_loss``, ``smooth_l1_loss``, ``binary_cross_entropy``
   (``_with_logits``), ``soft_margin_loss``, ``nll_loss`` and so ``cross_entropy``, each
   reduced per sample;
@@ -49,11 +50,11 @@ from .. import creation
 from ..autograd.function import Function, Op
 from ..backends.base import _by_array_type
 from ..errors import TransformError
-from ..ops import (activation, binary, bitwise, compare, conv, conversion, gamma, index, linalg, loss,
+from ..ops import (activation, binary, bitwise, compare, conv, conversion, division, gamma, index, linalg, loss,
                    normalization, pooling, reduce, shape, sorting, statistics, unary)
 from ..ops import adaptive_pooling, contractions, resampling
 from ..ops import joins, padding
-from ..ops import cumulative, representation, special_functions, truth
+from ..ops import cumulative, hyperbolic, representation, special_functions, truth
 from ..ops import classification, gather_scatter, margin
 from ..ops.index import _Key
 from ..tensor import Tensor
@@ -373,7 +374,7 @@ def _nll_loss(op, level, args, params):
     if weight is not None:
         picked = index.index_select(weight, 0, shape.reshape(binary.where(kept, targets, 0), (-1,)))
         counts = counts * shape.reshape(picked, tuple(targets.shape))
-    return binary.div(reduce.sum(losses), reduce.sum(wrap(counts, level)))
+    return division.div(reduce.sum(losses), reduce.sum(wrap(counts, level)))
 
 
 # --- ops whose first dim is a batch (images) ----------------------------------------------
@@ -445,7 +446,7 @@ _DIM_PARAMETERS = {"axis", "axes", "dim", "dims", "shape", "sizes", "key", "wind
 
 def _elementwise_ops():
     """The ops of the elementwise families (checked: none takes a dim, a shape or a key)."""
-    for module in (unary, special_functions, binary, representation, bitwise, compare):
+    for module in (unary, hyperbolic, special_functions, binary, division, representation, bitwise, compare):
         for value in vars(module).values():
             if isinstance(value, type) and issubclass(value, Op) and value.__module__ == module.__name__ \
                     and not _DIM_PARAMETERS.intersection(_names(value)):

@@ -12,8 +12,10 @@ from . import embedding  # embedding_bag
 from . import contractions  # einsum, tensordot (from linalg)
 from . import lu  # linalg.lu_factor, linalg.lu, lu_unpack, Tensor.lu
 from . import special_functions  # erf, erfc, erfinv, the gamma family, i0, frexp (from unary)
+from . import hyperbolic  # asin, acos, asinh, acosh, atanh, sinh, cosh (from unary)
 from . import composite_activations  # hardsigmoid, celu, glu, prelu, ... (from activation)
 from . import representation  # copysign, ldexp, nextafter, gcd, lcm (from binary)
+from . import division  # div, floor_divide, remainder, fmod (from binary)
 from . import cumulative, truth  # cumsum, cumprod, cummax, cummin, logcumsumexp; all, any, nonzero (from reduce)
 from . import sparse  # sparse COO tensors: sparse_coo_tensor, to_sparse, to_dense, the sparse rules of mm, +, *
 from .registry import OPS

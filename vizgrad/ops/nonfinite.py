@@ -57,7 +57,7 @@ def lapack_dtype(xp, a):
     """Refuse, as ``xp.linalg`` does on the finite path (a TypeError, which ops reword), a
     dtype that LAPACK has no kernel for: all but float32 and float64."""
     if a.dtype not in (xp.float32, xp.float64):
-        raise TypeError(f"LAPACK has no kernel for {a.dtype}")
+        raise TypeError(f"LAPACK has no kernel for {a.dtype}")   # backend seam: Op.apply rewords it
 
 
 def det(xp, a):

@@ -313,14 +313,14 @@ def _unnormalize(coordinate, size, align_corners):
 
 def _reflect(coordinate, twice_low, twice_high):
     """``coordinate`` folded back and forth into [twice_low/2, twice_high/2]."""
-    from . import unary, binary
+    from . import binary, division, unary
     if twice_low == twice_high:
         return coordinate * 0
     low, span = twice_low / 2, (twice_high - twice_low) / 2
     distance = unary.abs(coordinate - low)
-    extra = binary.fmod(distance, span)
+    extra = division.fmod(distance, span)
     flips = unary.floor(distance.detach() / span)
-    even = binary.remainder(flips, 2) == 0
+    even = division.remainder(flips, 2) == 0
     return binary.where(even, extra + low, (span - extra) + low)
 
 

@@ -12,7 +12,8 @@ import types
 import numpy as np
 
 from .. import dtypes
-from . import binary, compare, conversion, cumulative, gather_scatter, index, joins, padding, reduce, shape, special_functions, unary
+from . import (binary, compare, conversion, cumulative, division, gather_scatter, hyperbolic, index, joins, padding, reduce, shape,
+               special_functions, unary)
 from . import decompositions as _decompositions
 from . import matrix_functions as _matrix_functions
 from . import solvers as _solvers
@@ -40,8 +41,8 @@ sin, cos, tanh, sign, square = unary.sin, unary.cos, unary.tanh, unary.sign, una
 erf, erfc, lgamma = special_functions.erf, special_functions.erfc, special_functions.lgamma
 digamma, polygamma = special_functions.digamma, special_functions.polygamma
 negative = unary.neg
-sinh, cosh = unary.sinh, unary.cosh
-add, subtract, multiply, divide, pow = binary.add, binary.sub, binary.mul, binary.div, binary.pow
+sinh, cosh = hyperbolic.sinh, hyperbolic.cosh
+add, subtract, multiply, divide, pow = binary.add, binary.sub, binary.mul, division.div, binary.pow
 maximum, minimum = binary.maximum, binary.minimum
 equal, not_equal, greater, less = compare.eq, compare.ne, compare.gt, compare.lt
 greater_equal, less_equal = compare.ge, compare.le
