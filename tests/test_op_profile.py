@@ -28,8 +28,26 @@ def test_the_forward_of_a_small_op_stays_within_its_frames():
     h = op_profile.vg.ones(3, requires_grad=True) * 1.0
     tanh = _python_frames(lambda: op_profile.STEPS["tanh"](h))
     assert "accepts_out.<locals>.with_out" in tanh and "_into" not in tanh      # no out=: it returns at once
-    assert tanh[-6:] == ["Node.__init__", "Tanh.forward", "Node.save_for_backward", "Tensor._make",
-                         "_resolve_saved", "_output_or_saved_tensor"]
+    assert tanh[-5:] == ["Node.__init__", "Tanh.forward", "Node.save_for_backward", "Tensor._make",
+                         "_resolve_saved"]         # (the saved output found without a frame of its own)
     mul = _python_frames(lambda: op_profile.STEPS["mul"](h))
     assert mul == ["<lambda>", "mul", "Op.apply", "_promote", "Node.__init__", "Mul.forward", "Node.save_for_backward",
-                   "Tensor._make", "_resolve_saved", "Tensor._version"]
+                   "Tensor._make", "_resolve_saved"]
+
+
+def test_the_backward_of_a_chain_of_small_ops_pays_its_frames_once_per_node():
+    """Per node of a chain, the engine's loop runs the node (``_run_node``), its backward and
+    ``saved_tensors``, and pushes the next node: no frame to ask whether a node is ready, none to
+    add a first gradient into an empty buffer, none to read a version counter."""
+    def backward_frames(length):
+        h = op_profile.vg.ones(3, requires_grad=True) * 1.0
+        for _ in range(length):
+            h = h * 1.0001
+        total = h.sum()
+        return _python_frames(total.backward)
+    short, long = backward_frames(2), backward_frames(12)
+    per_node = (len(long) - len(short)) / 10
+    assert per_node == 6, per_node
+    assert sorted(set(long) - set(short)) == []
+    for frame in ("Tensor._version", "_add_to_buffer", "ReadyNodes.pop"):
+        assert long.count(frame) - short.count(frame) == (10 if frame == "ReadyNodes.pop" else 0), frame

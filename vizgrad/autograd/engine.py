@@ -45,9 +45,6 @@ class ReadyNodes:
         for node in nodes:
             self.push(node)
 
-    def __bool__(self):
-        return bool(self._accumulators or self._heap)
-
     def push(self, node):
         if type(node) is AccumulateGrad:
             self._accumulators.append(node)
@@ -55,7 +52,10 @@ class ReadyNodes:
             heappush(self._heap, (-node.id, node))
 
     def pop(self):
-        return self._accumulators.popleft() if self._accumulators else heappop(self._heap)[1]
+        """The next node to run, or None when none is ready."""
+        if self._accumulators:
+            return self._accumulators.popleft()
+        return heappop(self._heap)[1] if self._heap else None
 
 
 class BackwardPass:
@@ -123,8 +123,7 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
     previous_mode = state.grad_enabled
     state.grad_enabled = create_graph
     try:
-        while ready:
-            node = ready.pop()
+        while (node := ready.pop()) is not None:
             grads = buffers.pop(node, None)
             node_count += 1
             results = None    # the gradients for the node's inputs, once it ran
@@ -151,7 +150,10 @@ def execute(roots, root_grads, retain_graph, create_graph, targets=None, accumul
                 if edge is not None:
                     child = edge[0]
                     if results is not None and results[position] is not None:
-                        _add_to_buffer(buffers, child, edge[1], results[position], summed)
+                        if child.output_meta is None and child not in buffers:   # (the commonest: a first gradient)
+                            buffers[child] = [results[position]]
+                        else:
+                            _add_to_buffer(buffers, child, edge[1], results[position], summed)
                     left = dependencies[child] - 1
                     dependencies[child] = left
                     if left == 0 and (needed is None or child in needed):
@@ -186,8 +188,7 @@ def run_order(roots, dependencies=None):
     drawn after backward replays); ``dependencies`` is :func:`_discover`'s count, if known."""
     remaining = _discover(roots) if dependencies is None else dict(dependencies)
     ready, order = ReadyNodes(node for node in roots if not remaining[node]), []
-    while ready:
-        node = ready.pop()
+    while (node := ready.pop()) is not None:
         order.append(node)
         for edge in node.next_edges:
             if edge is not None:
@@ -265,8 +266,9 @@ def _run_node(node, grads, create_graph, retain_graph, tensor_xp):
     if type(results) is not tuple:   # a user's Function returns a tuple, or one gradient (a list is one, as in PyTorch)
         results = tuple(results) if isinstance(results, list) and not custom else (results,)
     edges = node.next_edges
-    if len(results) > len(edges) and all(extra is None for extra in results[len(edges):]):
-        results = results[:len(edges)]    # trailing Nones are dropped, as PyTorch does
+    if len(results) != len(edges):
+        if len(results) > len(edges) and all(extra is None for extra in results[len(edges):]):
+            results = results[:len(edges)]    # trailing Nones are dropped, as PyTorch does
     if len(results) != len(edges):
         raise BackwardError(
             f"{op.__name__}.backward returned {len(results)} gradient{'s' if len(results) != 1 else ''} "

@@ -94,8 +94,10 @@ class Node:
                 ".backward() or autograd.grad() call if you need to go backward twice.")
         for _, tensor, output_ref, _, version in self.saved_sources:
             current = tensor if tensor is not None else output_ref()   # an output: while it lives
-            if current is not None and current._version != version:
-                raise self._modified_since_saved(current, tensor is None, version)
+            if current is not None:
+                counter = current._counter       # (current._version, without the property's call)
+                if (counter[0] if counter is not None else 0) != version:
+                    raise self._modified_since_saved(current, tensor is None, version)
         return self._saved_as_tensors(saved) if self._unpack_tensors else saved
 
     def mark_non_differentiable(self, *outputs):
@@ -284,7 +286,10 @@ class Op:
                 if recording and arg._requires_grad:   # an input edge of the node to come (the slot: no property call)
                     if needs is None:
                         count = len(args)
-                        needs, edges, meta = [False] * count, [None] * count, [None] * count
+                        if count == 2:     # (most ops: literals build faster than [None] * 2)
+                            needs, edges, meta = [False, False], [None, None], [None, None]
+                        else:
+                            needs, edges, meta = [False] * count, [None] * count, [None] * count
                     needs[position] = True
                     grad_fn = arg.grad_fn
                     edges[position] = (grad_fn, arg._output_nr) if grad_fn is not None else (accumulator_of(arg), 0)
@@ -586,14 +591,24 @@ def _resolve_saved(node, args, arrays, outputs, saved_tensors=None, params=None)
     if params:
         keys = [tensor for value in params.values() for tensor in getattr(value, "sources", ())]
     sources = []
-    for index, value in enumerate(node._to_save):
+    index = -1
+    for value in node._to_save:      # (every op that records runs this: written for speed)
+        index += 1
         if type(value) in _CONSTANT_TYPES:      # a Python number (x * 2.0 saves the 2.0): a constant
             continue
-        for arg, array in zip(args, arrays):
-            if value is array and array is not arg and isinstance(arg, Tensor):
-                sources.append((index, arg, None, 0, arg._version))
-                break
+        position = 0
+        for array in arrays:
+            if value is array:
+                arg = args[position]
+                if array is not arg and isinstance(arg, Tensor):     # an input's array
+                    counter = arg._counter           # (arg._version, without the property's call)
+                    sources.append((index, arg, None, 0, counter[0] if counter is not None else 0))
+                    break
+            position += 1
         else:   # not an input: an output, or a Tensor a Function saved
+            if type(outputs) is Tensor and value is outputs._array:    # (the commonest: tanh, exp, sigmoid)
+                sources.append((index, None, weakref.ref(outputs), 0, 0))
+                continue
             source = _output_or_saved_tensor(index, value, outputs, saved_tensors)
             if source is None and (keys or getattr(value, "base", None) is not None):
                 # a constant, unless it is a key's array or views an input's memory: then its version counts
