@@ -18,6 +18,7 @@ from .tensor import (BFloat16Tensor, BoolTensor, DoubleTensor, FloatTensor, Half
                      Tensor, is_tensor)
 from .printing import get_printoptions, set_printoptions
 from .errors import (ArgumentError, ArgumentTypeError, BackwardError, DeviceError, DivisionByZeroError, DTypeError,
+                     DTypeNotImplementedError,
                      IndexingError, NonFiniteError, ShapeError, StateDictError, TransformError, VizgradError)
 from . import ops as _ops
 from .ops.registry import OPS as _OPS

@@ -59,6 +59,13 @@ class DTypeError(VizgradError, TypeError):
     """A dtype an op cannot work with (e.g. gradients of integer tensors)."""
 
 
+class DTypeNotImplementedError(DTypeError, NotImplementedError):
+    """A dtype (or a mix of dtypes) an op has no kernel for, which PyTorch refuses with a
+    ``RuntimeError`` ("bmm" not implemented for 'Bool', a ``NotImplementedError``; "expected m1
+    and m2 to have the same dtype"): a :class:`DTypeError` (so a ``TypeError``, as vizgrad's
+    dtype errors are) and a ``NotImplementedError`` (so a ``RuntimeError``, as PyTorch's)."""
+
+
 class DeviceError(VizgradError, RuntimeError):
     """Tensors on different devices, or a device that is not available."""
 

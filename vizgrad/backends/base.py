@@ -38,6 +38,8 @@ STANDARD_NAMES = (
 #   pad(x, widths, value)                   constant padding, widths a tuple of (before, after) per axis
 #   einsum(subscripts, *operands)
 #   sliding_windows(x, window, axes)        read-only view of windows over the given axes (for im2col)
+#   keep_where(mask, values)                values where mask holds, +0 elsewhere even where values are
+#                                           inf or NaN (a masked gradient: relu, max pooling, shrinks)
 # and the linear algebra the standard's linalg extension lacks (batched over leading dims; see
 # backends/linalg_kernels.py, written once for NumPy and CuPy):
 #   solve_triangular(a, b, upper, unitriangular=False)
@@ -50,7 +52,7 @@ STANDARD_NAMES = (
 #                                           first zero pivot of LU with partial pivoting (singular A)
 #   matrix_exp(a)                           e^A
 EXTRAS = ("erf", "erfc", "lgamma", "digamma", "polygamma", "index_add", "scatter_add", "put_add", "pad", "einsum",
-          "sliding_windows", "solve_triangular", "cholesky_ex", "inv_ex", "solve_ex", "lu_det", "matrix_exp")
+          "sliding_windows", "keep_where", "solve_triangular", "cholesky_ex", "inv_ex", "solve_ex", "lu_det", "matrix_exp")
 
 _by_array_type = {}
 _by_device_type = {}

@@ -72,6 +72,12 @@ def pad(x, widths, value):
     return cupy.pad(x, widths, constant_values=value)
 
 
+def keep_where(mask, values):
+    """``values`` where ``mask`` holds, +0 elsewhere, inf and NaN included (a GPU's where does
+    not branch per element)."""
+    return cupy.where(mask, values, values.dtype.type(0))
+
+
 def sliding_windows(x, window, axes):
     """NumPy's sliding_window_view (window dims appended in ``axes``' order), built directly
     with as_strided: CuPy's own checks cost more than the view."""
@@ -200,6 +206,7 @@ class CupyBackend(Backend):
         "digamma": cupyx.scipy.special.digamma, "polygamma": polygamma, "index_add": index_add,
         "scatter_add": scatter_add,
         "put_add": put_add, "pad": pad, "einsum": cupy.einsum, "sliding_windows": sliding_windows,
+        "keep_where": keep_where,
         "matmul": matmul, "mean": mean, "take_along_axis": take_along_axis,
         # cupy.linalg reports singular and indefinite matrices only inside this errstate
         **linalg_kernels.extras(cupy, lambda: cupyx.errstate(linalg="raise"))})

@@ -17,6 +17,9 @@ import numpy as np
 
 # --- Cholesky, column by column ------------------------------------------------------------
 
+_SMALL_FLOAT32_CHOLESKY = 16     # the largest order PyTorch's float32 LAPACK factors unblocked
+
+
 def cholesky_columns(lib, a):
     """``(L, info)`` for a batch of matrices, reading only their lower triangles: L's column j
     is (a[j:, j] - L[j:, :j] L[j, :j]ᵀ) / √pivot with pivot = that vector's first entry (√pivot
@@ -24,9 +27,13 @@ def cholesky_columns(lib, a):
     pivot is not positive (or NaN) the leading minor of order j + 1 is not positive-definite:
     ``info`` is that order (0 where the factorization completed), and, as LAPACK's unblocked
     factorization leaves it, that pivot is stored on the diagonal and the columns from there on
-    keep A's lower triangle."""
+    keep A's lower triangle. An infinite √pivot leaves zeros below it, except in float32 up to
+    order 16, where PyTorch's LAPACK (OpenBLAS's unblocked spotf2, measured with PyTorch 2.13)
+    scales the column by a reciprocal of ∞ that comes out NaN: the column below is NaN and the
+    next pivot fails."""
     n = a.shape[-1]
     batch = a.shape[:-2]
+    nan_below_inf = a.dtype == np.float32 and n <= _SMALL_FLOAT32_CHOLESKY
     out = lib.tril(a).copy()
     info = lib.zeros(batch, dtype=lib.int32)
     active = lib.ones(batch, dtype=bool)
@@ -39,7 +46,10 @@ def cholesky_columns(lib, a):
         out[..., j, j] = lib.where(failed, pivot, out[..., j, j])
         active = active & ok
         root = lib.sqrt(lib.where(active, pivot, 1))
-        updated = lib.concatenate([root[..., None], column[..., 1:] / root[..., None]], axis=-1)
+        below = column[..., 1:] / root[..., None]
+        if nan_below_inf:
+            below = lib.where(lib.isinf(root)[..., None], lib.asarray(math.nan, dtype=a.dtype), below)
+        updated = lib.concatenate([root[..., None], below], axis=-1)
         out[..., j:, j] = lib.where(active[..., None], updated, out[..., j:, j])
     return out, info
 

@@ -32,6 +32,10 @@ def _einsum(subscripts, *operands):
     return strict.asarray(np.einsum(subscripts, *(np.from_dlpack(a) for a in operands)))
 
 
+def _keep_where(mask, values):
+    return strict.where(mask, values, strict.zeros_like(values))
+
+
 def _put_add(x, key, values):
     key = _host_key(key)
     return strict.asarray(host.put_add(np.from_dlpack(x), key, np.from_dlpack(values)))
@@ -51,7 +55,7 @@ class StrictBackend(Backend):
         "erf": _host(host.erf), "erfc": _host(host.erfc), "lgamma": _host(host.lgamma),
         "digamma": _host(host.digamma), "polygamma": _host(host.polygamma), "index_add": _host(host.index_add),
         "scatter_add": _host(host.scatter_add), "put_add": _put_add, "pad": _host(host.pad),
-        "einsum": _einsum, "sliding_windows": _host(host.sliding_windows),
+        "einsum": _einsum, "sliding_windows": _host(host.sliding_windows), "keep_where": _keep_where,
         "solve_triangular": _host(host.NumpyBackend.xp.solve_triangular),
         "matrix_exp": _host(host.NumpyBackend.xp.matrix_exp),
         "cholesky_ex": _host_many(host.NumpyBackend.xp.cholesky_ex), "inv_ex": _host_many(host.NumpyBackend.xp.inv_ex),

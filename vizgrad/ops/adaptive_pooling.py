@@ -2,10 +2,11 @@
 ``*_with_indices`` forms), as ``torch.nn.functional`` has them: windows that tile the input
 into a given output size.
 
-Adaptive average pooling is a linear map along each spatial axis, out = A_H · x · A_Wᵀ: its
-forward gathers the taps of each output (so that an inf or NaN reaches only the outputs that
-read it, as in PyTorch), and the gradient is A_Hᵀ · G · A_W (``_along_axes``, which
-:mod:`vizgrad.ops.resampling`'s interpolation shares).
+Both gather the taps of each window along each spatial axis, so that an inf or NaN reaches
+only the outputs that read it, as in PyTorch; their gradients scatter each output's gradient
+back to its window's taps alone (``_to_taps``, an index_add), so that an inf or NaN gradient
+reaches only the inputs of its window (a product with the 0/1 averaging or selection matrix
+would make NaN of every 0 times it).
 """
 
 import math
@@ -20,66 +21,72 @@ from .registry import Sample, register
 from .samples import values
 
 
-# --- linear maps along each spatial axis: adaptive average pooling (and interpolation) ------
+# --- the windows along each spatial axis --------------------------------------------------
 
-def _along_axes(xp, x, matrices):
-    """``x`` with one matrix applied along each trailing axis: (..., H, W) -> (..., h, w),
-    (..., D, H, W) -> (..., d, h, w); the depth axis is a product with (..., D, H·W)."""
-    if len(matrices) == 3:
-        *lead, depth, height, width = x.shape
-        flat = xp.matmul(matrices[0], xp.reshape(x, (*lead, depth, height * width)))
-        x = xp.reshape(flat, (*lead, matrices[0].shape[0], height, width))
-        matrices = matrices[1:]
-    if len(matrices) == 2:
-        x = xp.matmul(matrices[0], x)
-    return xp.matmul(x, xp.matrix_transpose(matrices[-1]))
-
-
-def _adaptive_matrix(xp, n, count, dtype, device):
-    """Row i averages x[start_i:end_i], start_i = floor(i·n/count), end_i = ceil((i+1)·n/count)."""
+def _windows(xp, n, count, device):
+    """``(taps, kept, lengths)`` of the ``count`` windows tiling ``n``: window i is
+    x[start_i:end_i], start_i = floor(i·n/count), end_i = ceil((i+1)·n/count); ``taps`` (count, L)
+    its indices, the last repeated to the longest window's length L, ``kept`` (count, L) whether
+    a tap is the window's own (not a repeat), ``lengths`` (count,) end_i - start_i."""
     i = xp.arange(count, dtype=xp.int64, device=device)
     start, end = (i * n) // count, ((i + 1) * n + count - 1) // count
-    taps = xp.arange(n, dtype=xp.int64, device=device)
-    inside = xp.logical_and(taps >= start[:, None], taps < end[:, None])
-    return xp.astype(inside, dtype) / xp.astype(end - start, dtype)[:, None]
+    longest = max(-(-(k + 1) * n // count) - k * n // count for k in range(count))
+    taps = start[:, None] + xp.arange(longest, dtype=xp.int64, device=device)[None, :]
+    return xp.minimum(taps, end[:, None] - 1), taps < end[:, None], end - start
+
+
+def _to_taps(xp, spread, axis, n, taps):
+    """The gradient of gathering ``taps`` (count, L) along ``axis``: ``spread`` holds, along
+    ``axis``, count·L values (window by window, 0 for a tap that is no window's own), each added
+    into the input position its tap read (an input of ``n`` along ``axis``)."""
+    shape = spread.shape[:axis] + (n,) + spread.shape[axis + 1:]
+    into = xp.zeros(shape, dtype=spread.dtype, device=spread.device)
+    return xp.index_add(into, axis, xp.reshape(taps, (-1,)), spread)
 
 
 class AdaptiveAvgPool(Op):
     """The mean of each adaptive window, along one axis at a time: the window's taps gathered
     (the last repeated to the longest window's length, and left out), so that an inf or NaN
-    reaches only the windows that hold it, as in PyTorch. Backward is the transposed linear
-    map, the averaging matrices' products."""
+    reaches only the windows that hold it, as in PyTorch. Backward gives each tap of a window
+    its gradient over the window's length, one axis at a time."""
 
     @staticmethod
     def forward(ctx, x, output_size):
         xp = ctx.xp
         d = len(output_size)
-        size = tuple(x.shape[-d:])
-        ctx.save_for_backward(*(_adaptive_matrix(xp, n, count, x.dtype, x.device)
-                                for n, count in zip(size, output_size)))
+        size = ctx.size = tuple(x.shape[-d:])
+        windows = [_windows(xp, n, count, x.device) for n, count in zip(size, output_size)]
+        ctx.save_for_backward(*(array for window in windows for array in window))
         for k, (n, count) in enumerate(zip(size, output_size)):
             axis = x.ndim - d + k
             if n % count == 0:             # windows side by side, of one length (global pooling): a reshape
                 x = xp.mean(xp.reshape(x, tuple(x.shape[:axis]) + (count, n // count) + tuple(x.shape[axis + 1:])),
                             axis=axis + 1)
                 continue
-            taps = _adaptive_taps(xp, n, count, x.device)                  # (count, L)
-            i = xp.arange(count, dtype=xp.int64, device=x.device)
-            start, end = (i * n) // count, ((i + 1) * n + count - 1) // count
+            taps, kept, lengths = windows[k]
             length = taps.shape[1]
-            kept = start[:, None] + xp.arange(length, dtype=xp.int64, device=x.device)[None, :] < end[:, None]
             cut = xp.reshape(xp.take(x, xp.reshape(taps, (-1,)), axis=axis),
                              tuple(x.shape[:axis]) + (count, length) + tuple(x.shape[axis + 1:]))
             trailing = (1,) * (x.ndim - axis - 1)
             total = xp.sum(xp.where(xp.reshape(kept, (count, length) + trailing), cut, xp.zeros_like(cut)),
                            axis=axis + 1)
-            x = total / xp.reshape(xp.astype(end - start, x.dtype), (count,) + trailing)
+            x = total / xp.reshape(xp.astype(lengths, x.dtype), (count,) + trailing)
         return x
 
     @staticmethod
     def backward(ctx, grad):
-        xp = ctx.xp
-        return _along_axes(xp, grad, [xp.matrix_transpose(m) for m in ctx.saved_tensors])
+        xp, size, saved = ctx.xp, ctx.size, ctx.saved_tensors
+        for k, n in enumerate(size):
+            axis = grad.ndim - len(size) + k
+            count = grad.shape[axis]
+            taps, kept, lengths = saved[3 * k:3 * k + 3]
+            trailing = (1,) * (grad.ndim - axis - 1)
+            share = grad / xp.reshape(xp.astype(lengths, grad.dtype), (count,) + trailing)
+            spread = xp.keep_where(xp.reshape(kept, (count, taps.shape[1]) + trailing),
+                                   xp.expand_dims(share, axis=axis + 1))
+            grad = _to_taps(xp, xp.reshape(spread, tuple(grad.shape[:axis]) + (-1,) + tuple(grad.shape[axis + 1:])),
+                            axis, n, taps)
+        return grad
 
 
 def _adaptive_avg_pool(op, d, input, output_size):
@@ -176,15 +183,6 @@ def adaptive_avg_pool3d(input, output_size):
 # the first maximum). Cutting out is ``take`` along each axis; its adjoint, in backward, is a
 # product with the one-hot matrix (count·L, n) of the taps, transposed.
 
-def _adaptive_taps(xp, n, count, device):
-    """(count, L) indices of each window's taps, the last repeated to the common length L."""
-    i = xp.arange(count, dtype=xp.int64, device=device)
-    start, end = (i * n) // count, ((i + 1) * n + count - 1) // count
-    length = max(-(-(k + 1) * n // count) - k * n // count for k in range(count))
-    taps = start[:, None] + xp.arange(length, dtype=xp.int64, device=device)[None, :]
-    return xp.minimum(taps, end[:, None] - 1)
-
-
 class AdaptiveMaxPool(Op):
     """The largest value of each adaptive window; the gradient goes to it alone (the first on
     ties, the last NaN where the window holds NaN, as in PyTorch)."""
@@ -195,7 +193,7 @@ class AdaptiveMaxPool(Op):
         d = len(output_size)
         size = tuple(x.shape[-d:])
         lead = tuple(x.shape[:-d])
-        taps = [_adaptive_taps(xp, n, count, x.device) for n, count in zip(size, output_size)]
+        taps = [_windows(xp, n, count, x.device)[0] for n, count in zip(size, output_size)]
         lengths = tuple(t.shape[1] for t in taps)
         cut = x
         for axis, t in enumerate(taps):
@@ -211,9 +209,8 @@ class AdaptiveMaxPool(Op):
             last = windows.shape[-1] - 1 - xp.argmax(xp.astype(xp.flip(xp.isnan(windows), axis=-1), xp.int64), axis=-1)
             best = xp.where(nan, last, best)
         hits = xp.arange(math.prod(lengths), dtype=best.dtype, device=x.device) == xp.expand_dims(best, axis=-1)
-        ctx.output_size, ctx.lengths, ctx.lead = tuple(output_size), lengths, lead
-        ctx.save_for_backward(hits, *[xp.astype(xp.reshape(t, (-1,))[:, None] == xp.arange(n, device=x.device),
-                                                x.dtype) for t, n in zip(taps, size)])
+        ctx.output_size, ctx.lengths, ctx.lead, ctx.size = tuple(output_size), lengths, lead, size
+        ctx.save_for_backward(hits, *taps)
         if not return_indices:
             return out
         # where the maximum sits in its input plane: the tap's position along each axis, flattened
@@ -233,15 +230,17 @@ class AdaptiveMaxPool(Op):
 
     @staticmethod
     def backward(ctx, grad, grad_indices=None):
-        hits, *one_hots = ctx.saved_tensors
+        hits, *taps = ctx.saved_tensors
         xp, lead, output_size, lengths = ctx.xp, ctx.lead, ctx.output_size, ctx.lengths
         d, k = len(output_size), len(lead)
-        spread = xp.astype(hits, grad.dtype) * xp.expand_dims(grad, axis=-1)      # (*lead, *out, K)
+        spread = xp.keep_where(hits, xp.expand_dims(grad, axis=-1))   # (*lead, *out, K): the maximum's tap alone
         spread = xp.reshape(spread, lead + output_size + lengths)
         order = tuple(range(k)) + tuple(v for a in range(d) for v in (k + a, k + d + a))
         spread = xp.reshape(xp.permute_dims(spread, order),
                             lead + tuple(count * length for count, length in zip(output_size, lengths)))
-        return _along_axes(xp, spread, [xp.matrix_transpose(m) for m in one_hots])
+        for axis, (n, window_taps) in enumerate(zip(ctx.size, taps), start=k):
+            spread = _to_taps(xp, spread, axis, n, window_taps)
+        return spread
 
 
 def _output_size(op, d, input, output_size):

@@ -637,8 +637,8 @@ class Where(Op):
         condition, = ctx.saved_tensors
         xp = ctx.xp
         _, needs_a, needs_b = ctx.needs_input_grad
-        return (None, xp.where(condition, grad, 0.0) if needs_a else None,
-                xp.where(condition, 0.0, grad) if needs_b else None)
+        return (None, xp.keep_where(condition, grad) if needs_a else None,
+                xp.keep_where(xp.logical_not(condition), grad) if needs_b else None)
 
 
 def _where_samples(rng):

@@ -1,5 +1,7 @@
-"""PyTorch's activations composed of other ops (no Op of their own): hardsigmoid, hardswish,
-logsigmoid, softsign, tanhshrink, hardshrink, softshrink, threshold, celu, glu and prelu.
+"""PyTorch's activations composed of other ops (no Op of their own): hardsigmoid,
+logsigmoid, softsign, tanhshrink, hardshrink, softshrink, threshold, celu, glu and prelu; and
+hardswish, whose gradient PyTorch takes as one product (two would make inf - inf of an
+infinite gradient).
 
 Their gradients come from the ops they are built of; the single-op activations live in
 :mod:`vizgrad.ops.activation`.
@@ -13,6 +15,7 @@ from ..tensor import Tensor
 from . import joins, shape
 from .activation import (Elu, _away_from, _check_floating, _check_not_bool, _inplace, _np_softplus, _with_kwargs,
                          hardtanh, softplus)
+from ..autograd.function import Op
 from .binary import where
 from .registry import Sample, register
 from .samples import unary, values
@@ -44,8 +47,25 @@ def hardswish(input, inplace=False):
     """
     _check_floating("hardswish", input)
     if inplace:
-        return _inplace(input, lambda t: t * hardsigmoid(t), "hardswish_")
-    return input * hardsigmoid(input)
+        return _inplace(input, Hardswish.apply, "hardswish_")
+    return Hardswish.apply(input)
+
+
+class Hardswish(Op):
+    """``x · clip(x + 3, 0, 6) / 6``; the gradient is PyTorch's: 0 below -3 (whatever the
+    gradient), ``grad · (x/3 + 1/2)`` up to 3, ``grad`` above."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * ctx.xp.clip(x + 3.0, 0.0, 6.0) / 6.0
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, = ctx.saved_tensors
+        xp = ctx.xp
+        slope = xp.where(x <= 3.0, x / 3.0 + 0.5, xp.ones_like(x))
+        return xp.keep_where(x >= -3.0, grad * slope)
 
 
 @register(lambda x: -_np_softplus(-x), unary(-4.0, 4.0), method=False)
@@ -116,7 +136,9 @@ def softshrink(input, lambd=0.5):
     lambd = as_number("softshrink", "lambd", lambd)
     if lambd < 0:
         raise ArgumentError(f"softshrink: lambd must be at least 0, got {lambd}")
-    return input - input.clamp(-lambd, lambd)
+    # x ∓ lambd outside, 0 inside, NaN kept: the gradient passes (not through a product) outside alone
+    shift = where(input > 0, -lambd, lambd).to(input.dtype)
+    return where(input.abs() <= lambd, 0.0, input + shift)
 
 
 def _threshold_samples(rng):

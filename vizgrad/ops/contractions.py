@@ -12,7 +12,8 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Op
-from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, check_dim, format_shape, not_a_tensor
+from ..errors import (ArgumentError, ArgumentTypeError, DTypeNotImplementedError, ShapeError, check_dim, format_shape,
+                      not_a_tensor)
 from ..tensor import Tensor
 from .binary import mul
 from .linalg import _tensors
@@ -202,10 +203,10 @@ def _einsum_pairwise(equation, terms, output, sizes, operands):
                      f"expected scalar type {result.dtype.torch_name} but found {other.dtype.torch_name}")
             before = "operand 0" if position == 1 else f"the product of operands 0 to {position - 1}"
             needs = "has no bool kernel" if dtypes.bool_ in (result.dtype, other.dtype) else "needs one dtype"
-            raise DTypeError(f"einsum: {equation!r}: the subscripts {''.join(shared)!r} of {before} "
-                             f"({result.dtype.name}) and operand {position} ({other.dtype.name}) are summed by "
-                             f"a matrix product, which {needs} (PyTorch: {found}); "
-                             "convert the operands first, e.g. with .double()")
+            raise DTypeNotImplementedError(
+                f"einsum: {equation!r}: the subscripts {''.join(shared)!r} of {before} ({result.dtype.name}) and "
+                f"operand {position} ({other.dtype.name}) are summed by a matrix product, which {needs} (PyTorch: "
+                f"{found}); convert the operands first, e.g. with .double()")
         term, result = letters, contract([term, other_term], letters, result, other)
     return contract([term], output, result)
 

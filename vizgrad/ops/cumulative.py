@@ -8,11 +8,11 @@ import numpy as np
 
 from .. import dtypes, return_types
 from ..autograd.function import Op
-from ..errors import ArgumentTypeError, DTypeError, check_dim, not_a_tensor
+from ..errors import ArgumentTypeError, DTypeError, DTypeNotImplementedError, check_dim, not_a_tensor
 from ..tensor import Tensor
 from . import binary
 from .index import TakenAlong
-from .reduce import _cast, _is_int, numpy_names
+from .reduce import _cast, _in_dtype, _is_int, numpy_names
 from .registry import Sample, register
 from .samples import non_contiguous, values
 
@@ -62,6 +62,12 @@ def _cumsum_samples(rng):
     yield Sample((non_contiguous(values(rng, (4, 3))),), {"dim": 1}, name="non-contiguous")
 
 
+def _refuse_bool_result(op, dtype):
+    if dtype is dtypes.bool_:
+        raise DTypeNotImplementedError(f"{op}: a running {'sum' if op == 'cumsum' else 'product'} in bool is not "
+                                       "implemented (PyTorch has no kernel for it); ask for dtype=vizgrad.int64")
+
+
 @register(_cumsum_reference, _cumsum_samples)
 @numpy_names
 def cumsum(input, dim, *, dtype=None):
@@ -74,7 +80,8 @@ def cumsum(input, dim, *, dtype=None):
         vizgrad.tensor([1.0, 2.0, 3.0]).cumsum(dim=0)   # tensor([1., 3., 6.])
     """
     axis = _cumulative_axis("cumsum", input, dim)
-    return Cumsum.apply(_cast(input, dtype), axis=axis if input.ndim else None)
+    _refuse_bool_result("cumsum", dtype)
+    return _in_dtype(Cumsum.apply(_cast(input, dtype), axis=axis if input.ndim else None), dtype)
 
 
 # --- cumprod, cummax, cummin, logcumsumexp ----------------------------------------------------
@@ -167,7 +174,8 @@ def cumprod(input, dim, *, dtype=None):
         vizgrad.tensor([1.0, 2.0, 3.0]).cumprod(dim=0)   # tensor([1., 2., 6.])
     """
     axis = _cumulative_axis("cumprod", input, dim)
-    return Cumprod.apply(_cast(input, dtype), axis=axis if input.ndim else None)
+    _refuse_bool_result("cumprod", dtype)
+    return _in_dtype(Cumprod.apply(_cast(input, dtype), axis=axis if input.ndim else None), dtype)
 
 
 class RunningExtremum(TakenAlong):

@@ -4,7 +4,10 @@ A composition of differentiable ops, as it is one step of a model: the rows come
 :func:`vizgrad.nn.functional.embedding` (so ``max_norm`` renormalizes as there), are
 weighted by ``per_sample_weights``, and are summed into their bags with ``index_add``
 (whose gradient gathers back) or, for ``max``, laid out one bag per row and reduced with
-``max`` (the gradient goes to each bag's largest entry).
+``max`` (the gradient goes to each bag's largest entry). Non-finite entries go where PyTorch's
+CPU kernel puts them: a padded entry is skipped, not multiplied by 0 (an inf row of it adds
+nothing), and ``max`` keeps a bag's first entry unless a later one is greater (a NaN counts
+only as the first).
 """
 
 import numpy as np
@@ -156,10 +159,15 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         raise IndexingError(f"{op}: index out of range: indices must be in [0, {count}), got values from "
                             f"{host.min()} to {host.max()}")
     rows = embedding(flat, weight, max_norm=max_norm, norm_type=norm_type)            # (L, D)
-    if per_sample_weights is not None:
-        rows = rows * per_sample_weights.reshape(-1, 1)
     bags = len(starts)
     kept = host != padding_idx if padding_idx is not None else np.ones(host.shape, dtype=bool)
+    if not kept.all() and mode != "max":     # padded entries are skipped, not multiplied by 0: an inf row adds nothing
+        rows = binary.where(creation.tensor(kept[:, None], device=weight.device), rows, 0.0)
+    if per_sample_weights is not None:
+        sample_weights = per_sample_weights.reshape(-1, 1)
+        if not kept.all():          # (and their weights: no 0·inf in the values or the gradients)
+            sample_weights = binary.where(creation.tensor(kept[:, None], device=weight.device), sample_weights, 0.0)
+        rows = rows * sample_weights
     bag_of = np.repeat(np.arange(bags, dtype=np.int64), ends - starts)              # the bag of each entry
     sizes = np.bincount(bag_of[kept[:len(bag_of)]], minlength=bags) if bags else np.zeros(0, np.int64)
     device, dtype = weight.device, rows.dtype
@@ -174,12 +182,13 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
             where = np.flatnonzero(kept[start:end]) + start
             slots[b, :len(where)], filled[b, :len(where)] = where, True
         laid = rows[creation.tensor(slots, device=device)]
-        mask = creation.tensor(filled[:, :, None], device=device)
+        # PyTorch's kernel starts from a bag's first row and takes a later entry only where it is
+        # greater (>): a NaN wins only as the first, so later NaNs are masked out with the empty slots
+        later = creation.tensor((np.arange(widest) > 0)[None, :, None], device=device)
+        mask = creation.tensor(filled[:, :, None], device=device) & ~(laid.isnan() & later)
         largest = binary.where(mask, laid, creation.tensor(-np.inf, dtype=dtype, device=device)).max(dim=1).values
         present = creation.tensor((sizes > 0)[:, None], device=device)
         return binary.where(present, largest, largest.new_zeros(largest.shape))
-    if not kept.all():
-        rows = rows * creation.tensor(kept[:, None].astype(np.float64), dtype=dtype, device=device)
     out = rows.new_zeros((bags, weight.shape[1])).index_add(
         0, creation.tensor(bag_of, device=device), rows[:len(bag_of)] if len(bag_of) != rows.shape[0] else rows)
     if mode == "mean":

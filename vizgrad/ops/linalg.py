@@ -14,8 +14,8 @@ import numpy as np
 
 from .. import dtypes, return_types
 from ..autograd.function import Op
-from ..errors import (DTypeError, ShapeError, format_shape, ArgumentError, LinAlgError, not_a_tensor,
-                      check_dim)
+from ..errors import (DTypeError, DTypeNotImplementedError, ShapeError, format_shape, ArgumentError, LinAlgError,
+                      not_a_tensor, check_dim)
 from ..tensor import Tensor
 from . import binary, nonfinite
 from .binary import mul
@@ -27,7 +27,8 @@ from .shape import reshape
 def _tensors(op, names, *operands):
     """Check that ``operands`` (the arguments ``names`` of ``op``) are Tensors of one dtype, not
     bool: as in PyTorch, the matrix products promote no dtypes ("expected m1 and m2 to have the
-    same dtype") and have no bool kernels."""
+    same dtype") and have no bool kernels, refusals PyTorch makes RuntimeErrors (so is
+    :class:`DTypeNotImplementedError`)."""
     for name, operand in zip(names, operands):
         if not isinstance(operand, Tensor):
             raise not_a_tensor(op, name, operand)
@@ -36,12 +37,13 @@ def _tensors(op, names, *operands):
         if operand._array.dtype is not first._array.dtype and operand.dtype is not first.dtype:
             common = dtypes.promote_types(first.dtype, operand.dtype)
             convert = name if common is first.dtype else names[0]
-            raise DTypeError(f"{op}: expected {names[0]} and {name} to have the same dtype, but got: "
-                             f"{first.dtype.name} != {operand.dtype.name}. {op} does not promote dtypes, as "
-                             f"in PyTorch: convert one first, e.g. {convert} with .to({common!r})")
+            raise DTypeNotImplementedError(
+                f"{op}: expected {names[0]} and {name} to have the same dtype, but got: {first.dtype.name} != "
+                f"{operand.dtype.name}. {op} does not promote dtypes, as in PyTorch: convert one first, e.g. "
+                f"{convert} with .to({common!r})")
     if first.dtype is dtypes.bool_:
-        raise DTypeError(f"{op}: not implemented for bool tensors, as in PyTorch; convert them first, "
-                         "e.g. with .float() or .long()")
+        raise DTypeNotImplementedError(f"{op}: not implemented for bool tensors, as in PyTorch; convert them "
+                                       "first, e.g. with .float() or .long()")
 
 
 # --- matmul --------------------------------------------------------------------
@@ -315,7 +317,9 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
         raise ShapeError(f"addbmm: the batch sizes differ: {format_shape(batch1.shape)} and "
                          f"{format_shape(batch2.shape)}")
     _matmul_shape("addbmm", batch1.shape, batch2.shape)
-    return _scaled_sum("addbmm", input, total(MatMul.apply(batch1, batch2), 0), beta, alpha)
+    products = MatMul.apply(batch1, batch2)
+    summed = total(products, 0).to(products.dtype)          # (int32 stays int32, as PyTorch's)
+    return _scaled_sum("addbmm", input, summed, beta, alpha)
 
 
 def _dist_samples(rng):
@@ -730,42 +734,6 @@ def kron(input, other):
     spread_b = tuple(size for n in b_shape for size in (1, n))     # (1, b0, 1, b1, ...)
     product = mul(reshape(input, spread_a), reshape(other, spread_b))
     return reshape(product, tuple(m * n for m, n in zip(a_shape, b_shape)))
-
-
-def _chain_matmul_samples(rng):
-    yield Sample((values(rng, (2, 3)), values(rng, (3, 4)), values(rng, (4, 2))), name="three")
-    yield Sample((values(rng, (2, 3)),), name="one")
-
-
-@register(lambda *matrices: np.linalg.multi_dot(matrices) if len(matrices) > 1 else matrices[0].copy(),
-          _chain_matmul_samples, method=False)
-def chain_matmul(*matrices):
-    """The product of the 2-D ``matrices``, left to right (PyTorch deprecates it for
-    :func:`vizgrad.linalg.multi_dot`); one matrix is returned as a copy.
-
-    Example::
-
-        vizgrad.chain_matmul(vizgrad.eye(2), vizgrad.ones(2, 3))   # (2, 3) of ones
-    """
-    warnings.warn("chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
-                  "vizgrad.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
-                  "multiple parameters.", UserWarning, stacklevel=2)
-    if not matrices:
-        raise ArgumentError("chain_matmul: chain_matmul(): Expected one or more matrices")
-    for position, matrix in enumerate(matrices):
-        if not isinstance(matrix, Tensor):
-            raise not_a_tensor("chain_matmul", f"matrices[{position}]", matrix)
-        if matrix.ndim != 2:
-            raise ShapeError(f"chain_matmul: Tensor dimension is {matrix.ndim}, expected 2 instead "
-                             f"(matrices[{position}] has shape {format_shape(matrix.shape)})")
-    for position, (left, right) in enumerate(zip(matrices, matrices[1:])):
-        if left.shape[1] != right.shape[0]:
-            raise ShapeError(f"chain_matmul: matrices[{position}] of shape {format_shape(left.shape)} and "
-                             f"matrices[{position + 1}] of shape {format_shape(right.shape)} cannot be multiplied")
-    result = matrices[0].clone() if len(matrices) == 1 else matrices[0]
-    for matrix in matrices[1:]:
-        result = matmul(result, matrix)
-    return result
 
 
 def matrix_trace(input):

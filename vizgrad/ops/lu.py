@@ -7,7 +7,8 @@ above it; ``pivots`` (int32, 1-based as LAPACK's) says that step i swapped row i
 ``pivots[i] - 1``.
 
 The factorization is Gaussian elimination written with vizgrad ops, one step per column:
-pick the row with the largest |entry| in the column (the first one on ties, as LAPACK),
+pick the row with the largest |entry| in the column (the first one on ties, and a NaN where
+PyTorch's LAPACK picks it: see ``_pivot_row``),
 swap it up (a ``gather``), divide the column below the pivot by it and subtract the outer
 product from the trailing block. The pivot choice is piecewise constant, so the gradient
 of every output is that of the elimination for the chosen rows: PyTorch's LU gradient, to
@@ -57,14 +58,33 @@ def _swap_index(positions, j, p):
     return where(positions == j, p, where(positions == p, j, positions))
 
 
+# PyTorch's CPU LAPACK (OpenBLAS) picks its pivots in two ways: for matrices of at most this
+# many rows and columns, as the reference idamax, a NaN never larger than anything; for larger
+# ones the first NaN in the column, if any (both measured with PyTorch 2.13).
+_SMALL_LU = 16
+
+
+def _pivot_row(column, small):
+    """The row of the pivot in each ``column`` (the last dim): the first entry of largest
+    magnitude. A NaN there is chosen as PyTorch's LAPACK chooses it: for a ``small`` matrix only
+    when it leads the column (the search starts there and nothing compares larger), else the
+    first NaN in the column."""
+    magnitude = column.abs()
+    if not small:
+        return magnitude.argmax(-1)                 # (argmax takes the first NaN, as that LAPACK)
+    chosen = where(magnitude.isnan(), -1.0, magnitude).argmax(-1)
+    return where(magnitude[..., 0].isnan(), 0, chosen)
+
+
 def _eliminate(A):
     """``(LU, pivots, info)`` of ``A`` by Gaussian elimination with partial pivoting."""
     m, n = A.shape[-2], A.shape[-1]
+    small = max(m, n) <= _SMALL_LU
     positions = creation.arange(m, device=A.device).expand(*A.shape[:-2], m)
     lu, chosen = A, []
     info = creation.zeros(*A.shape[:-2], dtype=dtypes.int32, device=A.device)
     for j in range(min(m, n)):
-        p = lu[..., j:, j].abs().argmax(-1) + j                    # the largest |entry| on or below the diagonal
+        p = _pivot_row(lu[..., j:, j].detach(), small) + j
         swap = _swap_index(positions, j, p)
         lu = lu.gather(-2, swap.unsqueeze(-1).expand(*lu.shape))
         chosen.append(p)

@@ -8,7 +8,8 @@ PyTorch computes most of these as compositions of elementwise ops, and so does v
 target scores, hinge, masked sum), so their graphs show those steps and every order of
 derivative comes for free. Their hinges are ``clamp(min=0)`` (a gradient of 1 at the kink, as
 PyTorch's clamp_min) except the multi-class ones, which count a class only where its margin is
-strictly violated, as PyTorch does.
+strictly violated, as PyTorch's kernels test it (``z > 0``: a NaN excess counts nothing, and a
+class weight multiplies only the terms counted).
 """
 
 import numpy as np
@@ -328,13 +329,16 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                              f"the same dtype: convert weight with .to({input.dtype!r})")
     rows = shape.reshape(input, (batch, classes))
     labels = shape.reshape(target, (batch, 1))
-    excess = unary.relu(rows - gather_scatter.gather(rows, 1, labels) + margin)     # margin - x[y] + x[i], if > 0
+    excess = rows - gather_scatter.gather(rows, 1, labels) + margin      # margin - x[y] + x[i]
+    # a class counts where its excess is > 0, as PyTorch's kernel tests it: a NaN excess is not
+    counted = (labels != creation.arange(classes, device=input.device)) & (excess > 0)
+    excess = binary.where(counted, excess, 0.0)
     if power == 2:
         excess = excess * excess
-    others = labels != creation.arange(classes, device=input.device)
-    losses = reductions.sum(binary.where(others, excess, 0.0), dim=1) / classes
-    if weight is not None:
-        losses = losses * indexing.index_select(weight, 0, shape.reshape(labels, (-1,)))
+    if weight is not None:          # w[y] multiplies the counted terms only: an inf weight times no term is 0
+        class_weight = shape.reshape(indexing.index_select(weight, 0, shape.reshape(labels, (-1,))), (batch, 1))
+        excess = excess * binary.where(counted, class_weight, 0.0)
+    losses = reductions.sum(excess, dim=1) / classes
     return _reduce(shape.reshape(losses, tuple(target.shape)), reduction)
 
 
@@ -397,8 +401,9 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     classes_range = creation.arange(classes, device=input.device)
     is_target = truth.any((shape.unsqueeze(labels, 2) == classes_range) & shape.unsqueeze(listed, 2), dim=1)
     # (N, slot j, class i): 1 - (x[yⱼ] - x[i]) for listed slots j and classes i that are no target
-    excess = unary.relu(1 - shape.unsqueeze(gather_scatter.gather(rows, 1, labels), 2) + shape.unsqueeze(rows, 1))
-    counted = shape.unsqueeze(listed, 2) & ~shape.unsqueeze(is_target, 1)
+    excess = 1 - shape.unsqueeze(gather_scatter.gather(rows, 1, labels), 2) + shape.unsqueeze(rows, 1)
+    # counted where the excess is > 0, as PyTorch's kernel tests it: a NaN excess is not
+    counted = shape.unsqueeze(listed, 2) & ~shape.unsqueeze(is_target, 1) & (excess > 0)
     losses = reductions.sum(binary.where(counted, excess, 0.0), dim=(1, 2)) / classes
     return _reduce(losses if input.ndim == 2 else shape.reshape(losses, ()), reduction)
 

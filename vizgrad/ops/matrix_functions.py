@@ -1,7 +1,7 @@
 """``torch.linalg``'s functions of one matrix and products: the condition number
 (``cond``), the matrix exponential (``linalg.matrix_exp``, ``matrix_exp``) and powers
-(``matrix_power``), ``multi_dot`` (in the cheapest order), ``vecdot``, ``diagonal``,
-``linalg.matmul`` and ``vander``.
+(``matrix_power``), ``multi_dot`` (in the cheapest order) and ``chain_matmul`` (PyTorch's
+deprecated spelling of it), ``vecdot``, ``diagonal``, ``linalg.matmul`` and ``vander``.
 
 Every op is registered under its dotted name (``linalg.multi_dot``) and reached as
 ``vizgrad.linalg.multi_dot``. The exponential's kernel is the backends' EXTRAS
@@ -9,6 +9,7 @@ Every op is registered under its dotted name (``linalg.multi_dot``) and reached 
 """
 
 import math
+import warnings
 
 import numpy as np
 
@@ -212,8 +213,13 @@ def tensor_matrix_power(input, n):
 def _chain_order(dims):
     """The cheapest parenthesization of a chain of matrices with shapes (dims[i], dims[i+1]):
     ``split[i][j]``, where the product of matrices i..j splits (dynamic programming over
-    the number of scalar multiplications)."""
+    the number of scalar multiplications). Ties go as in PyTorch, whose order decides where an
+    inf or NaN spreads: three matrices are (AB)C unless A(BC) is strictly cheaper, longer
+    chains take the first cheapest split."""
     count = len(dims) - 1
+    if count == 3:
+        a, b, c, d = dims
+        return [[0, 0, 1 if a * c * (b + d) <= b * d * (a + c) else 0], [0, 0, 1], [0, 0, 0]]
     cost = [[0] * count for _ in range(count)]
     split = [[0] * count for _ in range(count)]
     for length in range(1, count):
@@ -281,6 +287,40 @@ def multi_dot(tensors):
     if tensors[0].ndim == 1:
         out = out.squeeze(0)
     return out
+
+
+def _chain_matmul_samples(rng):
+    yield Sample((values(rng, (2, 3)), values(rng, (3, 4)), values(rng, (4, 2))), name="three")
+    yield Sample((values(rng, (2, 3)),), name="one")
+
+
+@register(lambda *matrices: np.linalg.multi_dot(matrices) if len(matrices) > 1 else matrices[0].copy(),
+          _chain_matmul_samples, method=False)
+def chain_matmul(*matrices):
+    """The product of the 2-D ``matrices``: :func:`vizgrad.linalg.multi_dot` of them (in
+    the cheapest order, as PyTorch computes it; PyTorch deprecates chain_matmul for it); one
+    matrix is returned as a copy.
+
+    Example::
+
+        vizgrad.chain_matmul(vizgrad.eye(2), vizgrad.ones(2, 3))   # (2, 3) of ones
+    """
+    warnings.warn("chain_matmul is deprecated and will be removed in a future PyTorch release. Use "
+                  "vizgrad.linalg.multi_dot instead, which accepts a list of two or more tensors rather than "
+                  "multiple parameters.", UserWarning, stacklevel=2)
+    if not matrices:
+        raise ArgumentError("chain_matmul: chain_matmul(): Expected one or more matrices")
+    for position, matrix in enumerate(matrices):
+        if not isinstance(matrix, Tensor):
+            raise not_a_tensor("chain_matmul", f"matrices[{position}]", matrix)
+        if matrix.ndim != 2:
+            raise ShapeError(f"chain_matmul: Tensor dimension is {matrix.ndim}, expected 2 instead "
+                             f"(matrices[{position}] has shape {format_shape(matrix.shape)})")
+    for position, (left, right) in enumerate(zip(matrices, matrices[1:])):
+        if left.shape[1] != right.shape[0]:
+            raise ShapeError(f"chain_matmul: matrices[{position}] of shape {format_shape(left.shape)} and "
+                             f"matrices[{position + 1}] of shape {format_shape(right.shape)} cannot be multiplied")
+    return matrices[0].clone() if len(matrices) == 1 else multi_dot(matrices)
 
 
 def _vecdot_samples(rng):

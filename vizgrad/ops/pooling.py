@@ -107,9 +107,8 @@ class MaxPool(Op):
     def backward(ctx, grad, grad_indices=None):
         hits, = ctx.saved_tensors
         xp = ctx.xp
-        mask = xp.astype(hits, grad.dtype)
-        mask *= xp.expand_dims(batch_last(xp, grad), axis=0)     # into the fresh mask: one temporary fewer
-        return _fold_taps(xp, mask, ctx.windows)
+        # the other taps get 0, not 0 times the gradient: an inf or NaN reaches its maximum alone
+        return _fold_taps(xp, xp.keep_where(hits, xp.expand_dims(batch_last(xp, grad), axis=0)), ctx.windows)
 
 
 def _first_max(xp, taps, out, floating):

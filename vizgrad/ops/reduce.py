@@ -129,6 +129,12 @@ def _cast(input, dtype):
     return to_dtype(input, dtypes.int64) if input.dtype is dtypes.bool_ else input
 
 
+def _in_dtype(out, dtype):
+    """A sum's or product's result in the ``dtype`` asked for: the backend accumulates integers
+    in int64, where PyTorch keeps an explicit ``dtype=int32`` (integers have no gradient to cast)."""
+    return out if dtype is None or out.dtype is dtype else to_dtype(out, dtype)
+
+
 # --- reference helpers for the tests (NumPy, PyTorch's argument names) -----------
 
 def _np_axis(x, dim):
@@ -194,7 +200,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
         x.sum().backward()   # x.grad == [[1., 1.], [1., 1.]]
     """
     axes = _axes("sum", input, dim)
-    return Sum.apply(_cast(input, dtype), axes=axes, keepdim=keepdim)
+    return _in_dtype(Sum.apply(_cast(input, dtype), axes=axes, keepdim=keepdim), dtype)
 
 
 class Mean(Op):
@@ -278,7 +284,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
         x.prod().backward()      # x.grad == [0., 10., 0.]
     """
     axes = _axes("prod", input, dim)
-    return Prod.apply(_cast(input, dtype), axes=axes, keepdim=keepdim)
+    return _in_dtype(Prod.apply(_cast(input, dtype), axes=axes, keepdim=keepdim), dtype)
 
 
 # --- var, std --------------------------------------------------------------------

@@ -14,7 +14,6 @@ import numpy as np
 
 from ..autograd.function import Op
 from ..errors import ShapeError, format_shape, ArgumentError, ArgumentTypeError, DTypeError, not_a_tensor
-from .adaptive_pooling import _along_axes
 from .conv import check_input, check_positive, is_tensor, spatial_tuple
 from .registry import Sample, register
 from .samples import values
@@ -34,12 +33,6 @@ def _nearest_source(xp, n, count, scale, exact, device):
     else:
         source = xp.minimum(xp.astype(xp.floor(dst * (1.0 / scale if scale else n / count)), xp.int64), n - 1)
     return source
-
-
-def _selection_matrix(xp, source, n, dtype, device):
-    """Row i is one at column source[i]: the transpose sums the gradients back (``nearest``)."""
-    taps = xp.arange(n, dtype=xp.int64, device=device)
-    return xp.astype(taps == source[:, None], dtype)
 
 
 def _linear_taps(xp, n, count, scale, align_corners, dtype, device):
@@ -68,19 +61,20 @@ class Interpolate(Op):
         xp = ctx.xp
         ctx.mode = mode      # (names the node as PyTorch does: UpsampleBilinear2DBackward0, ...)
         d = len(size)
-        if mode in ("nearest", "nearest-exact"):    # copies, not products: one inf stays one inf
+        # gathers (of the nearest input, or of the two neighbours), not products with a matrix:
+        # an inf or NaN reaches only the outputs that read it, as in PyTorch; backward scatters
+        # each output's gradient back to those inputs alone (index_add), for the same reason
+        ctx.sizes = tuple(x.shape[-d:])
+        if mode in ("nearest", "nearest-exact"):
             sources = [_nearest_source(xp, n, count, scale, mode == "nearest-exact", x.device)
                        for n, count, scale in zip(x.shape[-d:], size, scales)]
-            ctx.save_for_backward(*(_selection_matrix(xp, source, n, x.dtype, x.device)
-                                    for source, n in zip(sources, x.shape[-d:])))
+            ctx.save_for_backward(*sources)
             for axis, source in zip(range(x.ndim - d, x.ndim), sources):
                 x = xp.take(x, source, axis=axis)
             return x
-        # gathers of the two neighbours, not products with a matrix: an inf or NaN reaches only
-        # the outputs that read it, as in PyTorch (backward, the transposed map, is the product)
         taps = [_linear_taps(xp, n, count, scale, align_corners, x.dtype, x.device)
                 for n, count, scale in zip(x.shape[-d:], size, scales)]
-        ctx.save_for_backward(*(_linear_matrix(xp, n, *tap) for n, tap in zip(x.shape[-d:], taps)))
+        ctx.save_for_backward(*(array for tap in taps for array in tap))
         for axis, (left, right, weight) in zip(range(x.ndim - d, x.ndim), taps):
             weight = _along(xp, weight, axis, x.ndim)
             x = xp.take(x, left, axis=axis) * (1 - weight) + xp.take(x, right, axis=axis) * weight
@@ -88,16 +82,19 @@ class Interpolate(Op):
 
     @staticmethod
     def backward(ctx, grad):
-        xp = ctx.xp
-        return _along_axes(xp, grad, [xp.matrix_transpose(m) for m in ctx.saved_tensors])
-
-
-def _linear_matrix(xp, n, left, right, weight):
-    """The (count, n) matrix of the linear taps: row i holds 1 - λ_i at left_i and λ_i at right_i."""
-    taps = xp.arange(n, dtype=xp.int64, device=weight.device)
-    weight = weight[:, None]
-    return (xp.astype(taps == left[:, None], weight.dtype) * (1 - weight)
-            + xp.astype(taps == right[:, None], weight.dtype) * weight)
+        xp, saved, sizes = ctx.xp, ctx.saved_tensors, ctx.sizes
+        first = grad.ndim - len(sizes)
+        for position, n in enumerate(sizes):     # one axis at a time: the transpose of each gather
+            axis = first + position
+            shape = grad.shape[:axis] + (n,) + grad.shape[axis + 1:]
+            into = xp.zeros(shape, dtype=grad.dtype, device=grad.device)
+            if len(saved) == len(sizes):                        # nearest: where each output came from
+                grad = xp.index_add(into, axis, saved[position], grad)
+            else:                                               # linear: 1 - λ to the left tap, λ to the right
+                left, right, weight = saved[3 * position:3 * position + 3]
+                weight = _along(xp, weight, axis, grad.ndim)
+                grad = xp.index_add(xp.index_add(into, axis, left, grad * (1 - weight)), axis, right, grad * weight)
+        return grad
 
 
 _LINEAR_MODES = {"linear": 1, "bilinear": 2}
@@ -328,7 +325,10 @@ def _source_coordinate(coordinate, size, padding_mode, align_corners, spatial):
     """Pixel coordinates, reflected and clipped per ``padding_mode``. As in PyTorch, the clip
     passes the gradient only strictly inside (0, size - 1): a point on the border pixel, or
     clipped onto it, gets none. A NaN goes where PyTorch's CPU kernels put it: clipped, to 0
-    (2-D) or size - 1 (3-D); unclipped, outside (a zero sample) in 3-D and NaN in 2-D."""
+    (2-D) or size - 1 (3-D); unclipped, outside (a zero sample) in 3-D and NaN in 2-D. An
+    unclipped ±inf is outside too in 3-D (PyTorch's 3-D kernel adds only the corners within
+    bounds, so their NaN weights are never computed); 2-D's vectorized kernel multiplies the
+    zeros it reads there by those NaN weights."""
     from . import binary, compare
     coordinate = _unnormalize(coordinate, size, align_corners)
     if padding_mode == "reflection":
@@ -340,8 +340,8 @@ def _source_coordinate(coordinate, size, padding_mode, align_corners, spatial):
         nan_to = 0 if spatial == 2 else size - 1
     else:
         nan_to = None if spatial == 2 else -2
-    if nan_to is not None:
-        coordinate = binary.where(coordinate.detach() != coordinate.detach(), nan_to, coordinate)
+    if nan_to is not None:          # (a clipped coordinate is finite or NaN)
+        coordinate = binary.where(compare.logical_not(compare.isfinite(coordinate.detach())), nan_to, coordinate)
     return coordinate
 
 
@@ -362,6 +362,90 @@ class NearestGridSample(Op):
         return xp.where(inside, grad, xp.zeros_like(grad)), None, xp.zeros_like(grid)
 
 
+def _pixel_reader(input, out_shape):
+    """``read(indices)``: input (N, C, *size) at integer points (per spatial axis an (N, *out_shape)
+    int64 tensor) as (N, C, *out_shape), with where they lie inside (N, 1, *out_shape): a gather,
+    so the gradient scatters back to the pixels read; an index outside reads a clipped pixel,
+    which callers replace by zero."""
+    from . import binary, compare, gather_scatter
+    batch, channels = input.shape[:2]
+    size = tuple(input.shape[2:])
+    flat_input = input.reshape(batch, channels, -1)
+    strides = [math.prod(size[axis + 1:]) for axis in range(len(size))]
+
+    def read(indices):
+        inside = None
+        flat = 0
+        for i, n, stride in zip(indices, size, strides):
+            ok = compare.logical_and(i >= 0, i < n)
+            inside = ok if inside is None else compare.logical_and(inside, ok)
+            flat = flat + binary.clamp(i, 0, n - 1) * stride
+        where = flat.reshape(batch, 1, -1).expand(batch, channels, flat.numel() // batch)
+        picked = gather_scatter.gather(flat_input, 2, where).reshape((batch, channels) + tuple(out_shape))
+        return picked, inside.unsqueeze(1)
+    return read
+
+
+# grid_sample's bicubic mode, as PyTorch's: the point (unnormalized, neither clipped nor
+# reflected) mixes the 4 × 4 pixels around it, x₀ - 1 … x₀ + 2 with x₀ = floor(x) per axis,
+# with cubic-convolution weights of t = x - x₀; padding_mode moves each of those pixel indices
+# (clipped for 'border', reflected then clipped for 'reflection'; 'zeros' reads zero outside).
+# The weights are polynomials in t, differentiable in the grid (through t) to any order, and
+# the pixels are gathered, differentiable in the input; the indices are constants.
+_CUBIC_A = -0.75             # PyTorch's (and OpenCV's) cubic convolution constant
+
+
+def _cubic_weights(t):
+    """The weights of the pixels at offsets -1, 0, 1, 2 from x₀ (t = x - x₀ in [0, 1)): Keys'
+    kernel W(s) = (A+2)|s|³ - (A+3)|s|² + 1 for |s| ≤ 1, A|s|³ - 5A|s|² + 8A|s| - 4A for
+    1 < |s| < 2, at the distances s = t + 1, t, 1 - t, 2 - t."""
+    a = _CUBIC_A
+
+    def near(s):
+        return ((a + 2) * s - (a + 3)) * s * s + 1
+
+    def far(s):
+        return ((a * s - 5 * a) * s + 8 * a) * s - 4 * a
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _bicubic_index(index, size, padding_mode, align_corners):
+    """A pixel index (a float tensor of whole numbers, no gradient) moved per padding_mode, as
+    int64. A NaN (from a NaN point, whose weights are NaN too) goes where PyTorch's vectorized
+    kernel puts it: outside for 'zeros', to pixel 0 when clipped (so its gradient is NaN there)."""
+    from . import binary, compare
+    from .. import dtypes
+    if padding_mode == "reflection":
+        index = _reflect(index, 0, 2 * (size - 1)) if align_corners else _reflect(index, -1, 2 * size - 1)
+    if padding_mode != "zeros":
+        index = binary.clamp(index, 0, size - 1)
+    index = binary.where(compare.isfinite(index), index, -1 if padding_mode == "zeros" else 0)
+    return index.to(dtype=dtypes.int64)
+
+
+def _bicubic_grid_sample(input, grid, padding_mode, align_corners):
+    """grid_sample(mode='bicubic') of a 4-D input: Σᵢ W(tʸ)ᵢ Σⱼ W(tˣ)ⱼ input[y₀ - 1 + i, x₀ - 1 + j]."""
+    from . import binary, unary
+    height, width = input.shape[2:]
+    read = _pixel_reader(input, tuple(grid.shape[1:-1]))
+    x = _unnormalize(grid[..., 0], width, align_corners)
+    y = _unnormalize(grid[..., 1], height, align_corners)
+    x0, y0 = unary.floor(x.detach()), unary.floor(y.detach())
+    across, down = _cubic_weights(x - x0), _cubic_weights(y - y0)
+    columns = [_bicubic_index(x0 + (j - 1), width, padding_mode, align_corners) for j in range(4)]
+    total = None
+    for i, row_weight in enumerate(down):
+        row = _bicubic_index(y0 + (i - 1), height, padding_mode, align_corners)
+        mixed = None
+        for column, weight in zip(columns, across):
+            picked, inside = read([row, column])
+            term = binary.where(inside, picked, 0.0) * weight.unsqueeze(1)
+            mixed = term if mixed is None else mixed + term
+        term = mixed * row_weight.unsqueeze(1)
+        total = term if total is None else total + term
+    return total
+
+
 def _grid_sample_reference(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     d = input.ndim - 2
     size = input.shape[2:]
@@ -375,19 +459,31 @@ def _grid_sample_reference(input, grid, mode="bilinear", padding_mode="zeros", a
         extra, flips = math.fmod(x, span), math.floor(x / span)
         return extra + low if flips % 2 == 0 else span - extra + low
 
+    def pad(c, n_axis):
+        if padding_mode == "reflection":
+            c = reflect(c, 0, 2 * (n_axis - 1)) if align_corners else reflect(c, -1, 2 * n_axis - 1)
+        return c if padding_mode == "zeros" else min(max(c, 0), n_axis - 1)
+
+    def cubic(s):                     # Keys' kernel, A = -0.75, at the distance |s|
+        s, a = abs(s), _CUBIC_A
+        return ((a + 2) * s - (a + 3)) * s * s + 1 if s <= 1 else ((a * s - 5 * a) * s + 8 * a) * s - 4 * a
+
     for n in range(input.shape[0]):
         for position in np.ndindex(*grid.shape[1:-1]):
-            point = []
+            point, raw = [], []
             for axis in range(d):
                 n_axis = size[axis]
                 c = float(grid[(n,) + position + (d - 1 - axis,)])
                 c = (c + 1) / 2 * (n_axis - 1) if align_corners else ((c + 1) * n_axis - 1) / 2
-                if padding_mode == "reflection":
-                    c = reflect(c, 0, 2 * (n_axis - 1)) if align_corners else reflect(c, -1, 2 * n_axis - 1)
-                if padding_mode != "zeros":
-                    c = min(max(c, 0), n_axis - 1)
-                point.append(c)
-            if mode == "nearest":
+                raw.append(c)
+                point.append(pad(c, n_axis))
+            if mode == "bicubic":     # the 4 × 4 pixels around the unpadded point, each index padded
+                corners = []
+                for offsets in np.ndindex(4, 4):
+                    taps = [math.floor(c) - 1 + k for c, k in zip(raw, offsets)]
+                    index = tuple(int(pad(t, m)) for t, m in zip(taps, size))
+                    corners.append((index, math.prod(cubic(c - t) for c, t in zip(raw, taps))))
+            elif mode == "nearest":
                 corners = [(tuple(int(np.rint(c)) for c in point), 1.0)]
             else:
                 corners = []
@@ -424,6 +520,12 @@ def _grid_sample_samples(rng):
                  name="nearest")
     yield Sample((values(rng, (1, 2, 3, 4, 3)), _grid(rng, (1, 2, 2, 3, 3))),
                  {"mode": "nearest", "padding_mode": "border", "align_corners": True}, name="nearest, 3-D, border")
+    yield Sample((values(rng, (2, 2, 4, 5)), _grid(rng, (2, 3, 4, 2))), {"mode": "bicubic", "align_corners": False},
+                 name="bicubic")
+    yield Sample((values(rng, (1, 2, 4, 5)), _grid(rng, (1, 3, 3, 2)) * 1.5),
+                 {"mode": "bicubic", "padding_mode": "reflection", "align_corners": True}, name="bicubic, reflection")
+    yield Sample((values(rng, (1, 2, 4, 5)), _grid(rng, (1, 3, 3, 2)) * 1.5),
+                 {"mode": "bicubic", "padding_mode": "border", "align_corners": False}, name="bicubic, border")
 
 
 @register(_grid_sample_reference, _grid_sample_samples, method=False)
@@ -433,7 +535,9 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     (N, D_out, H_out, W_out, 3) grids (x, y, z).
 
     ``mode='bilinear'`` mixes the 2^d pixels around each point with weights (1 - λ) and λ per
-    axis (trilinear in 3-D); ``'nearest'`` takes the closest pixel. Points outside read zeros
+    axis (trilinear in 3-D); ``'nearest'`` takes the closest pixel; ``'bicubic'`` (4-D input
+    only) mixes the 4 × 4 pixels around it with cubic-convolution weights (A = -0.75), the
+    padding applied to those pixels rather than to the point, as PyTorch. Points outside read zeros
     (``padding_mode='zeros'``), the border pixel (``'border'``) or the reflected point
     (``'reflection'``). ``align_corners`` puts ±1 on the corner pixels' centres instead of
     their outer edges (default False, with PyTorch's warning when not given). Gradients
@@ -447,7 +551,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         F.grid_sample(x, grid, align_corners=False)             # tensor([[[[7.5000]]]])
     """
     import warnings
-    from . import binary, compare, unary, gather_scatter
+    from . import binary, unary
     from .. import dtypes
     op = "grid_sample"
     for name, value in (("input", input), ("grid", grid)):
@@ -464,34 +568,20 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
                          f"and {grid.dtype.name}")
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ArgumentError(f"{op}: expected mode to be 'bilinear', 'nearest' or 'bicubic', but got: '{mode}'")
-    if mode == "bicubic":
-        raise NotImplementedError(f"{op}: mode 'bicubic' is not supported by vizgrad; use 'bilinear' or 'nearest'")
+    if mode == "bicubic" and d != 2:
+        raise ShapeError(f"{op}: bicubic interpolation only supports 4-D input, got shape {format_shape(input.shape)}")
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ArgumentError(f"{op}: expected padding_mode to be 'zeros', 'border', or 'reflection', but got: "
                             f"'{padding_mode}'")
     if align_corners is None:
         warnings.warn(_ALIGN_WARNING, UserWarning, stacklevel=2)
         align_corners = False
-    batch, channels = input.shape[:2]
+    if mode == "bicubic":
+        return _bicubic_grid_sample(input, grid, padding_mode, align_corners)
     size = tuple(input.shape[2:])
-    out_shape = tuple(grid.shape[1:-1])
     points = [_source_coordinate(grid[..., d - 1 - axis], size[axis], padding_mode, align_corners, d)
               for axis in range(d)]                                        # per spatial axis, (N, *out)
-    flat_input = input.reshape(batch, channels, -1)
-    strides = [math.prod(size[axis + 1:]) for axis in range(d)]
-
-    def read(indices):
-        """input at integer points (per axis, (N, *out) int64), zero outside."""
-        inside = None
-        flat = 0
-        for i, n, stride in zip(indices, size, strides):
-            ok = compare.logical_and(i >= 0, i < n)
-            inside = ok if inside is None else compare.logical_and(inside, ok)
-            flat = flat + binary.clamp(i, 0, n - 1) * stride
-        where = flat.reshape(batch, 1, -1).expand(batch, channels, flat.numel() // batch)
-        picked = gather_scatter.gather(flat_input, 2, where).reshape((batch, channels) + out_shape)
-        return picked, inside.unsqueeze(1)
-
+    read = _pixel_reader(input, tuple(grid.shape[1:-1]))
     if mode == "nearest":
         picked, inside = read([unary.round(p.detach()).to(dtype=dtypes.int64) for p in points])
         return NearestGridSample.apply(picked, inside, grid)

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..autograd.function import Op
 from ..dtypes import bool_
-from ..errors import ArgumentError, DTypeError, as_int, not_a_tensor
+from ..errors import ArgumentError, DTypeError, DTypeNotImplementedError, as_int, not_a_tensor
 from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import unary, values
@@ -136,14 +136,35 @@ class Lgamma(Op):
         return grad * ctx.xp.digamma(a)
 
 
+def _trigamma(xp, a):
+    """ψ⁽¹⁾(a) as PyTorch computes it (its ``calc_trigamma``), in a's dtype: below 1/2 the
+    reflection ψ⁽¹⁾(x) = π²/sin²(πx) - ψ⁽¹⁾(1 - x) with sin(πx) rounded as it is, then six steps
+    of ψ⁽¹⁾(x) = 1/x² + ψ⁽¹⁾(x + 1) and the asymptotic series 1/x + 1/(2x²) + 1/(6x³) - ... So the
+    values are PyTorch's where rounding decides them: inf at 0, but a large finite number at
+    the negative integers (sin(πx) is not exactly 0 there: 6.58e32 at -1 in float64), and
+    float32's rounding of πx far from 0."""
+    reflect = a < 0.5
+    sine = xp.sin(math.pi * a)
+    pi_squared = xp.full_like(a, math.pi) ** 2                 # (π rounded to a's dtype, squared there)
+    x = xp.where(reflect, 1 - a, a)
+    result = xp.where(reflect, -pi_squared / (sine * sine), xp.zeros_like(a))
+    for _ in range(6):
+        result = result + 1 / (x * x)
+        x = x + 1
+    inverse_square = 1 / (x * x)
+    result = result + (1 + 1 / (2 * x) + inverse_square * (1 / 6 - inverse_square * (1 / 30 - inverse_square / 42))) / x
+    return xp.where(reflect, -result, result)
+
+
 def _polygamma(xp, n, a):
-    """ψ⁽ⁿ⁾(a), with PyTorch's values at ±inf: for n ≥ 2 (its Hurwitz zeta) NaN at inf and
-    (-1)ⁿ⁺¹ inf at -inf; digamma and trigamma agree there already."""
+    """ψ⁽ⁿ⁾(a) with PyTorch's values: trigamma by its formula (:func:`_trigamma`); for n ≥ 2 (its
+    Hurwitz zeta) NaN at inf and (-1)ⁿ⁺¹ inf at -inf; digamma agrees there already. On Tensors
+    (a backward recording its graph) the ops themselves, whose derivatives are the next ψ."""
     if n == 0:
         return xp.digamma(a)
-    out = xp.polygamma(n, a)
     if n == 1:
-        return out
+        return xp.polygamma(1, a) if isinstance(a, Tensor) else _trigamma(xp, a)
+    out = xp.polygamma(n, a)
     out = xp.where(a == math.inf, xp.full_like(out, math.nan), out)
     return xp.where(a == -math.inf, xp.full_like(out, (-1) ** (n + 1) * math.inf), out)
 
@@ -344,8 +365,8 @@ def _mvlgamma_samples(rng):
 @register(_mvlgamma_reference, _mvlgamma_samples)
 def mvlgamma(input, p):
     """The multivariate log-gamma function of dimension ``p``, elementwise:
-    log Γ_p(x) = p(p-1)/4 · log π + Σ_{i<p} log Γ(x - i/2); every element must exceed (p-1)/2
-    (or be NaN, which gives NaN).
+    log Γ_p(x) = p(p-1)/4 · log π + Σ_{i<p} log Γ(x - i/2). As in PyTorch (2.13), elements at or
+    below (p-1)/2, outside its domain, are not refused: they give that sum (inf at the poles).
     d/dx = Σ_{i<p} ψ(x - i/2).
 
     Example::
@@ -355,12 +376,11 @@ def mvlgamma(input, p):
     if not isinstance(input, Tensor):
         raise not_a_tensor("mvlgamma", "input", input)
     if input.dtype is bool_:
-        raise DTypeError("mvlgamma: the input tensor may not be a boolean tensor")
+        raise DTypeNotImplementedError("mvlgamma: the input tensor may not be a boolean tensor (input has dtype "
+                                       "bool)")
     p = as_int("mvlgamma", "p", p)
     if p < 1:
         raise ArgumentError(f"mvlgamma: p has to be greater than or equal to 1, got {p}")
-    if bool((input <= (p - 1) / 2).any()):      # (NaN passes, giving NaN, as in PyTorch)
-        raise ArgumentError(f"mvlgamma: all elements must be greater than (p-1)/2 = {(p - 1) / 2}")
     total = lgamma(input)
     for i in range(1, p):
         total = total + lgamma(input - i / 2)

@@ -19,8 +19,8 @@ import numpy as np
 
 from .. import dtypes, return_types
 from ..autograd.function import Op
-from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, as_int, check_dim, format_shape, \
-    not_a_tensor
+from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, _describe, as_int, check_dim, \
+    format_shape, not_a_tensor
 from ..tensor import Tensor
 from .registry import Sample, register
 from .samples import values
@@ -686,19 +686,39 @@ register(lambda x: np.asarray(np.clip(np.corrcoef(x), -1, 1)), lambda rng: iter(
 
 def _spacing(op, y, x, dx, axis):
     """The widths of the intervals along ``axis``, broadcastable against the pairs of ``y``:
-    a number (``dx``, 1 by default) or the differences of the sample points ``x``."""
-    if x is None:
-        if dx is None:
-            return 1
-        if isinstance(dx, Tensor) or isinstance(dx, bool) or not isinstance(dx, numbers.Real):
-            raise ArgumentTypeError(f"{op}: dx must be a number, got {type(dx).__name__}")
-        return dx
-    if dx is not None:
-        raise ArgumentError(f"{op}: pass either x or dx, not both")
-    if not isinstance(x, Tensor):
-        if isinstance(x, bool) or not isinstance(x, numbers.Real):
+    a number (``dx``, 1 by default) or the differences of the sample points ``x``. As PyTorch's
+    signatures, ``x`` is a Tensor (a number in its place, ``trapezoid(y, 2.0)``, is refused,
+    not taken for dx) and x and dx are never both given; dx is a real number or a 0-d tensor,
+    and ``trapz``'s (a float in PyTorch) takes a bool as 0.0 or 1.0."""
+    if x is not None:
+        if dx is not None:
+            raise ArgumentTypeError(f"{op}: pass either x or dx, not both (got x and dx={dx!r})")
+        if not isinstance(x, Tensor):
+            if isinstance(x, numbers.Number) and not isinstance(x, bool):
+                raise ArgumentTypeError(f"{op}: x must be a Tensor of sample points, got {_describe(x)}; pass an "
+                                        f"even spacing by name, as dx={x!r}")
             raise not_a_tensor(op, "x", x)
-        return x
+        return _widths(op, y, x, axis)
+    if dx is None:
+        return 1
+    if isinstance(dx, Tensor):
+        if dx.ndim != 0 or dx.requires_grad:
+            raise ArgumentTypeError(f"{op}: dx must be a number or a 0-d tensor that does not require grad, got a "
+                                    f"tensor of shape {format_shape(dx.shape)}"
+                                    f"{' that requires grad' if dx.requires_grad else ''}")
+        dx = dx.item()
+    if isinstance(dx, bool) and op == "trapz":
+        return float(dx)
+    complex_number = isinstance(dx, numbers.Complex) and not isinstance(dx, numbers.Real)
+    if op != "trapz" and (isinstance(dx, bool) or complex_number):
+        raise ArgumentError(f"{op}: dx must be a real number, got {dx!r}")       # (PyTorch: a RuntimeError)
+    if not isinstance(dx, numbers.Real):
+        raise ArgumentTypeError(f"{op}: dx must be a real number, got {_describe(dx)}")
+    return dx
+
+
+def _widths(op, y, x, axis):
+    """The differences of the sample points ``x`` (1-D along ``axis``, or of y's number of dims)."""
     if x.ndim == 1:
         if x.shape[0] != y.shape[axis]:
             raise ShapeError(f"{op}: there must be one `x` value for each sample point: x has {x.shape[0]} "

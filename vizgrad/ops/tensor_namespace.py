@@ -55,6 +55,11 @@ def where(condition, x1, x2):
     return binary.where(condition, x1, x2)
 
 
+def keep_where(mask, values):
+    """``values`` where ``mask`` holds, 0 elsewhere (differentiable: a where)."""
+    return binary.where(mask, values, 0.0)
+
+
 def clip(x, min=None, max=None):
     return binary.clamp(x, min, max)
 

@@ -531,12 +531,7 @@ class Relu(Op):
     @staticmethod
     def backward(ctx, grad):
         out, = ctx.saved_tensors
-        # a product with the 0/1 mask, not xp.where: NumPy's where branches per element and
-        # runs tens of times slower on a random mask (differs only for a nan/inf gradient
-        # reaching an inactive unit, which gives nan here and 0 in PyTorch)
-        mask = ctx.xp.astype(out > 0, grad.dtype)
-        mask *= grad           # into the fresh mask: one temporary fewer
-        return mask
+        return ctx.xp.keep_where(out > 0, grad)     # an inactive unit's gradient is 0, even an inf or NaN's
 
 
 @register(lambda x: np.maximum(x, 0), unary(away_from=0.0))
