@@ -67,6 +67,26 @@ class LeakyReLU(Module):
         return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
 
+class RReLU(Module):
+    """Randomized leaky ReLU: ``x`` for x ≥ 0, ``a · x`` otherwise, ``a`` drawn uniformly from
+    [lower, upper] per element in training and ``(lower + upper) / 2`` after ``.eval()``.
+
+    Example::
+
+        nn.RReLU().eval()(vizgrad.tensor([-2.0, 3.0]))    # tensor([-0.4583,  3.0000])
+    """
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
+
 class ELU(Module):
     """``x`` for x > 0, ``alpha (eˣ - 1)`` otherwise.
 

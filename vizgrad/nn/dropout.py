@@ -1,5 +1,6 @@
-"""``Dropout`` and its channel-wise forms ``Dropout1d/2d/3d``: random zeroing in training mode, the
-identity in evaluation mode."""
+"""``Dropout``, its channel-wise forms ``Dropout1d/2d/3d`` and the self-normalizing
+``AlphaDropout``/``FeatureAlphaDropout``: random zeroing in training mode, the identity in
+evaluation mode."""
 
 from ..errors import ArgumentError, as_number
 from . import functional as F
@@ -70,3 +71,30 @@ class Dropout3d(Dropout):
 
     def forward(self, input):
         return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(Dropout):
+    """Dropout for SELU networks (see :func:`vizgrad.nn.functional.alpha_dropout`): a dropped unit
+    takes SELU's negative saturation value and the output keeps a unit Gaussian's mean and
+    variance; the identity after ``.eval()``.
+
+    Example::
+
+        nn.AlphaDropout(0.2)(vizgrad.randn(8, 16)).shape     # (8, 16)
+    """
+
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training, self.inplace)
+
+
+class FeatureAlphaDropout(Dropout):
+    """:class:`AlphaDropout` of whole channels of (N, C, ...) inputs (see
+    :func:`vizgrad.nn.functional.feature_alpha_dropout`).
+
+    Example::
+
+        nn.FeatureAlphaDropout(0.2)(vizgrad.randn(2, 4, 3, 3)).shape    # (2, 4, 3, 3)
+    """
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training, self.inplace)

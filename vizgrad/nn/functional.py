@@ -79,6 +79,7 @@ def _export(family):
             __all__.append(item)
 
 
-for _family in ("conv", "pooling", "adaptive_pooling", "resampling", "loss", "classification", "margin", "distance", "ctc", "embedding"):  # max_pool2d, interpolate, ...
+for _family in ("conv", "pooling", "adaptive_pooling", "resampling", "loss", "classification", "margin", "distance",
+                "ctc", "embedding", "random_activations"):  # max_pool2d, interpolate, rrelu, ...
     _export(_family)
 __all__.sort()

@@ -9,11 +9,13 @@ differentiable ops.
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 
 from ..autograd.function import Op
-from ..errors import ShapeError, format_shape, ArgumentError, ArgumentTypeError, DTypeError, not_a_tensor
+from ..errors import (ShapeError, format_shape, ArgumentError, ArgumentTypeError, DTypeError, UnsupportedError,
+                      not_a_tensor)
 from .conv import check_input, check_positive, is_tensor, spatial_tuple
 from .registry import Sample, register
 from .samples import values
@@ -97,7 +99,7 @@ class Interpolate(Op):
         return grad
 
 
-_LINEAR_MODES = {"linear": 1, "bilinear": 2}
+_LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3}
 
 
 def _interpolate_reference(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
@@ -151,20 +153,23 @@ def _interpolate_samples(rng):
                  name="linear, align_corners")
     yield Sample((values(rng, (2, 3, 5)),), {"scale_factor": 1.7, "mode": "linear"}, name="linear, scale_factor")
     yield Sample((values(rng, (2, 3, 5)),), {"size": 8}, name="nearest, 3-D")
+    yield Sample((values(rng, (1, 2, 2, 3, 4)),), {"size": (3, 4, 5), "mode": "trilinear"}, name="trilinear")
+    yield Sample((values(rng, (1, 2, 2, 3, 2)),), {"scale_factor": 2, "mode": "nearest"}, name="nearest, 5-D")
 
 
 @register(_interpolate_reference, _interpolate_samples, method=False)
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
-    """Resize (N, C, L) or (N, C, H, W) inputs to ``size``, or by ``scale_factor``.
+    """Resize (N, C, L), (N, C, H, W) or (N, C, D, H, W) inputs to ``size``, or by ``scale_factor``.
 
     ``mode``: ``'nearest'`` copies x[floor(i·scale)] (scale = in/out, or 1/scale_factor);
-    ``'nearest-exact'`` uses floor((i + 0.5)·scale); ``'linear'`` (3-D) and ``'bilinear'``
-    (4-D) mix the two (four) nearest inputs around the source point, which
-    ``align_corners`` places at i·(in-1)/(out-1) (corners meet) instead of
+    ``'nearest-exact'`` uses floor((i + 0.5)·scale); ``'linear'`` (3-D), ``'bilinear'`` (4-D)
+    and ``'trilinear'`` (5-D) mix the two (four, eight) nearest inputs around the source point,
+    which ``align_corners`` places at i·(in-1)/(out-1) (corners meet) instead of
     (i + 0.5)·scale - 0.5 (the default, False). Each mode is linear, one fixed map per axis
-    (out = A_H · x · A_Wᵀ), so dL/dx = A_Hᵀ · G · A_W; computed by gathers, an inf or NaN
-    reaches only the outputs that read it.
+    (out = A_D · A_H · x · A_Wᵀ), so dL/dx is the transposed map; computed by gathers forward and
+    scatters backward, an inf or NaN reaches only the outputs that read it, and an inf or NaN
+    gradient only the inputs its output read.
 
     Example::
 
@@ -174,22 +179,25 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     op = "interpolate"
     if not is_tensor(input):
         raise ArgumentTypeError(f"{op}: input must be a Tensor, got a {type(input).__name__}")
-    if input.ndim not in (3, 4):
-        raise ShapeError(f"{op}: expected a 3-D (N, C, L) or 4-D (N, C, H, W) input, got shape "
-                         f"{format_shape(input.shape)}")
+    if input.ndim not in (3, 4, 5):
+        raise ShapeError(f"{op}: expected a 3-D (N, C, L), 4-D (N, C, H, W) or 5-D (N, C, D, H, W) input, got "
+                         f"shape {format_shape(input.shape)}")
     d = input.ndim - 2
     check_input(op, input, d)
-    if mode not in ("nearest", "nearest-exact", "linear", "bilinear"):
-        raise NotImplementedError(f"{op}: mode {mode!r} is not supported by vizgrad; use 'nearest', "
-                                  "'nearest-exact', 'linear' (3-D) or 'bilinear' (4-D)")
+    if mode in ("bicubic", "area"):
+        raise UnsupportedError(f"{op}: mode {mode!r} is not supported by vizgrad; use 'nearest', "
+                               "'nearest-exact', 'linear' (3-D), 'bilinear' (4-D) or 'trilinear' (5-D)")
+    if mode not in ("nearest", "nearest-exact", *_LINEAR_MODES):
+        raise ArgumentError(f"{op}: mode must be one of 'nearest', 'nearest-exact', 'linear', 'bilinear' or "
+                            f"'trilinear', got {mode!r}")
     if mode in _LINEAR_MODES and _LINEAR_MODES[mode] != d:
         raise ShapeError(f"{op}: mode {mode!r} needs a {_LINEAR_MODES[mode] + 2}-D input, got shape "
                          f"{format_shape(input.shape)}")
     if mode not in _LINEAR_MODES and align_corners is not None:
-        raise ArgumentError(f"{op}: align_corners can only be set with the interpolating modes 'linear' and "
-                            f"'bilinear', not with mode {mode!r}")
+        raise ArgumentError(f"{op}: align_corners can only be set with the interpolating modes 'linear', "
+                            f"'bilinear' and 'trilinear', not with mode {mode!r}")
     if antialias:
-        raise NotImplementedError(f"{op}: antialias=True is not supported by vizgrad")
+        raise UnsupportedError(f"{op}: antialias=True is not supported by vizgrad")
     spatial = tuple(input.shape[2:])
     if (size is None) == (scale_factor is None):
         raise ArgumentError(f"{op}: give exactly one of size and scale_factor")
@@ -205,6 +213,33 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         scales = (None,) * d if recompute_scale_factor else factors
     check_positive(op, "the output size", size)
     return Interpolate.apply(input, size=size, scales=scales, mode=mode, align_corners=bool(align_corners))
+
+
+def _deprecated_upsample(name):
+    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` instead.",
+                  DeprecationWarning, stacklevel=3)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """:func:`interpolate`, under its old name (deprecated, as in PyTorch)."""
+    _deprecated_upsample("upsample")
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """``interpolate(input, size, scale_factor, mode='nearest')`` (deprecated, as in PyTorch)."""
+    _deprecated_upsample("upsample_nearest")
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """``interpolate(input, size, scale_factor, mode='bilinear', align_corners=True)`` (deprecated,
+    as in PyTorch)."""
+    _deprecated_upsample("upsample_bilinear")
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+__all__ = ["upsample", "upsample_nearest", "upsample_bilinear"]
 
 
 # --- pixel_shuffle, pixel_unshuffle --------------------------------------------------------
