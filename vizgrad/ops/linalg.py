@@ -175,6 +175,22 @@ def dot(input, tensor):
     return MatMul.apply(input, tensor)
 
 
+@register(np.vdot, lambda rng: iter([Sample((values(rng, (5,)), values(rng, (5,))))]))
+def vdot(input, other):
+    """Σ conj(a_i) b_i of two 1-D tensors of one length: :func:`dot` for real tensors (vizgrad's).
+
+    Example::
+
+        vizgrad.vdot(vizgrad.tensor([1.0, 2.0]), vizgrad.tensor([3.0, 4.0]))   # tensor(11.)
+    """
+    _tensors("vdot", ("input", "other"), input, other)
+    _with_dims("vdot", (("input", 1), ("other", 1)), input, other)
+    if input.shape != other.shape:
+        raise ShapeError(f"vdot: the vectors have different lengths: {format_shape(input.shape)} and "
+                         f"{format_shape(other.shape)}")
+    return MatMul.apply(input, other)
+
+
 @register(np.outer, lambda rng: iter([Sample((values(rng, (3,)), values(rng, (4,))))]), aliases=("ger",))
 def outer(input, vec2):
     """Outer product of two 1-D tensors: out[i, j] = a_i b_j.  dL/da = G b, dL/db = Gᵀ a.

@@ -15,7 +15,8 @@ import numpy as np
 
 from .. import dtypes
 from ..autograd.function import Op
-from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError, check_dim, format_shape, not_a_tensor
+from ..errors import (ArgumentError, ArgumentTypeError, DTypeError, DTypeNotImplementedError, ShapeError, check_dim,
+                      format_shape, not_a_tensor)
 from ..tensor import Tensor
 from .decompositions import _int, _matrix, _same_dtype, svdvals
 from .linalg import MatMul, _matmul_shape, _matrices, _matrix_name, _tensors
@@ -347,7 +348,7 @@ def vecdot(x, y, *, dim=-1):
         if not isinstance(operand, Tensor):
             raise not_a_tensor(op, name, operand)
         if not operand.is_floating_point():
-            raise DTypeError(f"{op}: {name} must be a floating point tensor, got {operand.dtype.name}")
+            raise DTypeNotImplementedError(f"{op}: {name} must be a floating point tensor, got {operand.dtype.name}")
     _same_dtype(op, ("x", "y"), x, y)
     try:
         shape = np.broadcast_shapes(tuple(x.shape), tuple(y.shape))
