@@ -167,12 +167,17 @@ def mv(input, vec):
 @register(np.dot, lambda rng: iter([Sample((values(rng, (5,)), values(rng, (5,))))]))
 def dot(input, tensor):
     """Inner product of two 1-D tensors of one length: Σ a_i b_i (a 0-d tensor)."""
-    _tensors("dot", ("input", "tensor"), input, tensor)
-    _with_dims("dot", (("input", 1), ("tensor", 1)), input, tensor)
-    if input.shape != tensor.shape:
-        raise ShapeError(f"dot: the vectors have different lengths: {format_shape(input.shape)} and "
-                         f"{format_shape(tensor.shape)}")
-    return MatMul.apply(input, tensor)
+    return _vector_product("dot", ("input", "tensor"), input, tensor)
+
+
+def _vector_product(op, names, a, b):
+    """Σ a_i b_i of two 1-D tensors of one length, checked in ``op``'s words."""
+    _tensors(op, names, a, b)
+    _with_dims(op, ((names[0], 1), (names[1], 1)), a, b)
+    if a.shape != b.shape:
+        raise ShapeError(f"{op}: the vectors have different lengths: {format_shape(a.shape)} and "
+                         f"{format_shape(b.shape)}")
+    return MatMul.apply(a, b)
 
 
 @register(np.vdot, lambda rng: iter([Sample((values(rng, (5,)), values(rng, (5,))))]))
@@ -183,12 +188,7 @@ def vdot(input, other):
 
         vizgrad.vdot(vizgrad.tensor([1.0, 2.0]), vizgrad.tensor([3.0, 4.0]))   # tensor(11.)
     """
-    _tensors("vdot", ("input", "other"), input, other)
-    _with_dims("vdot", (("input", 1), ("other", 1)), input, other)
-    if input.shape != other.shape:
-        raise ShapeError(f"vdot: the vectors have different lengths: {format_shape(input.shape)} and "
-                         f"{format_shape(other.shape)}")
-    return MatMul.apply(input, other)
+    return _vector_product("vdot", ("input", "other"), input, other)
 
 
 @register(np.outer, lambda rng: iter([Sample((values(rng, (3,)), values(rng, (4,))))]), aliases=("ger",))
